@@ -1,0 +1,160 @@
+//! The filesystem seam. Paths are absolute POSIX paths as strings.
+
+use async_trait::async_trait;
+
+/// What a path is (after following symlinks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    File,
+    Dir,
+    Other,
+}
+
+/// `stat` of a path, following symlinks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileStat {
+    pub kind: FileKind,
+    pub size: u64,
+    /// Modification time in milliseconds since the epoch.
+    pub mtime_ms: f64,
+    /// Unix permission bits when the backend knows them.
+    pub mode: Option<u32>,
+}
+
+/// One directory entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    pub name: String,
+    pub kind: FileKind,
+}
+
+/// A filesystem error carrying the POSIX code (`ENOENT`, `EISDIR`, ...) so that messages can be
+/// rendered exactly as Python's `OSError.__str__` renders them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FsError {
+    /// POSIX error name, e.g. `ENOENT`; `EIO` when unknown.
+    pub code: String,
+    /// Human-readable detail from the backend.
+    pub message: String,
+}
+
+impl FsError {
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        FsError { code: code.into(), message: message.into() }
+    }
+}
+
+impl std::fmt::Display for FsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for FsError {}
+
+impl From<std::io::Error> for FsError {
+    fn from(e: std::io::Error) -> Self {
+        let code = match e.raw_os_error() {
+            Some(2) => "ENOENT",
+            Some(13) => "EACCES",
+            Some(17) => "EEXIST",
+            Some(20) => "ENOTDIR",
+            Some(21) => "EISDIR",
+            Some(1) => "EPERM",
+            _ => "EIO",
+        };
+        FsError::new(code, e.to_string())
+    }
+}
+
+/// The async filesystem every file action goes through.
+#[async_trait]
+pub trait FileSystem: Send + Sync + 'static {
+    /// Whole-file read.
+    async fn read(&self, path: &str) -> Result<Vec<u8>, FsError>;
+    /// Create or truncate, then write all bytes. Parent directories must exist.
+    async fn write(&self, path: &str, data: &[u8]) -> Result<(), FsError>;
+    /// Stat, following symlinks.
+    async fn stat(&self, path: &str) -> Result<FileStat, FsError>;
+    /// Entries of a directory (no `.`/`..`), in no particular order.
+    async fn read_dir(&self, path: &str) -> Result<Vec<DirEntry>, FsError>;
+    /// `mkdir -p`.
+    async fn create_dir_all(&self, path: &str) -> Result<(), FsError>;
+    /// Remove a file.
+    async fn remove(&self, path: &str) -> Result<(), FsError>;
+    /// Rename/move.
+    async fn rename(&self, from: &str, to: &str) -> Result<(), FsError>;
+    /// Set permission bits; backends without modes ignore it.
+    async fn set_mode(&self, _path: &str, _mode: u32) -> Result<(), FsError> {
+        Ok(())
+    }
+}
+
+/// The local filesystem, through tokio.
+#[derive(Debug, Default, Clone)]
+pub struct LocalFs;
+
+#[async_trait]
+impl FileSystem for LocalFs {
+    async fn read(&self, path: &str) -> Result<Vec<u8>, FsError> {
+        Ok(tokio::fs::read(path).await?)
+    }
+    async fn write(&self, path: &str, data: &[u8]) -> Result<(), FsError> {
+        Ok(tokio::fs::write(path, data).await?)
+    }
+    async fn stat(&self, path: &str) -> Result<FileStat, FsError> {
+        let m = tokio::fs::metadata(path).await?;
+        let kind = if m.is_file() {
+            FileKind::File
+        } else if m.is_dir() {
+            FileKind::Dir
+        } else {
+            FileKind::Other
+        };
+        let mtime_ms = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_secs_f64() * 1000.0)
+            .unwrap_or(0.0);
+        #[cfg(unix)]
+        let mode = {
+            use std::os::unix::fs::PermissionsExt;
+            Some(m.permissions().mode() & 0o7777)
+        };
+        #[cfg(not(unix))]
+        let mode = None;
+        Ok(FileStat { kind, size: m.len(), mtime_ms, mode })
+    }
+    async fn read_dir(&self, path: &str) -> Result<Vec<DirEntry>, FsError> {
+        let mut rd = tokio::fs::read_dir(path).await?;
+        let mut out = Vec::new();
+        while let Some(e) = rd.next_entry().await? {
+            // Follow symlinks like `find -L`.
+            let kind = match tokio::fs::metadata(e.path()).await {
+                Ok(m) if m.is_dir() => FileKind::Dir,
+                Ok(m) if m.is_file() => FileKind::File,
+                _ => FileKind::Other,
+            };
+            out.push(DirEntry { name: e.file_name().to_string_lossy().into_owned(), kind });
+        }
+        Ok(out)
+    }
+    async fn create_dir_all(&self, path: &str) -> Result<(), FsError> {
+        Ok(tokio::fs::create_dir_all(path).await?)
+    }
+    async fn remove(&self, path: &str) -> Result<(), FsError> {
+        Ok(tokio::fs::remove_file(path).await?)
+    }
+    async fn rename(&self, from: &str, to: &str) -> Result<(), FsError> {
+        Ok(tokio::fs::rename(from, to).await?)
+    }
+    async fn set_mode(&self, path: &str, mode: u32) -> Result<(), FsError> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            tokio::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).await?;
+        }
+        Ok(())
+    }
+}
