@@ -1,0 +1,87 @@
+# openhands-vscode-runtime: the two commands of a fresh machine are `make demo` and `make test`.
+# Every target installs what it needs, idempotently (stamps make a second run fast).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+VENV ?= $(HOME)/.cache/openhands-vscode-runtime/venv
+PY := $(VENV)/bin/python
+export OH_VENV := $(VENV)
+
+.PHONY: help deps deps-system deps-python deps-node build build-rust addon demo test test-rust \
+        test-conformance test-node test-runtime test-vscode bench vsix clean
+
+help:
+	@echo "make demo   - build what is needed, run a scripted session through VsCodeRuntime + the headless executor"
+	@echo "make test   - install everything needed (idempotent), then run every suite"
+	@echo "make bench  - benchmarks (ratios against baselines measured in the same run)"
+	@echo "make vsix   - package the openhands-tab extension with the addon (linux-x64)"
+
+## ---- installation -------------------------------------------------------------------------
+
+deps: deps-system deps-python deps-node
+
+deps-system:
+	@scripts/setup-system.sh
+
+deps-python: deps-system
+	@scripts/setup-python.sh
+
+deps-node:
+	@if [ -f npm/executor/package.json ]; then scripts/setup-node.sh npm/executor; fi
+
+## ---- build -------------------------------------------------------------------------------
+
+build-rust:
+	cargo build --workspace --exclude oh-node --bins
+
+# The napi addon (debug build) and its generated JS loader.
+addon: deps-node
+	@if [ -f npm/executor/build.sh ]; then npm/executor/build.sh; else echo "addon: npm/executor/build.sh not present yet"; fi
+
+build: build-rust addon
+
+## ---- the main job ------------------------------------------------------------------------
+
+demo: deps-python addon
+	$(PY) -m openhands_vscode_runtime.demo
+
+## ---- tests -------------------------------------------------------------------------------
+
+test: deps
+	@$(MAKE) --no-print-directory test-rust
+	@$(MAKE) --no-print-directory test-conformance
+	@$(MAKE) --no-print-directory test-node
+	@$(MAKE) --no-print-directory test-runtime
+	@$(MAKE) --no-print-directory test-vscode
+
+test-rust:
+	cargo test --workspace --exclude oh-node
+
+test-conformance: deps-python
+	@if [ -x tests/conformance/run.sh ]; then tests/conformance/run.sh; else echo "conformance: suite not present"; fi
+
+test-node: deps-node
+	@if [ -x npm/executor/test.sh ]; then npm/executor/test.sh; else echo "node: suite not present"; fi
+
+test-runtime: deps-python addon
+	@if [ -x tests/runtime/run.sh ]; then tests/runtime/run.sh; else echo "runtime: suite not present"; fi
+
+test-vscode: addon
+	@if [ -x tests/vscode/run.sh ]; then tests/vscode/run.sh; else echo "vscode: suite not present"; fi
+
+## ---- benchmarks and packaging ----------------------------------------------------------------
+
+bench: deps-python
+	@for b in crates/oh-shell crates/oh-files crates/oh-difflib; do \
+	  if [ -d $$b/benches ]; then (cd $$b && cargo bench); fi; done
+	@if [ -x bench/editor.sh ]; then bench/editor.sh; fi
+	@if [ -x npm/executor/bench/run.sh ]; then npm/executor/bench/run.sh; fi
+	@if [ -f openhands-runtime-py/bench/bench_runtime.py ]; then $(PY) openhands-runtime-py/bench/bench_runtime.py; fi
+
+vsix: deps-node
+	extension/scripts/package.sh
+
+clean:
+	cargo clean

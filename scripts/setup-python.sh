@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Create (once) the project venv with openhands-ai 1.6.0 (the reference and the runtime's host),
+# pinned by the constraints generated from the wheel's own poetry.lock, plus our Python package.
+# Idempotent: a stamp keyed by the inputs' hash skips the work on a second run.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+venv=${OH_VENV:-$HOME/.cache/openhands-vscode-runtime/venv}
+inputs=("$repo/tests/reference/constraints.txt" "$repo/openhands-runtime-py/pyproject.toml" "$0")
+hash=$(cat "${inputs[@]}" 2>/dev/null | sha256sum | cut -c1-16)
+stamp="$venv/.stamp-$hash"
+if [ -f "$stamp" ]; then exit 0; fi
+py=$("$repo/scripts/find-python312.sh")
+if [ ! -x "$venv/bin/python" ]; then
+  echo "setup-python: creating $venv with $py" >&2
+  "$py" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install -q --upgrade 'pip>=25'
+echo "setup-python: installing openhands-ai 1.6.0 and test tools (pinned)" >&2
+"$venv/bin/python" -m pip install -q -c "$repo/tests/reference/constraints.txt" \
+  'openhands-ai==1.6.0' pytest pytest-timeout
+if [ -f "$repo/openhands-runtime-py/pyproject.toml" ]; then
+  "$venv/bin/python" -m pip install -q -c "$repo/tests/reference/constraints.txt" -e "$repo/openhands-runtime-py"
+fi
+rm -f "$venv"/.stamp-*
+touch "$stamp"

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# System packages the suites need (Debian): tmux for the reference BashSession, git, curl.
+# Idempotent: apt runs only when something is missing.
+set -euo pipefail
+need=()
+for pair in tmux:tmux git:git curl:curl unzip:unzip; do
+  cmd=${pair%%:*}; pkg=${pair##*:}
+  command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
+done
+[ ${#need[@]} -eq 0 ] && exit 0
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+echo "setup-system: installing ${need[*]}" >&2
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
