@@ -1,11 +1,74 @@
-//! A port of Python's `difflib.SequenceMatcher` and `unified_diff`. STUB: to be implemented.
+//! A byte-exact port of Python's `difflib.SequenceMatcher` and `difflib.unified_diff`, plus
+//! `openhands_aci.utils.diff.get_diff`, so that the diffs in OHEditor observations are identical
+//! to the Python reference.
+//!
+//! * [`get_diff`]: what the runtime calls.
+//! * [`SequenceMatcher`]: the generic matcher (`isjunk=None`, autojunk on by default) over any
+//!   `Hash + Eq` elements: matching blocks, opcodes, grouped opcodes.
+//! * [`unified_diff`] / [`unified_diff_with`]: Python's `unified_diff` generator as a `Vec`.
+//! * [`py_rstrip`]: Python's `str.rstrip()` with no argument.
+
+mod matcher;
+mod unified;
+
+pub use matcher::{Match, Opcode, SequenceMatcher, Tag};
+pub use unified::{format_range_unified, unified_diff, unified_diff_with, UnifiedDiffOptions};
+
+/// Python's `str.isspace()` for one character (the same set in Python 3.9–3.13): Rust's
+/// `char::is_whitespace` plus the four information separators U+001C..U+001F.
+#[inline]
+pub fn py_isspace(c: char) -> bool {
+    matches!(c, '\u{1c}'..='\u{1f}') || c.is_whitespace()
+}
+
+/// Python's `s.rstrip()` (no argument): removes trailing characters for which `isspace()` holds.
+pub fn py_rstrip(s: &str) -> &str {
+    s.trim_end_matches(py_isspace)
+}
 
 /// `openhands_aci.utils.diff.get_diff(old, new, path)`: unified diff with zero context of
 /// `old.split('\n')` against `new.split('\n')`, every line right-stripped, joined with `\n`.
+///
+/// In Python:
+/// ```python
+/// diff = list(difflib.unified_diff(old.split('\n'), new.split('\n'),
+///                                  fromfile=path, tofile=path, n=0))
+/// return '\n'.join(map(lambda x: x.rstrip(), diff))
+/// ```
+///
+/// ```
+/// assert_eq!(
+///     oh_difflib::get_diff("x\ny", "x\nyNEW\n", "/workspace/n.txt"),
+///     "--- /workspace/n.txt\n+++ /workspace/n.txt\n@@ -2 +2,2 @@\n-y\n+yNEW\n+"
+/// );
+/// assert_eq!(oh_difflib::get_diff("same", "same", "f"), "");
+/// ```
 pub fn get_diff(old: &str, new: &str, path: &str) -> String {
     if old == new {
+        // All opcodes are `equal`, so `unified_diff` yields nothing.
         return String::new();
     }
-    let _ = path;
-    String::new()
+    let a: Vec<&str> = old.split('\n').collect();
+    let b: Vec<&str> = new.split('\n').collect();
+    let opts = UnifiedDiffOptions {
+        fromfile: path,
+        tofile: path,
+        n: 0,
+        ..Default::default()
+    };
+    let mut out = String::new();
+    let mut first = true;
+    unified::emit_unified(&a, &b, &opts, |pieces| {
+        if !first {
+            out.push('\n');
+        }
+        first = false;
+        let start = out.len();
+        for p in pieces {
+            out.push_str(p);
+        }
+        let kept = py_rstrip(&out[start..]).len();
+        out.truncate(start + kept);
+    });
+    out
 }

@@ -1,0 +1,505 @@
+//! `SequenceMatcher`: the Ratcliff/Obershelp-style matcher of Python's `difflib`, reproduced so that
+//! matching blocks, opcodes and grouped opcodes are identical to CPython's for `isjunk=None`.
+//!
+//! Algorithm summary (what has to match Python exactly):
+//!
+//! * `b` is indexed: for every distinct element, the ascending list of its positions in `b`.
+//!   With `autojunk` (the default) and `len(b) >= 200`, an element occurring more than
+//!   `len(b) / 100 + 1` times is *popular* and gets no index entry, so it can never seed a
+//!   match. Popular elements still compare equal when a match is extended.
+//! * `find_longest_match` scans `a[alo..ahi]` in order; for every `i` and every indexed position
+//!   `j` of `a[i]` inside `[blo, bhi)`, the run length ending at `(i, j)` is one more than the run
+//!   ending at `(i-1, j-1)`. The first run (in scan order) that is strictly longer than every
+//!   earlier one wins. The winner is then grown backwards and forwards over equal elements
+//!   (popular ones included). When no seed exists the "winner" is the empty match at
+//!   `(alo, blo)`, which the forward extension may still grow.
+//! * `get_matching_blocks` applies that recursively to the pieces left and right of each match,
+//!   sorts the matches and fuses adjacent ones, and appends the `(len(a), len(b), 0)` sentinel.
+//!
+//! Internally every element is mapped to a dense integer id (elements of `a` that never occur in
+//! `b` share one id that matches nothing), so the hot loops compare and index integers only. The
+//! run lengths of the previous and current `i` live in two dense arrays stamped with a generation
+//! counter instead of Python's per-row dictionaries; this changes no result.
+
+use std::cell::OnceCell;
+use std::collections::HashMap;
+use std::hash::Hash;
+
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+/// Id given to elements of `a` that do not occur in `b` at all.
+const ABSENT: u32 = u32::MAX;
+
+/// A matching block: `a[a..a+size] == b[b..b+size]` (Python's `Match(a, b, size)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Match {
+    /// Start in `a`.
+    pub a: usize,
+    /// Start in `b`.
+    pub b: usize,
+    /// Length of the block.
+    pub size: usize,
+}
+
+/// The kind of an opcode, as in Python's `get_opcodes` tags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tag {
+    /// `a[i1..i2]` should be replaced by `b[j1..j2]`.
+    Replace,
+    /// `a[i1..i2]` should be deleted (`j1 == j2`).
+    Delete,
+    /// `b[j1..j2]` should be inserted at `a[i1..i1]` (`i1 == i2`).
+    Insert,
+    /// `a[i1..i2] == b[j1..j2]`.
+    Equal,
+}
+
+impl Tag {
+    /// The Python spelling: `"replace"`, `"delete"`, `"insert"` or `"equal"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tag::Replace => "replace",
+            Tag::Delete => "delete",
+            Tag::Insert => "insert",
+            Tag::Equal => "equal",
+        }
+    }
+}
+
+/// One edit operation `(tag, i1, i2, j1, j2)`, as returned by Python's `get_opcodes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Opcode {
+    pub tag: Tag,
+    pub i1: usize,
+    pub i2: usize,
+    pub j1: usize,
+    pub j2: usize,
+}
+
+impl Opcode {
+    fn new(tag: Tag, i1: usize, i2: usize, j1: usize, j2: usize) -> Self {
+        Opcode {
+            tag,
+            i1,
+            i2,
+            j1,
+            j2,
+        }
+    }
+}
+
+/// The integer form of the two sequences plus the index of `b`.
+struct Index {
+    a: Vec<u32>,
+    b: Vec<u32>,
+    /// For id `k`: the positions of `k` in `b` are `b2j_pos[b2j_range[k].0..b2j_range[k].1]`
+    /// (empty for popular elements).
+    b2j_range: Vec<(u32, u32)>,
+    b2j_pos: Vec<u32>,
+    /// Number of popular ids.
+    popular: usize,
+}
+
+/// Reusable buffers for [`Index::find_longest_match`].
+struct Scratch {
+    /// Two rows of `(stamp << 32) | run_length`, indexed by `j`; rows alternate with `i`.
+    rows: [Vec<u64>; 2],
+    /// Last stamp handed out.
+    stamp: u32,
+}
+
+impl Scratch {
+    fn new(lb: usize) -> Self {
+        Scratch {
+            rows: [vec![0; lb], vec![0; lb]],
+            stamp: 0,
+        }
+    }
+}
+
+impl Index {
+    fn build<T: Hash + Eq>(a: &[T], b: &[T], autojunk: bool) -> Index {
+        let la = a.len();
+        let lb = b.len();
+        assert!(
+            la < u32::MAX as usize && lb < u32::MAX as usize,
+            "sequences too long"
+        );
+
+        // Ids in order of first appearance in `b`.
+        let mut map: FastMap<&T, u32> =
+            FastMap::with_capacity_and_hasher(lb, foldhash::fast::RandomState::default());
+        let mut b_ids = Vec::with_capacity(lb);
+        let mut counts: Vec<u32> = Vec::new();
+        for x in b {
+            let next = counts.len() as u32;
+            let id = *map.entry(x).or_insert(next);
+            if id == next {
+                counts.push(1);
+            } else {
+                counts[id as usize] += 1;
+            }
+            b_ids.push(id);
+        }
+
+        // `a`: where `a[i] == b[i]` (common prefix) or `a[la-k] == b[lb-k]` (common suffix) the id
+        // is copied, which is cheaper than hashing; everything else is looked up.
+        let mut a_ids = vec![ABSENT; la];
+        let common = la.min(lb);
+        let mut pre = 0;
+        while pre < common && a[pre] == b[pre] {
+            a_ids[pre] = b_ids[pre];
+            pre += 1;
+        }
+        let mut suf = 0;
+        while suf < common - pre && a[la - 1 - suf] == b[lb - 1 - suf] {
+            a_ids[la - 1 - suf] = b_ids[lb - 1 - suf];
+            suf += 1;
+        }
+        for i in pre..la - suf {
+            if let Some(&id) = map.get(&a[i]) {
+                a_ids[i] = id;
+            }
+        }
+        drop(map);
+
+        // Positions of every id in `b`, as one flat array (CSR layout).
+        let nids = counts.len();
+        let mut b2j_range = Vec::with_capacity(nids);
+        let mut start = 0u32;
+        for &c in &counts {
+            b2j_range.push((start, start));
+            start += c;
+        }
+        let mut b2j_pos = vec![0u32; lb];
+        for (j, &id) in b_ids.iter().enumerate() {
+            let r = &mut b2j_range[id as usize];
+            b2j_pos[r.1 as usize] = j as u32;
+            r.1 += 1;
+        }
+
+        // Python: `if self.autojunk and n >= 200: ntest = n // 100 + 1` and every element with
+        // more than `ntest` positions is dropped from `b2j`.
+        let mut popular = 0;
+        if autojunk && lb >= 200 {
+            let ntest = (lb / 100 + 1) as u32;
+            for (r, &c) in b2j_range.iter_mut().zip(&counts) {
+                if c > ntest {
+                    r.1 = r.0;
+                    popular += 1;
+                }
+            }
+        }
+
+        Index {
+            a: a_ids,
+            b: b_ids,
+            b2j_range,
+            b2j_pos,
+            popular,
+        }
+    }
+
+    #[inline]
+    fn positions(&self, id: u32) -> &[u32] {
+        if id == ABSENT {
+            return &[];
+        }
+        let (s, e) = self.b2j_range[id as usize];
+        &self.b2j_pos[s as usize..e as usize]
+    }
+
+    fn find_longest_match(
+        &self,
+        scratch: &mut Scratch,
+        alo: usize,
+        ahi: usize,
+        blo: usize,
+        bhi: usize,
+    ) -> Match {
+        let a = &self.a;
+        let b = &self.b;
+        let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
+
+        if alo < ahi && blo < bhi {
+            let rows_needed = (ahi - alo) as u64 + 2;
+            if scratch.stamp as u64 + rows_needed >= u32::MAX as u64 {
+                for row in &mut scratch.rows {
+                    row.iter_mut().for_each(|x| *x = 0);
+                }
+                scratch.stamp = 0;
+            }
+            // Leave a gap of one stamp so that nothing written by an earlier call can pass for
+            // the row before `alo`.
+            let mut stamp = scratch.stamp + 1;
+            let (row0, row1) = scratch.rows.split_at_mut(1);
+            let (mut prev, mut cur) = (&mut row0[0][..], &mut row1[0][..]);
+            let (blo32, bhi32) = (blo as u32, bhi as u32);
+            for i in alo..ahi {
+                stamp += 1;
+                std::mem::swap(&mut prev, &mut cur);
+                let want = ((stamp - 1) as u64) << 32;
+                let tag = (stamp as u64) << 32;
+                let pos = self.positions(a[i]);
+                let first = if blo == 0 || pos.first().is_none_or(|&j| j >= blo32) {
+                    0
+                } else {
+                    pos.partition_point(|&j| j < blo32)
+                };
+                for &j in &pos[first..] {
+                    if j >= bhi32 {
+                        break;
+                    }
+                    let j = j as usize;
+                    let k = if j > 0 {
+                        let p = prev[j - 1];
+                        if p & 0xffff_ffff_0000_0000 == want {
+                            (p as u32) + 1
+                        } else {
+                            1
+                        }
+                    } else {
+                        1
+                    };
+                    cur[j] = tag | k as u64;
+                    let k = k as usize;
+                    if k > bestsize {
+                        besti = i + 1 - k;
+                        bestj = j + 1 - k;
+                        bestsize = k;
+                    }
+                }
+            }
+            scratch.stamp = stamp;
+        }
+
+        // Grow the match over equal neighbours. There is no junk (isjunk=None), so Python's two
+        // junk-extension loops never run; popular elements are not junk and are included here.
+        while besti > alo && bestj > blo && a[besti - 1] == b[bestj - 1] {
+            besti -= 1;
+            bestj -= 1;
+            bestsize += 1;
+        }
+        while besti + bestsize < ahi
+            && bestj + bestsize < bhi
+            && a[besti + bestsize] == b[bestj + bestsize]
+        {
+            bestsize += 1;
+        }
+        Match {
+            a: besti,
+            b: bestj,
+            size: bestsize,
+        }
+    }
+
+    fn matching_blocks(&self) -> Vec<Match> {
+        let la = self.a.len();
+        let lb = self.b.len();
+        let mut scratch = Scratch::new(lb);
+        let mut queue = vec![(0usize, la, 0usize, lb)];
+        let mut blocks = Vec::new();
+        while let Some((alo, ahi, blo, bhi)) = queue.pop() {
+            let m = self.find_longest_match(&mut scratch, alo, ahi, blo, bhi);
+            if m.size > 0 {
+                blocks.push(m);
+                if alo < m.a && blo < m.b {
+                    queue.push((alo, m.a, blo, m.b));
+                }
+                if m.a + m.size < ahi && m.b + m.size < bhi {
+                    queue.push((m.a + m.size, ahi, m.b + m.size, bhi));
+                }
+            }
+        }
+        blocks.sort_unstable();
+
+        // Fuse blocks that touch.
+        let mut out = Vec::with_capacity(blocks.len() + 1);
+        let (mut i1, mut j1, mut k1) = (0usize, 0usize, 0usize);
+        for m in blocks {
+            if i1 + k1 == m.a && j1 + k1 == m.b {
+                k1 += m.size;
+            } else {
+                if k1 > 0 {
+                    out.push(Match {
+                        a: i1,
+                        b: j1,
+                        size: k1,
+                    });
+                }
+                (i1, j1, k1) = (m.a, m.b, m.size);
+            }
+        }
+        if k1 > 0 {
+            out.push(Match {
+                a: i1,
+                b: j1,
+                size: k1,
+            });
+        }
+        out.push(Match {
+            a: la,
+            b: lb,
+            size: 0,
+        });
+        out
+    }
+}
+
+/// Python's `difflib.SequenceMatcher(None, a, b, autojunk)` over slices of any `Hash + Eq` type.
+///
+/// Results are identical to CPython's (3.9 through 3.13 share this algorithm): same matching
+/// blocks, opcodes and grouped opcodes, including the *autojunk* heuristic. `isjunk` is always
+/// `None`. Matching blocks are computed once and cached.
+///
+/// ```
+/// use oh_difflib::{SequenceMatcher, Tag};
+/// let a: Vec<char> = "qabxcd".chars().collect();
+/// let b: Vec<char> = "abycdf".chars().collect();
+/// let sm = SequenceMatcher::new(&a, &b);
+/// let tags: Vec<&str> = sm.get_opcodes().iter().map(|o| o.tag.as_str()).collect();
+/// assert_eq!(tags, ["delete", "equal", "replace", "equal", "insert"]);
+/// ```
+pub struct SequenceMatcher<'a, T> {
+    a: &'a [T],
+    b: &'a [T],
+    index: Index,
+    blocks: OnceCell<Vec<Match>>,
+}
+
+impl<'a, T: Hash + Eq> SequenceMatcher<'a, T> {
+    /// `SequenceMatcher(None, a, b)`: autojunk on (Python's default).
+    pub fn new(a: &'a [T], b: &'a [T]) -> Self {
+        Self::with_autojunk(a, b, true)
+    }
+
+    /// `SequenceMatcher(None, a, b, autojunk=autojunk)`.
+    pub fn with_autojunk(a: &'a [T], b: &'a [T], autojunk: bool) -> Self {
+        SequenceMatcher {
+            a,
+            b,
+            index: Index::build(a, b, autojunk),
+            blocks: OnceCell::new(),
+        }
+    }
+
+    /// The first sequence.
+    pub fn a(&self) -> &'a [T] {
+        self.a
+    }
+
+    /// The second sequence.
+    pub fn b(&self) -> &'a [T] {
+        self.b
+    }
+
+    /// How many distinct elements of `b` autojunk marked popular (Python's `len(bpopular)`).
+    pub fn popular_count(&self) -> usize {
+        self.index.popular
+    }
+
+    /// `find_longest_match(alo, ahi, blo, bhi)`: the longest matching block in
+    /// `a[alo..ahi]` and `b[blo..bhi]`, with Python's tie-breaking.
+    ///
+    /// # Panics
+    /// If a range is out of bounds.
+    pub fn find_longest_match(&self, alo: usize, ahi: usize, blo: usize, bhi: usize) -> Match {
+        assert!(alo <= ahi && ahi <= self.a.len(), "a range out of bounds");
+        assert!(blo <= bhi && bhi <= self.b.len(), "b range out of bounds");
+        let mut scratch = Scratch::new(self.b.len());
+        self.index
+            .find_longest_match(&mut scratch, alo, ahi, blo, bhi)
+    }
+
+    /// `get_matching_blocks()`: non-adjacent matching blocks in increasing order, ending with the
+    /// sentinel `Match { a: len(a), b: len(b), size: 0 }`.
+    pub fn get_matching_blocks(&self) -> &[Match] {
+        self.blocks.get_or_init(|| self.index.matching_blocks())
+    }
+
+    /// `get_opcodes()`: the edit script turning `a` into `b`.
+    pub fn get_opcodes(&self) -> Vec<Opcode> {
+        let mut out = Vec::new();
+        let (mut i, mut j) = (0usize, 0usize);
+        for m in self.get_matching_blocks() {
+            let tag = if i < m.a && j < m.b {
+                Some(Tag::Replace)
+            } else if i < m.a {
+                Some(Tag::Delete)
+            } else if j < m.b {
+                Some(Tag::Insert)
+            } else {
+                None
+            };
+            if let Some(tag) = tag {
+                out.push(Opcode::new(tag, i, m.a, j, m.b));
+            }
+            i = m.a + m.size;
+            j = m.b + m.size;
+            if m.size > 0 {
+                out.push(Opcode::new(Tag::Equal, m.a, i, m.b, j));
+            }
+        }
+        out
+    }
+
+    /// `get_grouped_opcodes(n)`: the opcodes split into hunks with at most `n` lines of context.
+    /// Groups may start and end with empty `Equal` opcodes exactly as in Python (this matters for
+    /// hunk ranges when `n == 0`).
+    pub fn get_grouped_opcodes(&self, n: usize) -> Vec<Vec<Opcode>> {
+        group_opcodes(self.get_opcodes(), n)
+    }
+
+    /// `ratio()`: `2.0 * M / T`, `M` matched elements, `T` total elements (1.0 if both empty).
+    pub fn ratio(&self) -> f64 {
+        let matches: usize = self.get_matching_blocks().iter().map(|m| m.size).sum();
+        let total = self.a.len() + self.b.len();
+        if total == 0 {
+            1.0
+        } else {
+            2.0 * matches as f64 / total as f64
+        }
+    }
+}
+
+/// Python's `get_grouped_opcodes` on an opcode list.
+pub(crate) fn group_opcodes(mut codes: Vec<Opcode>, n: usize) -> Vec<Vec<Opcode>> {
+    if codes.is_empty() {
+        codes.push(Opcode::new(Tag::Equal, 0, 1, 0, 1));
+    }
+    if let Some(first) = codes.first_mut() {
+        if first.tag == Tag::Equal {
+            first.i1 = first.i1.max(first.i2.saturating_sub(n));
+            first.j1 = first.j1.max(first.j2.saturating_sub(n));
+        }
+    }
+    if let Some(last) = codes.last_mut() {
+        if last.tag == Tag::Equal {
+            last.i2 = last.i2.min(last.i1 + n);
+            last.j2 = last.j2.min(last.j1 + n);
+        }
+    }
+    let nn = n + n;
+    let mut groups = Vec::new();
+    let mut group: Vec<Opcode> = Vec::new();
+    for c in codes {
+        let Opcode {
+            tag,
+            mut i1,
+            i2,
+            mut j1,
+            j2,
+        } = c;
+        if tag == Tag::Equal && i2 - i1 > nn {
+            group.push(Opcode::new(tag, i1, i2.min(i1 + n), j1, j2.min(j1 + n)));
+            groups.push(std::mem::take(&mut group));
+            i1 = i1.max(i2.saturating_sub(n));
+            j1 = j1.max(j2.saturating_sub(n));
+        }
+        group.push(Opcode::new(tag, i1, i2, j1, j2));
+    }
+    if !group.is_empty() && !(group.len() == 1 && group[0].tag == Tag::Equal) {
+        groups.push(group);
+    }
+    groups
+}
