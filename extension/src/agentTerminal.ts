@@ -1,0 +1,149 @@
+import * as vscode from 'vscode';
+import { TerminalSanitizer } from './terminalSanitizer';
+
+export const AGENT_TERMINAL_NAME = 'OpenHands Agent';
+const MAX_PENDING = 256 * 1024;
+
+const dim = (s: string) => `\x1b[2m${s}\x1b[0m`;
+const bold = (s: string) => `\x1b[1m${s}\x1b[0m`;
+const red = (s: string) => `\x1b[31m${s}\x1b[0m`;
+
+/**
+ * The Pseudoterminal behind the "OpenHands Agent" terminal. Output written before the terminal
+ * is opened is buffered (bounded) and flushed on open. It is read-only: typing shows a hint.
+ */
+export class AgentPty implements vscode.Pseudoterminal {
+  private readonly writeEmitter = new vscode.EventEmitter<string>();
+  private readonly closeEmitter = new vscode.EventEmitter<number | void>();
+  readonly onDidWrite = this.writeEmitter.event;
+  readonly onDidClose = this.closeEmitter.event;
+  private opened = false;
+  private pending: string[] = [];
+  private pendingSize = 0;
+  private hinted = false;
+
+  constructor(private readonly onClosedByUser: () => void) {}
+
+  open(): void {
+    this.opened = true;
+    if (this.pending.length > 0) {
+      this.writeEmitter.fire(this.pending.join(''));
+      this.pending = [];
+      this.pendingSize = 0;
+    }
+  }
+
+  close(): void {
+    this.opened = false;
+    this.onClosedByUser();
+  }
+
+  handleInput(_data: string): void {
+    if (this.hinted) return;
+    this.hinted = true;
+    this.write(dim('\r\n[This terminal shows what the OpenHands agent runs; it does not take input.]\r\n'));
+  }
+
+  /** Writes already-sanitised text. */
+  write(text: string): void {
+    if (text === '') return;
+    if (this.opened) {
+      this.writeEmitter.fire(text);
+      return;
+    }
+    this.pending.push(text);
+    this.pendingSize += text.length;
+    while (this.pendingSize > MAX_PENDING && this.pending.length > 1) {
+      this.pendingSize -= this.pending.shift()!.length;
+    }
+  }
+
+  dispose(): void {
+    this.writeEmitter.dispose();
+    this.closeEmitter.dispose();
+  }
+}
+
+/**
+ * The agent terminal as the rest of the extension sees it: it creates the terminal on first use
+ * (and again after the user closed it), prints each command as a prompt line and streams its
+ * output live through the sanitiser, so hostile escape sequences never reach xterm.js.
+ */
+export class AgentTerminal implements vscode.Disposable {
+  private terminal: vscode.Terminal | undefined;
+  private pty: AgentPty | undefined;
+  private readonly sanitizer = new TerminalSanitizer();
+  private atLineStart = true;
+
+  constructor(private readonly options: { revealOnCommand: () => boolean } = { revealOnCommand: () => true }) {}
+
+  /** Shows the terminal (creating it if needed). */
+  show(preserveFocus = true): void {
+    this.ensure().show(preserveFocus);
+  }
+
+  get exists(): boolean {
+    return this.terminal !== undefined;
+  }
+
+  /** A command the agent starts: printed as `$ command` (cwd dimmed above it when given). */
+  command(command: string, cwd?: string): void {
+    this.ensure();
+    this.sanitizer.reset();
+    let text = this.atLineStart ? '' : '\r\n';
+    if (cwd) text += dim(new TerminalSanitizer().push(cwd)) + '\r\n';
+    const lines = new TerminalSanitizer().push(command).split('\r\n');
+    text += lines.map((l, i) => (i === 0 ? bold('$ ') : bold('> ')) + l).join('\r\n') + '\r\n';
+    this.emit(text);
+    if (this.options.revealOnCommand()) this.terminal?.show(true);
+  }
+
+  /** Live output of the running command (raw: sanitised here). */
+  output(data: string): void {
+    this.ensure();
+    this.emit(this.sanitizer.push(data));
+  }
+
+  /** The command finished; a non-zero exit code is shown. */
+  exit(code: number | undefined): void {
+    let text = this.atLineStart ? '' : '\r\n';
+    if (code !== undefined && code !== 0) text += red(`[exit code ${code}]`) + '\r\n';
+    this.emit(text);
+  }
+
+  /** A dimmed status line from the extension itself (connected, stopped, ...). */
+  notice(message: string): void {
+    const text = (this.atLineStart ? '' : '\r\n') + dim(`# ${new TerminalSanitizer().push(message)}`) + '\r\n';
+    this.emit(text);
+  }
+
+  private emit(text: string): void {
+    if (text === '') return;
+    this.atLineStart = text.endsWith('\n');
+    this.pty?.write(text);
+  }
+
+  private ensure(): vscode.Terminal {
+    if (!this.terminal || !this.pty) {
+      this.pty = new AgentPty(() => {
+        this.terminal = undefined;
+        this.pty = undefined;
+        this.atLineStart = true;
+      });
+      this.terminal = vscode.window.createTerminal({
+        name: AGENT_TERMINAL_NAME,
+        pty: this.pty,
+        iconPath: new vscode.ThemeIcon('hubot'),
+        isTransient: true,
+      });
+    }
+    return this.terminal;
+  }
+
+  dispose(): void {
+    this.terminal?.dispose();
+    this.pty?.dispose();
+    this.terminal = undefined;
+    this.pty = undefined;
+  }
+}

@@ -1,0 +1,64 @@
+import * as vscode from 'vscode';
+
+/** workspaceState key; bump the suffix if what the user consents to changes materially. */
+export const CONSENT_KEY = 'openhands.executionConsent.v1';
+
+export type ConsentResult = 'granted' | 'declined' | 'untrusted';
+
+interface ConsentUi {
+  isTrusted(): boolean;
+  ask(message: string, detail: string): Thenable<string | undefined>;
+}
+
+const ALLOW = 'Allow';
+
+const defaultUi: ConsentUi = {
+  isTrusted: () => vscode.workspace.isTrusted,
+  ask: (message, detail) => vscode.window.showWarningMessage(message, { modal: true, detail }, ALLOW),
+};
+
+/**
+ * The gate in front of every execution: the workspace must be trusted, and the user must have
+ * said yes once for this workspace (remembered in workspaceState). Concurrent callers share one
+ * prompt.
+ */
+export class Consent {
+  private pending: Promise<ConsentResult> | undefined;
+
+  constructor(
+    private readonly state: vscode.Memento,
+    private readonly ui: ConsentUi = defaultUi,
+  ) {}
+
+  get granted(): boolean {
+    return this.state.get<boolean>(CONSENT_KEY, false) === true;
+  }
+
+  /** Checks trust and consent, asking the user (modal) when consent was never given. */
+  ensure(workspaceLabel: string, serverUrl: string): Promise<ConsentResult> {
+    if (!this.ui.isTrusted()) return Promise.resolve('untrusted');
+    if (this.granted) return Promise.resolve('granted');
+    if (!this.pending) {
+      this.pending = this.ask(workspaceLabel, serverUrl).finally(() => {
+        this.pending = undefined;
+      });
+    }
+    return this.pending;
+  }
+
+  private async ask(workspaceLabel: string, serverUrl: string): Promise<ConsentResult> {
+    const answer = await this.ui.ask(
+      `Allow OpenHands to run commands and edit files in "${workspaceLabel}"?`,
+      `The agent of the OpenHands server at ${serverUrl} will run shell commands in this workspace ` +
+        'and read and write its files, without asking again. You can revoke this with ' +
+        '"OpenHands: Revoke Execution Consent for This Workspace".',
+    );
+    if (answer !== ALLOW) return 'declined';
+    await this.state.update(CONSENT_KEY, true);
+    return 'granted';
+  }
+
+  revoke(): Thenable<void> {
+    return this.state.update(CONSENT_KEY, undefined);
+  }
+}

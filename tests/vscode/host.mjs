@@ -1,0 +1,214 @@
+// Runs one extension-test session inside a real VS Code extension host (code-server from npm)
+// driven by headless Chromium through playwright-core. See /work/shared/notes/vscode-real-host.md.
+//
+//   node host.mjs --workspace DIR --dev DIR --tests FILE [--env JSON] [--extensions-dir DIR]
+//                 [--artifacts DIR] [--timeout SECONDS] [--click-dialog LABEL]...
+//
+// Exit code: the extension host's exit code (0 pass), 2 on a harness failure or timeout.
+// UI requests from inside the tests travel as console lines:
+//   @@oh-ui screenshot <absolute png path>   -> the runner saves a screenshot there
+//   @@oh-ui click-dialog <label>            -> the runner clicks that button in a dialog
+// and the runner acknowledges by creating "<path>.done" (the tests poll for it).
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+const CACHE = process.env.VSCODE_HOST_CACHE ?? path.join(os.homedir(), '.cache/openhands-vscode-runtime/vscode-host');
+const require = createRequire(path.join(CACHE, 'pw/package.json'));
+const { chromium } = require('playwright-core');
+
+function parseArgs(argv) {
+  const args = { env: '{}', timeout: 240, clickDialog: [] };
+  for (let i = 0; i < argv.length; i += 2) {
+    const k = argv[i].replace(/^--/, '');
+    const v = argv[i + 1];
+    if (k === 'click-dialog') args.clickDialog.push(v);
+    else args[k.replace(/-([a-z])/g, (_, c) => c.toUpperCase())] = v;
+  }
+  for (const r of ['workspace', 'dev', 'tests']) if (!args[r]) throw new Error(`--${r} is required`);
+  return args;
+}
+
+const log = (...a) => console.log(`[host ${new Date().toISOString().slice(11, 19)}]`, ...a);
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+async function waitHealthy(port, child, timeoutMs = 60000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`code-server exited with ${child.exitCode}`);
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/healthz`);
+      if (r.ok) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error('code-server did not become healthy');
+}
+
+function killGroup(child) {
+  if (!child || child.exitCode !== null) return;
+  try { process.kill(-child.pid, 'SIGTERM'); } catch {}
+  setTimeout(() => { try { process.kill(-child.pid, 'SIGKILL'); } catch {} }, 3000).unref();
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const started = Date.now();
+  const session = mkdtempSync(path.join(os.tmpdir(), 'oh-vscode-host-'));
+  const artifacts = args.artifacts ?? session;
+  mkdirSync(artifacts, { recursive: true });
+  const userDir = path.join(session, 'user');
+  const extDir = args.extensionsDir ?? path.join(session, 'ext');
+  mkdirSync(path.join(userDir, 'User'), { recursive: true });
+  mkdirSync(extDir, { recursive: true });
+  // Keep the workbench quiet and deterministic.
+  writeFileSync(path.join(userDir, 'User/settings.json'), JSON.stringify({
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'workbench.welcomePage.walkthroughs.openOnInstall': false,
+    'security.workspace.trust.enabled': false,
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'telemetry.telemetryLevel': 'off',
+    'update.mode': 'none',
+    'chat.disableAIFeatures': true,
+    'workbench.colorTheme': 'Default Dark Modern',
+    'window.commandCenter': false,
+    ...(args.settings ? JSON.parse(args.settings) : {}),
+  }, null, 2));
+
+  const port = await freePort();
+  const nodeDir = path.join(CACHE, 'node24');
+  const csDir = path.join(CACHE, 'code-server/node_modules/code-server');
+  const env = {
+    ...process.env,
+    PATH: `${nodeDir}/bin:${process.env.PATH}`,
+    npm_config_nodedir: nodeDir,
+    XDG_CONFIG_HOME: path.join(session, 'xdg-config'),
+    XDG_DATA_HOME: path.join(session, 'xdg-data'),
+    XDG_CACHE_HOME: path.join(session, 'xdg-cache'),
+  };
+  const csArgs = [
+    path.join(csDir, 'out/node/entry.js'),
+    '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry',
+    '--disable-update-check', '--disable-workspace-trust', '--reconnection-grace-time', '5',
+    '--user-data-dir', userDir, '--extensions-dir', extDir,
+    '--vscode-option', 'enable-smoke-test-driver',
+  ];
+  const csLog = path.join(artifacts, 'code-server.log');
+  const { openSync } = await import('node:fs');
+  const fd = openSync(csLog, 'a');
+  const cs = spawn(path.join(nodeDir, 'bin/node'), csArgs, { env, detached: true, stdio: ['ignore', fd, fd] });
+  let browser;
+  const cleanup = () => { killGroup(cs); };
+  process.on('exit', cleanup);
+  process.on('SIGINT', () => { cleanup(); process.exit(130); });
+  process.on('SIGTERM', () => { cleanup(); process.exit(143); });
+
+  let exitCode = 2;
+  try {
+    await waitHealthy(port, cs);
+    log(`code-server healthy on ${port} after ${((Date.now() - started) / 1000).toFixed(1)}s`);
+    browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync',
+        '--disable-dev-shm-usage'],
+    });
+    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    let resolveExit;
+    const exited = new Promise((r) => { resolveExit = r; });
+    await page.exposeFunction('codeAutomationExit', (code) => resolveExit(Number(code)));
+
+    const uiQueue = [];
+    let uiBusy = Promise.resolve();
+    const handleUi = (line) => {
+      const m = /@@oh-ui (\S+) (.*)$/.exec(line);
+      if (!m) return;
+      const [, verb, arg] = m;
+      uiBusy = uiBusy.then(async () => {
+        try {
+          if (verb === 'screenshot') {
+            await page.waitForTimeout(600);
+            await page.screenshot({ path: arg });
+            writeFileSync(`${arg}.done`, 'ok');
+            log(`screenshot ${arg}`);
+          } else if (verb === 'click-dialog') {
+            const btn = page.locator('.monaco-dialog-box .monaco-button', { hasText: arg }).first();
+            await btn.waitFor({ timeout: 20000 });
+            await btn.click();
+            log(`clicked dialog button "${arg}"`);
+          }
+        } catch (e) {
+          log(`ui request ${verb} failed: ${e.message}`);
+        }
+      });
+    };
+    page.on('console', (msg) => {
+      const text = msg.text();
+      if (text.includes('@@oh-ui ')) { handleUi(text); return; }
+      if (/\[Extension Host\]|@@oh-test|oh-test/.test(text) || process.env.OH_HOST_VERBOSE) console.log(`  | ${text}`);
+    });
+    page.on('pageerror', (e) => { if (process.env.OH_HOST_VERBOSE) log(`pageerror ${e.message}`); });
+
+    const remote = (p) => `vscode-remote://127.0.0.1:${port}${p}`;
+    const payload = [
+      ['extensionDevelopmentPath', remote(path.resolve(args.dev))],
+      ['extensionTestsPath', remote(path.resolve(args.tests))],
+      ['extensionEnvironment', JSON.stringify(JSON.parse(args.env))],
+    ];
+    const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(path.resolve(args.workspace))}` +
+      `&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+    await page.goto(url);
+    // Dialog buttons the runner should click whenever they show up (e.g. a consent prompt).
+    let watching = true;
+    const watcher = (async () => {
+      while (watching && args.clickDialog.length > 0) {
+        for (const label of args.clickDialog) {
+          const btn = page.locator('.monaco-dialog-box .monaco-button', { hasText: label }).first();
+          if (await btn.isVisible().catch(() => false)) {
+            await btn.click().catch(() => {});
+            log(`clicked dialog button "${label}"`);
+          }
+        }
+        await page.waitForTimeout(300).catch(() => {});
+      }
+    })();
+    const timeout = new Promise((r) => setTimeout(() => r('timeout'), Number(args.timeout) * 1000));
+    const result = await Promise.race([exited, timeout]);
+    watching = false;
+    if (result === 'timeout') {
+      log(`TIMEOUT after ${args.timeout}s`);
+      await page.screenshot({ path: path.join(artifacts, 'timeout.png') }).catch(() => {});
+      exitCode = 2;
+    } else {
+      exitCode = result;
+    }
+    await watcher.catch(() => {});
+  } catch (e) {
+    log(`harness error: ${e.stack ?? e}`);
+    exitCode = 2;
+  } finally {
+    await browser?.close().catch(() => {});
+    killGroup(cs);
+  }
+  log(`session done in ${((Date.now() - started) / 1000).toFixed(1)}s, exit ${exitCode}`);
+  process.exitCode = exitCode;
+  setTimeout(() => process.exit(exitCode), 4000).unref();
+}
+
+main();
