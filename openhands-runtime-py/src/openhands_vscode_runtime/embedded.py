@@ -1,0 +1,93 @@
+"""Embedded mode: this package's own Socket.IO server, for tests, the CLI and the demo.
+
+A python-socketio `AsyncServer` under uvicorn, on 127.0.0.1 and a random port, running on its own
+thread and event loop. One server per process, shared by every embedded runtime (each runtime has
+its own conversation id and session key on the hub).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import threading
+
+import socketio
+import uvicorn
+
+from openhands_vscode_runtime.hub import ExecutorHub, hub_for
+
+logger = logging.getLogger('openhands_vscode_runtime')
+
+
+class EmbeddedServer:
+    def __init__(self, host: str = '127.0.0.1', port: int = 0) -> None:
+        self.sio = socketio.AsyncServer(
+            async_mode='asgi',
+            cors_allowed_origins=[],
+            max_http_buffer_size=16 * 1024 * 1024,
+        )
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind((host, port))
+        self._sock.listen(128)
+        self.host, self.port = self._sock.getsockname()[:2]
+        self.url = f'http://{self.host}:{self.port}'
+        self.loop = asyncio.new_event_loop()
+        self.hub: ExecutorHub = hub_for(self.sio, self.loop)
+        config = uvicorn.Config(
+            socketio.ASGIApp(self.sio, socketio_path='socket.io'),
+            log_level='warning',
+            lifespan='off',
+            ws='websockets',
+            ws_max_size=16 * 1024 * 1024,
+            ws_ping_interval=None,
+        )
+        self._server = uvicorn.Server(config)
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, name='oh-executor-embedded-server', daemon=True
+        )
+
+    def start(self, timeout: float = 10.0) -> None:
+        self._thread.start()
+        if not self._started.wait(timeout):
+            raise RuntimeError('oh-executor: the embedded Socket.IO server did not start')
+        if self._error is not None:
+            raise RuntimeError(f'oh-executor: the embedded server failed: {self._error}')
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+
+        async def main() -> None:
+            task = asyncio.ensure_future(self._server.serve(sockets=[self._sock]))
+            while not self._server.started and not task.done():
+                await asyncio.sleep(0.005)
+            self._started.set()
+            await task
+
+        try:
+            self.loop.run_until_complete(main())
+        except BaseException as e:  # pragma: no cover - reported by start()
+            self._error = e
+            self._started.set()
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=5)
+
+
+_SERVER: EmbeddedServer | None = None
+_SERVER_LOCK = threading.Lock()
+
+
+def embedded_server(host: str = '127.0.0.1', port: int = 0) -> EmbeddedServer:
+    """The process-wide embedded server, started on first use."""
+    global _SERVER
+    with _SERVER_LOCK:
+        if _SERVER is None or not _SERVER._thread.is_alive():
+            server = EmbeddedServer(host, port)
+            server.start()
+            _SERVER = server
+        return _SERVER

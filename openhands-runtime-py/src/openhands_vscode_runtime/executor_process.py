@@ -1,0 +1,137 @@
+"""Finding and spawning the headless executor (`npm/executor/bin/openhands-vscode-executor.js`)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+EXECUTOR_ENV = 'OH_VSCODE_EXECUTOR'
+NODE_ENV = 'OH_VSCODE_NODE'
+_REPO_RELATIVE = Path('npm') / 'executor' / 'bin' / 'openhands-vscode-executor.js'
+
+
+def find_executor() -> list[str] | None:
+    """The command line prefix that starts the headless executor, or None.
+
+    `OH_VSCODE_EXECUTOR` wins: a `.js` path (run with node), or any command line. Otherwise the
+    script of the repository this package was installed from (editable install) is used.
+    """
+    configured = os.environ.get(EXECUTOR_ENV, '').strip()
+    if configured:
+        if configured.endswith(('.js', '.mjs', '.cjs')) and os.path.isfile(configured):
+            return [_node(), configured]
+        return shlex.split(configured)
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent / _REPO_RELATIVE
+        if candidate.is_file():
+            return [_node(), str(candidate)]
+    return None
+
+
+def _node() -> str:
+    return os.environ.get(NODE_ENV) or shutil.which('node') or 'node'
+
+
+class ExecutorProcess:
+    """A headless executor child process; its output goes to a log file."""
+
+    def __init__(
+        self,
+        command: list[str],
+        *,
+        url: str,
+        conversation_id: str,
+        session_api_key: str | None,
+        workspace: str,
+        no_change_timeout: float | None,
+        on_exit: Callable[[int], None] | None = None,
+    ) -> None:
+        args = [
+            *command,
+            '--url',
+            url,
+            '--conversation',
+            conversation_id,
+            '--workspace',
+            workspace,
+        ]
+        if session_api_key:
+            args += ['--session-api-key', session_api_key]
+        if no_change_timeout is not None:
+            args += ['--no-change-timeout', f'{no_change_timeout:g}']
+        self.args = args
+        fd, self.log_path = tempfile.mkstemp(prefix='oh-executor-', suffix='.log')
+        self._log = os.fdopen(fd, 'wb')
+        self._closing = False
+        self.proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            cwd=workspace,
+            start_new_session=True,
+        )
+        self._on_exit = on_exit
+        self._watcher = threading.Thread(
+            target=self._watch, name=f'oh-executor-watch-{self.proc.pid}', daemon=True
+        )
+        self._watcher.start()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def _watch(self) -> None:
+        rc = self.proc.wait()
+        if not self._closing and self._on_exit is not None:
+            self._on_exit(rc)
+
+    def log_tail(self, max_chars: int = 2000) -> str:
+        try:
+            text = Path(self.log_path).read_text(errors='replace')
+        except OSError:
+            return ''
+        return text[-max_chars:]
+
+    def stop(self, timeout: float = 3.0) -> None:
+        self._closing = True
+        if self.proc.poll() is None:
+            self._signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self._signal(signal.SIGKILL)
+                try:
+                    self.proc.wait(timeout)
+                except subprocess.TimeoutExpired:  # pragma: no cover
+                    pass
+        else:
+            # The executor is gone; clean up what it may have left in its process group.
+            self._signal(signal.SIGKILL)
+        try:
+            self._log.close()
+        except OSError:  # pragma: no cover
+            pass
+
+    def _signal(self, sig: int) -> None:
+        try:
+            os.killpg(self.proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            try:
+                self.proc.send_signal(sig)
+            except ProcessLookupError:
+                pass
+
+    def remove_log(self) -> None:
+        try:
+            os.unlink(self.log_path)
+        except OSError:
+            pass

@@ -1,0 +1,433 @@
+"""The `/oh-executor` Socket.IO namespace: executor registration and action delegation.
+
+One `ExecutorHub` exists per Socket.IO server object (the OpenHands server's `sio`, or the
+embedded server of this package). It owns the namespace handlers and a registry
+conversation_id -> `Channel`; each `VsCodeRuntime` opens one channel for its conversation.
+
+Threading model: the handlers and every `sio.emit` run on the hub's loop (the loop the Socket.IO
+server runs on). Runtime methods run on other threads; they only touch a channel under its lock,
+schedule emits with `run_coroutine_threadsafe`, and wait on `concurrent.futures.Future`s, which the
+hub loop resolves. Nothing here awaits a future that belongs to another loop.
+
+The wire protocol is described in docs/protocol.md (`oh-executor/1`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import hmac
+import itertools
+import logging
+import threading
+import uuid
+from collections.abc import Coroutine
+from typing import Any
+from urllib.parse import parse_qs
+
+import socketio
+from socketio.exceptions import ConnectionRefusedError
+
+from openhands.events.observation import ErrorObservation, Observation
+from openhands.events.serialization import event_from_dict
+
+logger = logging.getLogger('openhands_vscode_runtime')
+
+NAMESPACE = '/oh-executor'
+PROTOCOL_VERSION = 1
+DEFAULT_RECONNECT_GRACE_SECONDS = 15.0
+
+# event names
+EV_ACTION_OR_OBSERVATION = 'oh_event'
+EV_WELCOME = 'oh_executor_welcome'
+EV_REPLACED = 'oh_executor_replaced'
+
+
+def disconnected_message(conversation_id: str, detail: str) -> str:
+    return (
+        f'Runtime disconnected: no VS Code executor is connected for conversation '
+        f'{conversation_id} ({detail}). The action was not executed or its result was lost; '
+        f'reconnect the executor (open the workspace in VS Code with the OpenHands extension, '
+        f'or restart the headless executor) and retry.'
+    )
+
+
+class Channel:
+    """The link between one runtime (one conversation) and its executor.
+
+    Public methods are safe to call from any thread; methods starting with `_hub_` run on the
+    hub loop only.
+    """
+
+    def __init__(
+        self,
+        hub: ExecutorHub,
+        conversation_id: str,
+        session_api_key: str | None,
+        session_settings: dict[str, Any],
+        reconnect_grace_seconds: float,
+    ) -> None:
+        self.hub = hub
+        self.conversation_id = conversation_id
+        self.session_api_key = session_api_key
+        self.session_settings = dict(session_settings)
+        self.reconnect_grace_seconds = reconnect_grace_seconds
+        self.runtime_session = str(uuid.uuid4())
+        self.closed = False
+
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._pending: dict[int, tuple[dict[str, Any], concurrent.futures.Future]] = {}
+        self._executor_sid: str | None = None
+        self._executor_auth: dict[str, Any] = {}
+        self._registrations = 0
+        self._registered = threading.Event()
+        self._first_registration: concurrent.futures.Future[dict[str, Any]] = (
+            concurrent.futures.Future()
+        )
+        # Set when actions must fail at once instead of waiting for a (re)connect.
+        self._dead_reason: str | None = None
+        self._grace_timer: asyncio.TimerHandle | None = None
+
+    # ---- state, any thread ---------------------------------------------------------------
+
+    @property
+    def executor_connected(self) -> bool:
+        return self._executor_sid is not None
+
+    @property
+    def executor_sid(self) -> str | None:
+        return self._executor_sid
+
+    @property
+    def executor_info(self) -> dict[str, Any]:
+        return dict(self._executor_auth)
+
+    @property
+    def workspace(self) -> str | None:
+        ws = self._executor_auth.get('workspace')
+        return ws if isinstance(ws, str) and ws else None
+
+    @property
+    def registrations(self) -> int:
+        return self._registrations
+
+    def registration_future(self) -> concurrent.futures.Future[dict[str, Any]]:
+        """Resolves with the executor's auth payload on the first registration."""
+        return self._first_registration
+
+    def pending_count(self) -> int:
+        with self._lock:
+            return len(self._pending)
+
+    # ---- delegation, any thread ----------------------------------------------------------
+
+    def submit(self, payload: dict[str, Any]) -> tuple[int, concurrent.futures.Future]:
+        """Send an action payload (event_to_dict form, without a correlation id).
+
+        Returns the delegated id and a future that resolves with the Observation.
+        """
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        with self._lock:
+            rid = next(self._ids)
+            payload = dict(payload)
+            payload['id'] = rid
+            if self.closed:
+                fut.set_result(ErrorObservation('Runtime closed: the VsCodeRuntime was closed.'))
+                return rid, fut
+            if self._dead_reason is not None and self._executor_sid is None:
+                fut.set_result(
+                    ErrorObservation(disconnected_message(self.conversation_id, self._dead_reason))
+                )
+                return rid, fut
+            self._pending[rid] = (payload, fut)
+            sid = self._executor_sid
+        if sid is not None:
+            self.hub.emit_threadsafe(EV_ACTION_OR_OBSERVATION, payload, sid)
+        return rid, fut
+
+    def forget(self, rid: int) -> None:
+        with self._lock:
+            self._pending.pop(rid, None)
+
+    def fail_all(self, reason: str, *, keep_failing: bool = True) -> None:
+        """Fail every pending action with a 'Runtime disconnected' error (any thread)."""
+        with self._lock:
+            if keep_failing:
+                self._dead_reason = reason
+            pending = list(self._pending.values())
+            self._pending.clear()
+        for _payload, fut in pending:
+            if not fut.done():
+                fut.set_result(
+                    ErrorObservation(disconnected_message(self.conversation_id, reason))
+                )
+
+    def close(self) -> None:
+        with self._lock:
+            self.closed = True
+            pending = list(self._pending.values())
+            self._pending.clear()
+            sid = self._executor_sid
+        for _payload, fut in pending:
+            if not fut.done():
+                fut.set_result(ErrorObservation('Runtime closed: the VsCodeRuntime was closed.'))
+        self.hub.unregister(self, sid)
+
+    # ---- hub loop ------------------------------------------------------------------------
+
+    def _hub_registered(self, sid: str, auth: dict[str, Any]) -> list[dict[str, Any]]:
+        """Make `sid` the active executor; returns the pending payloads to re-send."""
+        with self._lock:
+            self._executor_sid = sid
+            self._executor_auth = dict(auth)
+            self._registrations += 1
+            self._dead_reason = None
+            if self._grace_timer is not None:
+                self._grace_timer.cancel()
+                self._grace_timer = None
+            resend = [payload for _rid, (payload, _f) in sorted(self._pending.items())]
+        self._registered.set()
+        if not self._first_registration.done():
+            self._first_registration.set_result(dict(auth))
+        return resend
+
+    def _hub_disconnected(self, sid: str, loop: asyncio.AbstractEventLoop) -> None:
+        with self._lock:
+            if self._executor_sid != sid:
+                return  # an older, replaced socket
+            self._executor_sid = None
+            if self.closed:
+                return
+            if self._grace_timer is not None:
+                self._grace_timer.cancel()
+            grace = self.reconnect_grace_seconds
+            self._grace_timer = loop.call_later(grace, self._hub_grace_expired, grace)
+        logger.warning(
+            'oh-executor: executor %s of conversation %s disconnected; waiting up to %ss for it '
+            'to reconnect',
+            sid,
+            self.conversation_id,
+            self.reconnect_grace_seconds,
+        )
+
+    def _hub_grace_expired(self, grace: float) -> None:
+        with self._lock:
+            self._grace_timer = None
+            if self._executor_sid is not None:
+                return
+        self.fail_all(f'it disconnected and did not reconnect within {grace:g} s')
+
+    def _hub_resolve(self, rid: int, obs: Observation) -> None:
+        with self._lock:
+            entry = self._pending.pop(rid, None)
+        if entry is None:
+            logger.debug('oh-executor: ignoring a reply for unknown or finished id %s', rid)
+            return
+        fut = entry[1]
+        if not fut.done():
+            fut.set_result(obs)
+
+
+class ExecutorHub:
+    """Registers the `/oh-executor` handlers on one Socket.IO server."""
+
+    def __init__(self, sio: socketio.AsyncServer, loop: asyncio.AbstractEventLoop | None) -> None:
+        self.sio = sio
+        self.loop = loop
+        self._channels: dict[str, Channel] = {}
+        self._by_sid: dict[str, Channel] = {}
+        self._lock = threading.Lock()
+        sio.on('connect', self._on_connect, namespace=NAMESPACE)
+        sio.on('disconnect', self._on_disconnect, namespace=NAMESPACE)
+        sio.on(EV_ACTION_OR_OBSERVATION, self._on_observation, namespace=NAMESPACE)
+
+    # ---- registry ------------------------------------------------------------------------
+
+    def open_channel(
+        self,
+        conversation_id: str,
+        *,
+        session_api_key: str | None,
+        session_settings: dict[str, Any],
+        reconnect_grace_seconds: float = DEFAULT_RECONNECT_GRACE_SECONDS,
+    ) -> Channel:
+        ch = Channel(
+            self, conversation_id, session_api_key, session_settings, reconnect_grace_seconds
+        )
+        with self._lock:
+            old = self._channels.get(conversation_id)
+            self._channels[conversation_id] = ch
+        if old is not None and not old.closed:
+            logger.warning(
+                'oh-executor: a new VsCodeRuntime replaces the open one for conversation %s',
+                conversation_id,
+            )
+            old.close()
+        return ch
+
+    def channel(self, conversation_id: str) -> Channel | None:
+        with self._lock:
+            ch = self._channels.get(conversation_id)
+        return ch if ch is not None and not ch.closed else None
+
+    def unregister(self, ch: Channel, executor_sid: str | None) -> None:
+        with self._lock:
+            if self._channels.get(ch.conversation_id) is ch:
+                del self._channels[ch.conversation_id]
+        if executor_sid is not None:
+            self.call_threadsafe(self._drop_executor(executor_sid))
+
+    async def _drop_executor(self, sid: str) -> None:
+        self._by_sid.pop(sid, None)
+        try:
+            await self.sio.disconnect(sid, namespace=NAMESPACE)
+        except Exception:  # pragma: no cover - best effort at close
+            pass
+
+    # ---- loop plumbing -------------------------------------------------------------------
+
+    def call_threadsafe(self, coro: Coroutine[Any, Any, Any]) -> None:
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            coro.close()
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            loop.create_task(coro)
+            return
+        try:
+            fut = asyncio.run_coroutine_threadsafe(coro, loop)
+        except RuntimeError:  # loop closed meanwhile
+            coro.close()
+            return
+        fut.add_done_callback(_log_failure)
+
+    def emit_threadsafe(self, event: str, data: Any, sid: str) -> None:
+        self.call_threadsafe(self.sio.emit(event, data, to=sid, namespace=NAMESPACE))
+
+    # ---- handlers (hub loop) -------------------------------------------------------------
+
+    async def _on_connect(self, sid: str, environ: dict[str, Any], auth: Any = None) -> None:
+        if self.loop is None:
+            self.loop = asyncio.get_running_loop()
+        query = parse_qs(environ.get('QUERY_STRING', ''))
+        conversation_id = (query.get('conversation_id') or [''])[0]
+        if not conversation_id:
+            raise ConnectionRefusedError('oh-executor: conversation_id is required')
+        ch = self.channel(conversation_id)
+        if ch is None:
+            raise ConnectionRefusedError(
+                f'oh-executor: no VsCodeRuntime for conversation {conversation_id}'
+            )
+        if ch.session_api_key:
+            given = (query.get('session_api_key') or [''])[0]
+            if not hmac.compare_digest(given.encode(), ch.session_api_key.encode()):
+                raise ConnectionRefusedError('oh-executor: invalid session_api_key')
+        auth = auth if isinstance(auth, dict) else {}
+        protocol = auth.get('protocol')
+        if protocol != PROTOCOL_VERSION:
+            raise ConnectionRefusedError(
+                f'oh-executor: protocol mismatch: server speaks {PROTOCOL_VERSION}, '
+                f'executor sent {protocol}'
+            )
+        self._by_sid[sid] = ch
+        # The CONNECT packet is sent after this handler returns; welcome the executor after it.
+        asyncio.get_running_loop().create_task(self._welcome(sid, ch, auth))
+
+    async def _welcome(self, sid: str, ch: Channel, auth: dict[str, Any]) -> None:
+        await asyncio.sleep(0)
+        if ch.closed or self._by_sid.get(sid) is not ch:
+            return
+        old = ch.executor_sid
+        if old is not None and old != sid:
+            logger.info(
+                'oh-executor: executor %s replaces %s for conversation %s',
+                sid,
+                old,
+                ch.conversation_id,
+            )
+            self._by_sid.pop(old, None)
+            try:
+                await self.sio.emit(
+                    EV_REPLACED, {'conversation_id': ch.conversation_id}, to=old,
+                    namespace=NAMESPACE,
+                )
+                await self.sio.disconnect(old, namespace=NAMESPACE)
+            except Exception:  # pragma: no cover
+                logger.debug('oh-executor: could not drop the replaced executor', exc_info=True)
+        await self.sio.emit(
+            EV_WELCOME,
+            {
+                'protocol': PROTOCOL_VERSION,
+                'conversation_id': ch.conversation_id,
+                'runtime_session': ch.runtime_session,
+                'session': ch.session_settings,
+            },
+            to=sid,
+            namespace=NAMESPACE,
+        )
+        resend = ch._hub_registered(sid, auth)
+        logger.info(
+            'oh-executor: executor %s registered for conversation %s (workspace %s, client %s, '
+            're-sending %d pending)',
+            sid,
+            ch.conversation_id,
+            auth.get('workspace'),
+            auth.get('client'),
+            len(resend),
+        )
+        for payload in resend:
+            await self.sio.emit(EV_ACTION_OR_OBSERVATION, payload, to=sid, namespace=NAMESPACE)
+
+    async def _on_disconnect(self, sid: str, reason: Any = None) -> None:
+        ch = self._by_sid.pop(sid, None)
+        if ch is not None:
+            ch._hub_disconnected(sid, asyncio.get_running_loop())
+
+    async def _on_observation(self, sid: str, data: Any) -> dict[str, Any]:
+        ch = self._by_sid.get(sid)
+        if ch is None:
+            return {'ok': False, 'error': 'oh-executor: this connection is not registered'}
+        if not isinstance(data, dict) or 'observation' not in data:
+            return {'ok': False, 'error': 'oh-executor: an oh_event reply must be an observation'}
+        cause = data.get('cause')
+        if not isinstance(cause, int) or isinstance(cause, bool):
+            return {'ok': False, 'error': f'oh-executor: reply without an int cause: {cause!r}'}
+        # The runtime's event stream assigns these; never trust them from the executor.
+        clean = {k: v for k, v in data.items() if k not in ('id', 'timestamp', 'source')}
+        try:
+            obs = event_from_dict(clean)
+        except Exception as e:
+            return {'ok': False, 'error': f'oh-executor: malformed observation: {e}'}
+        if not isinstance(obs, Observation):
+            return {'ok': False, 'error': 'oh-executor: an oh_event reply must be an observation'}
+        ch._hub_resolve(cause, obs)
+        return {'ok': True}
+
+
+def _log_failure(fut: concurrent.futures.Future) -> None:
+    if fut.cancelled():
+        return
+    exc = fut.exception()
+    if exc is not None:
+        logger.warning('oh-executor: emit failed: %s', exc)
+
+
+_HUBS: dict[int, ExecutorHub] = {}
+_HUBS_LOCK = threading.Lock()
+
+
+def hub_for(sio: socketio.AsyncServer, loop: asyncio.AbstractEventLoop | None) -> ExecutorHub:
+    """The hub of a Socket.IO server, creating it (and its handlers) once per process."""
+    with _HUBS_LOCK:
+        hub = _HUBS.get(id(sio))
+        if hub is None or hub.sio is not sio:
+            hub = ExecutorHub(sio, loop)
+            _HUBS[id(sio)] = hub
+        elif hub.loop is None and loop is not None:
+            hub.loop = loop
+        return hub

@@ -1,0 +1,612 @@
+"""`VsCodeRuntime`: an OpenHands (V0) runtime whose sandbox is an executor in VS Code.
+
+Shell and file actions (`run`, `read`, `write`, `edit`) are delegated over Socket.IO (namespace
+`/oh-executor`, see docs/protocol.md) to an executor: the Rust core inside VS Code, or the
+headless Node executor. Everything else happens here, on the host, with CLIRuntime's semantics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+import copy
+import json
+import os
+import secrets
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from openhands.core.config import OpenHandsConfig
+from openhands.core.config.mcp_config import MCPConfig, MCPStdioServerConfig
+from openhands.core.exceptions import AgentRuntimeUnavailableError
+from openhands.events import EventStream
+from openhands.events.action import (
+    Action,
+    BrowseInteractiveAction,
+    BrowseURLAction,
+    CmdRunAction,
+    FileEditAction,
+    FileReadAction,
+    FileWriteAction,
+    IPythonRunCellAction,
+)
+from openhands.events.action.mcp import MCPAction
+from openhands.events.event import Event, FileEditSource
+from openhands.events.observation import (
+    CmdOutputObservation,
+    ErrorObservation,
+    Observation,
+)
+from openhands.events.serialization import event_to_dict
+from openhands.integrations.provider import PROVIDER_TOKEN_TYPE
+from openhands.llm.llm_registry import LLMRegistry
+from openhands.runtime.base import Runtime
+from openhands.runtime.plugins import PluginRequirement
+from openhands.runtime.runtime_status import RuntimeStatus
+
+from openhands_vscode_runtime.executor_process import ExecutorProcess, find_executor
+from openhands_vscode_runtime.hub import NAMESPACE, Channel, ExecutorHub, hub_for
+from openhands_vscode_runtime.settings import RuntimeSettings
+
+# How much longer than an action's hard timeout the runtime waits for the executor's reply.
+REPLY_MARGIN_SECONDS = 15.0
+EMBEDDED_CONNECT_TIMEOUT = 30.0
+SERVER_CONNECT_TIMEOUT = 120.0
+# Observations kept per stream id, so that an action delivered twice (stream + run_action) runs once.
+_DONE_CACHE_SIZE = 256
+_ENV_RETRIES = 3
+
+
+def _server_context() -> tuple[Any, asyncio.AbstractEventLoop | None]:
+    """The OpenHands server's `sio` and loop, when this process is an OpenHands server.
+
+    `openhands.server.shared` is never imported here: importing it starts a conversation manager.
+    """
+    shared = sys.modules.get('openhands.server.shared')
+    if shared is None:
+        return None, None
+    sio = getattr(shared, 'sio', None)
+    manager = getattr(shared, 'conversation_manager', None)
+    return sio, getattr(manager, '_loop', None)
+
+
+class VsCodeRuntime(Runtime):
+    """Runs the agent's shell and file actions in VS Code (or the headless executor).
+
+    Modes:
+      * server: inside the OpenHands server; the executor connects to the server's Socket.IO
+        (namespace `/oh-executor`) with the conversation id.
+      * embedded: a private Socket.IO server on 127.0.0.1 and a headless executor spawned by
+        the runtime (tests, CLI, demo).
+    See the package README for the settings.
+    """
+
+    def __init__(
+        self,
+        config: OpenHandsConfig,
+        event_stream: EventStream,
+        llm_registry: LLMRegistry,
+        sid: str = 'default',
+        plugins: list[PluginRequirement] | None = None,
+        env_vars: dict[str, str] | None = None,
+        status_callback: Callable[[str, RuntimeStatus, str], None] | None = None,
+        attach_to_existing: bool = False,
+        headless_mode: bool = False,
+        user_id: str | None = None,
+        git_provider_tokens: PROVIDER_TOKEN_TYPE | None = None,
+    ) -> None:
+        super().__init__(
+            config=config,
+            event_stream=event_stream,
+            llm_registry=llm_registry,
+            sid=sid,
+            plugins=plugins,
+            env_vars=env_vars,
+            status_callback=status_callback,
+            attach_to_existing=attach_to_existing,
+            headless_mode=headless_mode,
+            user_id=user_id,
+            git_provider_tokens=git_provider_tokens,
+        )
+        self.settings = RuntimeSettings.from_env()
+        self.mode: str | None = None
+        self.server_url: str | None = None
+        self._hub: ExecutorHub | None = None
+        self._channel: Channel | None = None
+        self._owns_channel = False
+        self._session_api_key: str | None = None
+        self._process: ExecutorProcess | None = None
+        self._workspace: str | None = None
+        self._closed = False
+        self._dedupe_lock = threading.Lock()
+        self._inflight: dict[Any, concurrent.futures.Future] = {}
+        self._done: collections.OrderedDict[int, Observation] = collections.OrderedDict()
+
+    # ====================================================================
+    # Life cycle
+    # ====================================================================
+
+    @classmethod
+    def setup(cls, config: OpenHandsConfig, headless_mode: bool = False) -> None:
+        """Called by the OpenHands server on its loop at start-up: register the namespace."""
+        sio, loop = _server_context()
+        if sio is None:
+            return
+        if loop is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+        hub_for(sio, loop)
+
+    def _resolve_mode(self) -> str:
+        mode = self.settings.mode
+        if mode == 'auto':
+            sio, _ = _server_context()
+            mode = 'server' if sio is not None else 'embedded'
+        return mode
+
+    async def connect(self) -> None:
+        self.set_runtime_status(RuntimeStatus.STARTING_RUNTIME)
+        self.mode = self._resolve_mode()
+        if self.mode == 'server':
+            sio, loop = _server_context()
+            if sio is None:
+                import openhands.server.shared as shared  # explicit server mode only
+
+                sio, loop = shared.sio, getattr(shared.conversation_manager, '_loop', None)
+            self._hub = hub_for(sio, loop or asyncio.get_running_loop())
+            self._session_api_key = os.environ.get('SESSION_API_KEY') or None
+            self.server_url = self.settings.server_url
+        else:
+            from openhands_vscode_runtime.embedded import embedded_server
+
+            server = await asyncio.to_thread(
+                embedded_server, self.settings.host, self.settings.port
+            )
+            self._hub = server.hub
+            self._session_api_key = secrets.token_urlsafe(24)
+            self.server_url = server.url
+
+        if self.attach_to_existing:
+            existing = self._hub.channel(self.sid)
+            if existing is not None:
+                # Another runtime of this conversation owns the executor: share its channel.
+                self._channel = existing
+                self._finish_connect(existing.workspace or '')
+                return
+
+        no_change = self._no_change_timeout()
+        self._channel = self._hub.open_channel(
+            self.sid,
+            session_api_key=self._session_api_key,
+            session_settings={'no_change_timeout_seconds': no_change},
+            reconnect_grace_seconds=self.settings.reconnect_grace_seconds,
+        )
+        self._owns_channel = True
+
+        spawn = self.settings.spawn_executor
+        if spawn is None:
+            spawn = self.mode == 'embedded'
+        workspace = self._host_workspace() if spawn else None
+        if spawn:
+            command = find_executor()
+            if command is None:
+                self.close()
+                raise AgentRuntimeUnavailableError(
+                    'VsCodeRuntime: the headless executor was not found. Install this package '
+                    'from its repository (the executor is npm/executor/bin/'
+                    'openhands-vscode-executor.js), or set OH_VSCODE_EXECUTOR to its path, or '
+                    'set OH_VSCODE_SPAWN_EXECUTOR=0 and connect an executor yourself.'
+                )
+            assert workspace is not None
+            self._process = ExecutorProcess(
+                command,
+                url=self.server_url,
+                conversation_id=self.sid,
+                session_api_key=self._session_api_key,
+                workspace=workspace,
+                no_change_timeout=no_change,
+                on_exit=self._on_executor_exit,
+            )
+        else:
+            self.log(
+                'info',
+                f'Waiting for a VS Code executor: connect to {self.server_url} namespace '
+                f'{NAMESPACE} with conversation_id={self.sid}',
+            )
+
+        timeout = self.settings.connect_timeout
+        if timeout is None:
+            timeout = EMBEDDED_CONNECT_TIMEOUT if self.mode == 'embedded' else SERVER_CONNECT_TIMEOUT
+        try:
+            await asyncio.wait_for(
+                asyncio.wrap_future(self._channel.registration_future()), timeout
+            )
+        except (TimeoutError, asyncio.TimeoutError, RuntimeError) as e:
+            detail = (
+                f'no executor registered within {timeout:g} s'
+                if isinstance(e, (TimeoutError, asyncio.TimeoutError))
+                else str(e)
+            )
+            tail = self._process.log_tail() if self._process is not None else ''
+            self.close()
+            message = (
+                f'VsCodeRuntime: {detail} for conversation {self.sid} '
+                f'(Socket.IO {self.server_url}, namespace {NAMESPACE}).'
+            )
+            if tail:
+                message += f'\nExecutor output:\n{tail}'
+            elif not spawn:
+                message += (
+                    ' Open the workspace in VS Code with the OpenHands extension connected to '
+                    'this server, or set OH_VSCODE_CONNECT_TIMEOUT to wait longer.'
+                )
+            self.set_runtime_status(RuntimeStatus.ERROR_RUNTIME_DISCONNECTED, message, 'error')
+            raise AgentRuntimeUnavailableError(message) from None
+
+        self._finish_connect(self._channel.workspace or workspace or '')
+        if not self.attach_to_existing:
+            await asyncio.to_thread(self.setup_initial_env)
+        self.set_runtime_status(RuntimeStatus.RUNTIME_STARTED)
+
+    def _finish_connect(self, workspace: str) -> None:
+        self._workspace = os.path.realpath(workspace) if workspace else None
+        if self._workspace:
+            # Tests and the agent build their paths from this (CLIRuntime does the same).
+            self.config.workspace_mount_path_in_sandbox = self._workspace
+        self._runtime_initialized = True
+
+    def _host_workspace(self) -> str:
+        if self.config.workspace_base:
+            path = os.path.abspath(self.config.workspace_base)
+            os.makedirs(path, exist_ok=True)
+            return path
+        return tempfile.mkdtemp(prefix=f'openhands_workspace_{self.sid}_')
+
+    def _no_change_timeout(self) -> float:
+        raw = self.config.sandbox.runtime_startup_env_vars.get('NO_CHANGE_TIMEOUT_SECONDS')
+        if raw is None:
+            return 10
+        try:
+            value = float(raw)
+        except (TypeError, ValueError):
+            return 10
+        return int(value) if value.is_integer() else value
+
+    def _on_executor_exit(self, returncode: int) -> None:
+        reason = f'the headless executor process exited with code {returncode}'
+        channel = self._channel
+        if channel is None or self._closed:
+            return
+        fut = channel.registration_future()
+        if not fut.done():
+            fut.set_exception(RuntimeError(reason))
+        channel.fail_all(reason)
+
+    @property
+    def executor_process(self) -> ExecutorProcess | None:
+        return self._process
+
+    @property
+    def session_api_key(self) -> str | None:
+        return self._session_api_key
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._channel is not None and self._owns_channel:
+            self._channel.close()
+        if self._process is not None:
+            self._process.stop()
+        self._runtime_initialized = False
+        super().close()
+
+    # ====================================================================
+    # Environment: the executor's shell session only, never the user's dotfiles
+    # ====================================================================
+
+    def add_env_vars(self, env_vars: dict[str, Any]) -> None:
+        env = {str(k).upper(): v for k, v in env_vars.items()}
+        if not env:
+            return
+        parts = []
+        for key, value in env.items():
+            if isinstance(value, SecretStr):
+                value = value.get_secret_value()
+            parts.append(f'export {key}={json.dumps(str(value))};')
+        command = ' '.join(parts)
+        last: Observation | None = None
+        for attempt in range(_ENV_RETRIES):
+            last = self.run(CmdRunAction(command))
+            if isinstance(last, CmdOutputObservation) and last.exit_code == 0:
+                return
+            busy = isinstance(last, CmdOutputObservation) and last.exit_code == -1
+            if busy and attempt < _ENV_RETRIES - 1:
+                time.sleep(2**attempt)
+                continue
+            break
+        if isinstance(last, CmdOutputObservation):
+            detail = f'{last.content} (exit_code={last.exit_code})'
+        else:
+            detail = getattr(last, 'content', str(last))
+        raise RuntimeError(f'Failed to add env vars [{env.keys()}] to environment: {detail}')
+
+    def _setup_git_config(self) -> None:
+        """Never touch the user's global git configuration."""
+        self.log('debug', 'VsCodeRuntime keeps the user\'s own git configuration')
+
+    # ====================================================================
+    # Delegated actions
+    # ====================================================================
+
+    def run(self, action: CmdRunAction) -> Observation:
+        return self._delegate(action)
+
+    def read(self, action: FileReadAction) -> Observation:
+        return self._delegate(action)
+
+    def write(self, action: FileWriteAction) -> Observation:
+        return self._delegate(action)
+
+    def edit(self, action: FileEditAction) -> Observation:
+        if action.impl_source == FileEditSource.LLM_BASED_EDIT:
+            return self.llm_based_edit(action)
+        return self._delegate(action)
+
+    def _delegate(self, action: Action) -> Observation:
+        """Send an action to the executor and wait for its observation, exactly once.
+
+        An action with a stream id can reach the runtime twice (the event stream delivers a copy
+        to `on_event`, and `maybe_run_setup_script` also calls `run_action` on it): the second
+        delivery gets the first one's observation.
+        """
+        if action.timeout is None:
+            action.set_hard_timeout(
+                self.config.sandbox.timeout, blocking=bool(getattr(action, 'blocking', False))
+            )
+        stream_id = action.id if action.id != Event.INVALID_ID else None
+        key: Any = ('stream', stream_id) if stream_id is not None else ('object', id(action))
+        with self._dedupe_lock:
+            if stream_id is not None and stream_id in self._done:
+                return self._copy_for(action, self._done[stream_id])
+            running = self._inflight.get(key)
+            if running is None:
+                mine: concurrent.futures.Future = concurrent.futures.Future()
+                self._inflight[key] = mine
+        if running is not None:
+            return self._copy_for(action, running.result())
+
+        try:
+            obs = self._roundtrip(action)
+        except BaseException as e:
+            with self._dedupe_lock:
+                self._inflight.pop(key, None)
+            mine.set_exception(e)
+            raise
+        pristine = copy.deepcopy(obs)
+        with self._dedupe_lock:
+            self._inflight.pop(key, None)
+            if stream_id is not None:
+                self._done[stream_id] = pristine
+                while len(self._done) > _DONE_CACHE_SIZE:
+                    self._done.popitem(last=False)
+        mine.set_result(pristine)
+        return self._with_cause(action, obs)
+
+    def _copy_for(self, action: Action, obs: Observation) -> Observation:
+        return self._with_cause(action, copy.deepcopy(obs))
+
+    @staticmethod
+    def _with_cause(action: Action, obs: Observation) -> Observation:
+        if action.id != Event.INVALID_ID:
+            obs._cause = action.id  # type: ignore[attr-defined]
+        elif hasattr(obs, '_cause'):
+            del obs._cause  # the delegated id means nothing outside the runtime
+        return obs
+
+    def _roundtrip(self, action: Action) -> Observation:
+        channel = self._channel
+        if channel is None or self._closed:
+            return ErrorObservation(
+                'Runtime not connected: VsCodeRuntime.connect() has not completed '
+                '(or the runtime was closed).'
+            )
+        payload = event_to_dict(action)
+        timeout = float(action.timeout or self.config.sandbox.timeout)
+        payload['timeout'] = timeout
+        rid, fut = channel.submit(payload)
+        wait = timeout + REPLY_MARGIN_SECONDS
+        try:
+            return fut.result(timeout=wait)
+        except concurrent.futures.TimeoutError:
+            channel.forget(rid)
+            return ErrorObservation(
+                f'Runtime timed out: the VS Code executor did not answer action {rid} '
+                f'({type(action).__name__}) within {wait:g} s.'
+            )
+
+    # ====================================================================
+    # Not available in VS Code
+    # ====================================================================
+
+    def run_ipython(self, action: IPythonRunCellAction) -> Observation:
+        return ErrorObservation(
+            'IPython is not available in VsCodeRuntime: run Python through the shell '
+            '(e.g. `python3 script.py`) instead, and disable the Jupyter plugin in the agent config.'
+        )
+
+    def browse(self, action: BrowseURLAction) -> Observation:
+        return ErrorObservation(
+            'Browsing is not available in VsCodeRuntime: there is no browser in the VS Code '
+            'executor. Use the shell (e.g. `curl`) instead.'
+        )
+
+    def browse_interactive(self, action: BrowseInteractiveAction) -> Observation:
+        return ErrorObservation(
+            'Interactive browsing is not available in VsCodeRuntime: there is no browser in the '
+            'VS Code executor.'
+        )
+
+    # ====================================================================
+    # MCP: on the host, like CLIRuntime
+    # ====================================================================
+
+    def get_mcp_config(
+        self, extra_stdio_servers: list[MCPStdioServerConfig] | None = None
+    ) -> MCPConfig:
+        # Kept on self.config so that call_tool_mcp sees the stdio servers added earlier.
+        mcp = self.config.mcp
+        if extra_stdio_servers:
+            servers = list(mcp.stdio_servers)
+            for server in extra_stdio_servers:
+                if server not in servers:
+                    servers.append(server)
+            mcp.stdio_servers = servers
+        return mcp
+
+    async def call_tool_mcp(self, action: MCPAction) -> Observation:
+        from openhands.mcp.utils import call_tool_mcp as call_mcp_tool
+        from openhands.mcp.utils import create_mcp_clients
+
+        mcp = self.get_mcp_config()
+        if not (mcp.sse_servers or mcp.shttp_servers or mcp.stdio_servers):
+            return ErrorObservation('No MCP servers configured')
+        try:
+            clients = await create_mcp_clients(
+                mcp.sse_servers, mcp.shttp_servers, self.sid, mcp.stdio_servers
+            )
+            if not clients:
+                return ErrorObservation(
+                    'No MCP clients could be created - check server configurations'
+                )
+            return await call_mcp_tool(clients, action)
+        except Exception as e:
+            return ErrorObservation(f'Error executing MCP tool {action.name}: {e}')
+
+    # ====================================================================
+    # Files on the host (the executor's workspace), CLIRuntime semantics
+    # ====================================================================
+
+    @property
+    def workspace_root(self) -> Path:
+        if self._workspace:
+            return Path(self._workspace)
+        return Path(self.config.workspace_mount_path_in_sandbox)
+
+    def _require_initialized(self) -> str:
+        if not self._runtime_initialized or not self._workspace:
+            raise RuntimeError('Runtime not initialized')
+        return self._workspace
+
+    def _host_path(self, path: str) -> str:
+        """Map a sandbox path into the workspace; refuse anything that resolves outside it."""
+        ws = self._require_initialized()
+        if path == '/workspace':
+            candidate = ws
+        elif path.startswith('/workspace/'):
+            candidate = os.path.join(ws, path[len('/workspace/') :])
+        elif os.path.isabs(path):
+            candidate = path
+        else:
+            candidate = os.path.join(ws, path)
+        resolved = os.path.realpath(candidate)
+        if resolved != ws and os.path.commonpath([resolved, ws]) != ws:
+            raise PermissionError(
+                f'Invalid path: {path}. You can only work with files in {ws}.'
+            )
+        return resolved
+
+    def copy_to(self, host_src: str, sandbox_dest: str, recursive: bool = False) -> None:
+        self._require_initialized()
+        if not os.path.exists(host_src):
+            raise FileNotFoundError(f"Source path '{host_src}' does not exist.")
+        dest = self._host_path(sandbox_dest)
+        try:
+            if os.path.isdir(host_src):
+                if not recursive:
+                    raise FileNotFoundError(
+                        f"Source path '{host_src}' is not a valid file or directory."
+                    )
+                target = os.path.join(dest, os.path.basename(os.path.normpath(host_src)))
+                if os.path.realpath(host_src) != os.path.realpath(target):
+                    os.makedirs(dest, exist_ok=True)
+                    shutil.copytree(host_src, target, dirs_exist_ok=True)
+                return
+            into_dir = os.path.isdir(dest) or sandbox_dest.endswith(('/', os.sep))
+            new_dir = not os.path.exists(dest) and '.' not in os.path.basename(dest)
+            if into_dir or new_dir:
+                os.makedirs(dest, exist_ok=True)
+                target = os.path.join(dest, os.path.basename(host_src))
+            else:
+                target = dest
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copy2(host_src, target)
+        except (FileNotFoundError, PermissionError):
+            raise
+        except shutil.SameFileError:
+            return
+        except Exception as e:
+            raise RuntimeError(f'Unexpected error copying file: {e}') from e
+
+    def list_files(self, path: str | None = None) -> list[str]:
+        ws = self._require_initialized()
+        try:
+            target = ws if path is None else self._host_path(path)
+            if not os.path.exists(target):
+                return []
+            if not os.path.isdir(target):
+                return [target]
+            return [os.path.join(target, name) for name in os.listdir(target)]
+        except Exception as e:
+            self.log('warning', f'list_files({path!r}) failed: {e}')
+            return []
+
+    def copy_from(self, path: str) -> Path:
+        self._require_initialized()
+        source = self._host_path(path)
+        if not os.path.exists(source):
+            raise FileNotFoundError(f'Path not found: {path}')
+        tmp = tempfile.NamedTemporaryFile(suffix='.zip', delete=False)
+        tmp.close()
+        try:
+            with zipfile.ZipFile(tmp.name, 'w', zipfile.ZIP_DEFLATED) as archive:
+                if os.path.isdir(source):
+                    for root, _dirs, files in os.walk(source):
+                        for name in files:
+                            full = os.path.join(root, name)
+                            archive.write(full, os.path.relpath(full, source))
+                else:
+                    archive.write(source, os.path.basename(source))
+        except Exception as e:
+            os.unlink(tmp.name)
+            raise RuntimeError(f'Error creating zip file: {e}') from e
+        return Path(tmp.name)
+
+    # ====================================================================
+    # Misc
+    # ====================================================================
+
+    @property
+    def vscode_url(self) -> str | None:
+        return None
+
+    @property
+    def additional_agent_instructions(self) -> str:
+        ws = self._workspace or self.config.workspace_mount_path_in_sandbox
+        return (
+            f'Your working directory is {ws}, the workspace open in the user\'s VS Code. '
+            "You are working directly on the user's machine: the environment is usually already "
+            'set up.'
+        )

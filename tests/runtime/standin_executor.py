@@ -1,0 +1,125 @@
+"""A minimal Python stand-in for the headless executor, for protocol unit tests only.
+
+It speaks oh-executor/1 (docs/protocol.md) with the same command line as
+npm/executor/bin/openhands-vscode-executor.js, but runs each command with `bash -c` (no session
+state, no BashSession semantics) and implements only `run`, `read` and `write`. The real suite uses
+the real executor; this file exists so that the runtime's side of the protocol can be tested on its
+own (refusals, replacement, disconnects, exactly-once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import uuid
+
+import socketio
+
+NS = '/oh-executor'
+
+
+def _run(command: str, cwd: str, timeout: float | None) -> dict:
+    try:
+        proc = subprocess.run(
+            ['bash', '-c', command], cwd=cwd, capture_output=True, text=True, timeout=timeout
+        )
+        out, code = (proc.stdout + proc.stderr).rstrip('\n'), proc.returncode
+    except subprocess.TimeoutExpired:
+        out, code = '', -1
+    return {
+        'observation': 'run',
+        'content': out,
+        'extras': {
+            'command': command,
+            'metadata': {'exit_code': code, 'working_dir': cwd},
+            'hidden': False,
+        },
+    }
+
+
+def _execute(data: dict, workspace: str) -> dict:
+    kind = data.get('action')
+    args = data.get('args', {})
+    if kind == 'run':
+        return _run(args['command'], workspace, data.get('timeout'))
+    path = os.path.join(workspace, args.get('path', ''))
+    if kind == 'read':
+        try:
+            with open(path) as f:
+                return {'observation': 'read', 'content': f.read(), 'extras': {'path': args['path']}}
+        except OSError as e:
+            return {'observation': 'error', 'content': f'File not found: {e}', 'extras': {}}
+    if kind == 'write':
+        with open(path, 'w') as f:
+            f.write(args.get('content', ''))
+        return {'observation': 'write', 'content': '', 'extras': {'path': args['path']}}
+    return {'observation': 'error', 'content': f'stand-in: unsupported action {kind}', 'extras': {}}
+
+
+async def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument('--url', required=True)
+    p.add_argument('--conversation', required=True)
+    p.add_argument('--session-api-key')
+    p.add_argument('--workspace', required=True)
+    p.add_argument('--no-change-timeout')
+    p.add_argument('--protocol', type=int, default=1)
+    a = p.parse_args()
+
+    sio = socketio.AsyncClient(reconnection=True, reconnection_delay=0.5)
+    executor_id = str(uuid.uuid4())
+    started: dict[tuple[str, int], asyncio.Future] = {}
+    session = {'id': None}
+    welcomed = asyncio.Event()
+
+    @sio.on('oh_executor_welcome', namespace=NS)
+    async def welcome(data):
+        session['id'] = data['runtime_session']
+        welcomed.set()
+
+    @sio.on('oh_executor_replaced', namespace=NS)
+    async def replaced(data):
+        print('replaced', flush=True)
+
+    @sio.on('oh_event', namespace=NS)
+    async def on_event(data):
+        rid = data.get('id')
+        if not isinstance(rid, int):
+            return
+        key = (session['id'], rid)
+        if key in started:
+            fut = started[key]
+            if fut.done():
+                await sio.emit('oh_event', fut.result(), namespace=NS)
+            return
+        fut = asyncio.get_running_loop().create_future()
+        started[key] = fut
+        reply = await asyncio.to_thread(_execute, data, a.workspace)
+        reply['cause'] = rid
+        fut.set_result(reply)
+        await sio.emit('oh_event', reply, namespace=NS)
+
+    query = f'conversation_id={a.conversation}'
+    if a.session_api_key:
+        query += f'&session_api_key={a.session_api_key}'
+    await sio.connect(
+        f'{a.url}?{query}',
+        namespaces=[NS],
+        transports=['websocket'],
+        auth={
+            'protocol': a.protocol,
+            'executor_id': executor_id,
+            'workspace': os.path.realpath(a.workspace),
+            'client': 'standin/0',
+        },
+        wait_timeout=10,
+    )
+    await sio.wait()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(asyncio.run(main()))
