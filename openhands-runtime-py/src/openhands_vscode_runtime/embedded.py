@@ -39,7 +39,7 @@ class EmbeddedServer:
             socketio.ASGIApp(self.sio, socketio_path='socket.io'),
             log_level='warning',
             lifespan='off',
-            ws='websockets',
+            ws='websockets-sansio',
             ws_max_size=16 * 1024 * 1024,
             ws_ping_interval=None,
         )

@@ -1,0 +1,174 @@
+"""The runtime's side of oh-executor/1 (docs/protocol.md), driven by a raw Socket.IO client:
+handshake refusals, welcome, replacement, delegation payloads and reply acknowledgements."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+import socketio
+
+from openhands.events.action import CmdRunAction
+from openhands.events.serialization import event_to_dict
+
+from openhands_vscode_runtime.embedded import embedded_server
+from openhands_vscode_runtime.hub import NAMESPACE
+
+
+@pytest.fixture
+def hub():
+    return embedded_server().hub
+
+
+@pytest.fixture
+def channel(hub):
+    ch = hub.open_channel(
+        f'conv-{uuid.uuid4().hex[:8]}',
+        session_api_key='k3y',
+        session_settings={'no_change_timeout_seconds': 7},
+        reconnect_grace_seconds=1,
+    )
+    yield ch
+    ch.close()
+
+
+class Client:
+    """A scripted executor connection."""
+
+    def __init__(self):
+        self.sio = socketio.AsyncClient(reconnection=False)
+        self.events: list[tuple[str, object]] = []
+        self.got = asyncio.Event()
+
+        self.connect_error = None
+
+        @self.sio.on('*', namespace=NAMESPACE)
+        async def any_event(event, data):
+            self.events.append((event, data))
+            self.got.set()
+
+        @self.sio.on('connect_error', namespace=NAMESPACE)
+        async def connect_error(data):
+            self.connect_error = data
+
+    async def connect(self, query: str, auth: dict | None):
+        await self.sio.connect(
+            f'{embedded_server().url}?{query}',
+            namespaces=[NAMESPACE],
+            transports=['websocket'],
+            auth=auth,
+            wait_timeout=5,
+        )
+
+    async def wait_for(self, name: str, timeout: float = 5):
+        async def _w():
+            while not any(e == name for e, _ in self.events):
+                self.got.clear()
+                await self.got.wait()
+
+        await asyncio.wait_for(_w(), timeout)
+        return [d for e, d in self.events if e == name][-1]
+
+
+def auth(workspace='/tmp', protocol=1):
+    return {'protocol': protocol, 'executor_id': str(uuid.uuid4()), 'workspace': workspace,
+            'client': 'test/0'}
+
+
+@pytest.mark.parametrize(
+    'query_fn,auth_kw,message',
+    [
+        (lambda ch: 'latest_event_id=3', {}, 'oh-executor: conversation_id is required'),
+        (lambda ch: 'conversation_id=nobody', {}, 'oh-executor: no VsCodeRuntime for conversation nobody'),
+        (lambda ch: f'conversation_id={ch.conversation_id}&session_api_key=wrong', {},
+         'oh-executor: invalid session_api_key'),
+        (lambda ch: f'conversation_id={ch.conversation_id}', {}, 'oh-executor: invalid session_api_key'),
+        (lambda ch: f'conversation_id={ch.conversation_id}&session_api_key=k3y', {'protocol': 2},
+         'oh-executor: protocol mismatch: server speaks 1, executor sent 2'),
+    ],
+)
+def test_refusals(channel, query_fn, auth_kw, message):
+    async def go():
+        c = Client()
+        with pytest.raises(socketio.exceptions.ConnectionError):
+            await c.connect(query_fn(channel), auth(**auth_kw))
+        return str(c.connect_error)
+
+    text = asyncio.run(go())
+    assert message in text
+
+
+def test_welcome_delegation_ack_and_replacement(channel):
+    async def go():
+        a = Client()
+        await a.connect(f'conversation_id={channel.conversation_id}&session_api_key=k3y',
+                        auth('/ws/a'))
+        welcome = await a.wait_for('oh_executor_welcome')
+        assert welcome == {
+            'protocol': 1,
+            'conversation_id': channel.conversation_id,
+            'runtime_session': channel.runtime_session,
+            'session': {'no_change_timeout_seconds': 7},
+        }
+        for _ in range(100):
+            if channel.executor_connected:
+                break
+            await asyncio.sleep(0.01)
+        assert channel.workspace == '/ws/a'
+
+        action = CmdRunAction('echo hi')
+        action.set_hard_timeout(120.0, blocking=False)
+        payload = event_to_dict(action)
+        payload['timeout'] = 120.0
+        rid, fut = await asyncio.to_thread(channel.submit, payload)
+        sent = await a.wait_for('oh_event')
+        assert sent['id'] == rid and sent['action'] == 'run'
+        assert sent['args']['command'] == 'echo hi' and sent['timeout'] == 120.0
+
+        bad = await a.sio.call('oh_event', {'observation': 'run', 'content': 'x'},
+                               namespace=NAMESPACE, timeout=5)
+        assert bad['ok'] is False and 'cause' in bad['error']
+        reply = {'observation': 'run', 'content': 'hi', 'cause': rid,
+                 'extras': {'command': 'echo hi', 'metadata': {'exit_code': 0}}}
+        assert await a.sio.call('oh_event', reply, namespace=NAMESPACE, timeout=5) == {'ok': True}
+        # a duplicate reply is acknowledged and ignored
+        assert await a.sio.call('oh_event', dict(reply, content='dup'), namespace=NAMESPACE,
+                                timeout=5) == {'ok': True}
+        obs = await asyncio.wrap_future(fut)
+        assert obs.content == 'hi' and obs.exit_code == 0
+
+        b = Client()
+        await b.connect(f'conversation_id={channel.conversation_id}&session_api_key=k3y',
+                        auth('/ws/b'))
+        await b.wait_for('oh_executor_welcome')
+        await a.wait_for('oh_executor_replaced')
+        for _ in range(100):
+            if not a.sio.connected and channel.workspace == '/ws/b':
+                break
+            await asyncio.sleep(0.02)
+        assert not a.sio.connected
+        assert channel.workspace == '/ws/b'
+        await b.sio.disconnect()
+
+    asyncio.run(go())
+
+
+def test_pending_actions_are_resent_after_reconnect(channel):
+    async def go():
+        rid, fut = await asyncio.to_thread(channel.submit, {'action': 'run', 'args': {'command': 'true'}})
+        c = Client()
+        await c.connect(f'conversation_id={channel.conversation_id}&session_api_key=k3y', auth())
+        sent = await c.wait_for('oh_event')
+        assert sent['id'] == rid
+        await c.sio.call('oh_event', {'observation': 'run', 'content': '', 'cause': rid,
+                                      'extras': {'command': 'true', 'metadata': {'exit_code': 0}}},
+                         namespace=NAMESPACE, timeout=5)
+        assert (await asyncio.wrap_future(fut)).exit_code == 0
+        await c.sio.disconnect()
+        # disconnected: a new action waits for the grace period (1 s here), then fails
+        rid2, fut2 = await asyncio.to_thread(channel.submit, {'action': 'run', 'args': {'command': 'true'}})
+        obs = await asyncio.wait_for(asyncio.wrap_future(fut2), 5)
+        assert obs.content.startswith('Runtime disconnected:')
+
+    asyncio.run(go())
