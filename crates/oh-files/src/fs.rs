@@ -40,7 +40,10 @@ pub struct FsError {
 
 impl FsError {
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        FsError { code: code.into(), message: message.into() }
+        FsError {
+            code: code.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -124,7 +127,12 @@ impl FileSystem for LocalFs {
         };
         #[cfg(not(unix))]
         let mode = None;
-        Ok(FileStat { kind, size: m.len(), mtime_ms, mode })
+        Ok(FileStat {
+            kind,
+            size: m.len(),
+            mtime_ms,
+            mode,
+        })
     }
     async fn read_dir(&self, path: &str) -> Result<Vec<DirEntry>, FsError> {
         let mut rd = tokio::fs::read_dir(path).await?;
@@ -136,7 +144,10 @@ impl FileSystem for LocalFs {
                 Ok(m) if m.is_file() => FileKind::File,
                 _ => FileKind::Other,
             };
-            out.push(DirEntry { name: e.file_name().to_string_lossy().into_owned(), kind });
+            out.push(DirEntry {
+                name: e.file_name().to_string_lossy().into_owned(),
+                kind,
+            });
         }
         Ok(out)
     }

@@ -2,40 +2,407 @@
 //!
 //! Every byte the executor reads or writes goes through [`FileSystem`]; [`LocalFs`] implements it
 //! on tokio, and the Node binding implements it with JS callbacks (`vscode.workspace.fs`).
+//!
+//! Behaviour follows OpenHands 1.6.0's action execution server (`read`, `write`, `edit`) and
+//! openhands-aci 0.3.3's `OHEditor`; see `README.md` in this crate for the deviations.
+mod editor;
 mod fs;
+mod py;
+mod text;
+
 pub use fs::{DirEntry, FileKind, FileStat, FileSystem, FsError, LocalFs};
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use oh_protocol::{FileEditAction, FileReadAction, FileWriteAction, Observation};
+use oh_protocol::{
+    Extras, FileEditAction, FileReadAction, FileWriteAction, ImplSource, Observation,
+};
+use serde_json::Value;
+
+use editor::{Editor, EditorResult, InsertLine, Preloaded};
 
 /// The file half of the action execution server (read, write, OH_ACI edit), with the editor's
 /// undo history.
 pub struct FileActions {
-    #[allow(dead_code)]
     fs: Arc<dyn FileSystem>,
     #[allow(dead_code)]
     workspace_root: PathBuf,
+    editor: Editor,
+}
+
+fn read_obs(content: String, path: String, impl_source: ImplSource) -> Observation {
+    Observation {
+        content,
+        extras: Extras::Read { path, impl_source },
+    }
+}
+
+/// `read_lines(all_lines, start, end)` of `openhands/runtime/utils/files.py`.
+fn read_lines<'a>(lines: &[&'a str], start: i64, end: i64) -> Vec<&'a str> {
+    let n = lines.len() as i64;
+    let start = start.max(0).min(n);
+    let mut end = if end == -1 { -1 } else { end.max(0) };
+    end = end.min(n);
+    if end == -1 {
+        return lines[start as usize..].to_vec();
+    }
+    let begin = 0.max(start.min(n - 2));
+    let end = (begin + 1).max(end).min(n);
+    if begin >= end {
+        return Vec::new();
+    }
+    lines[begin as usize..end as usize].to_vec()
+}
+
+/// Python's `int(str)`.
+fn py_int(s: &str) -> Option<i64> {
+    let t = py::py_strip(s);
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    if digits.is_empty()
+        || digits.starts_with('_')
+        || digits.ends_with('_')
+        || digits.contains("__")
+    {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for c in digits.chars() {
+        if c == '_' {
+            continue;
+        }
+        let d = c.to_digit(10)?;
+        v = v.saturating_mul(10).saturating_add(d as i64);
+    }
+    Some(if neg { -v } else { v })
 }
 
 impl FileActions {
     pub fn new(fs: Arc<dyn FileSystem>, workspace_root: impl Into<PathBuf>) -> Self {
-        FileActions { fs, workspace_root: workspace_root.into() }
+        let workspace_root = workspace_root.into();
+        let root = workspace_root.to_string_lossy().into_owned();
+        let editor = Editor::new(
+            fs.clone(),
+            if root.starts_with('/') {
+                Some(root)
+            } else {
+                None
+            },
+        );
+        FileActions {
+            fs,
+            workspace_root,
+            editor,
+        }
     }
 
     /// `FileReadAction`; relative paths resolve against the shell's cwd.
-    pub async fn read(&self, _action: &FileReadAction, _shell_cwd: &str) -> Observation {
-        Observation::error("not implemented")
+    pub async fn read(&self, action: &FileReadAction, shell_cwd: &str) -> Observation {
+        match action.impl_source {
+            ImplSource::OhAci => self.read_oh_aci(action).await,
+            ImplSource::Default => self.read_default(action, shell_cwd).await,
+        }
+    }
+
+    async fn read_oh_aci(&self, action: &FileReadAction) -> Observation {
+        // The server's binaryornot pre-check reads the path as given; the editor then stats and
+        // reads it again. One stat and one read serve both here.
+        let norm = py::norm_path(&action.path);
+        let pre = if norm.starts_with('/') {
+            let stat = self.fs.stat(&norm).await;
+            let bytes = match &stat {
+                Ok(s) if s.kind != FileKind::Dir => self.fs.read(&norm).await.ok(),
+                _ => None,
+            };
+            if text::is_binary(&action.path, bytes.as_deref()) {
+                return Observation::error("ERROR_BINARY_FILE");
+            }
+            Some(Preloaded { stat, bytes })
+        } else {
+            if action.path.ends_with(".pyc") {
+                return Observation::error("ERROR_BINARY_FILE");
+            }
+            None
+        };
+        let vr = action.view_range.as_ref().filter(|v| !v.is_null());
+        let content = match self
+            .editor
+            .call(
+                "view",
+                &action.path,
+                None,
+                vr,
+                None,
+                None,
+                InsertLine::Missing,
+                pre,
+            )
+            .await
+        {
+            Ok(r) => r.output,
+            Err(e) => format!("ERROR:\n{e}"),
+        };
+        read_obs(content, action.path.clone(), ImplSource::OhAci)
+    }
+
+    async fn read_default(&self, action: &FileReadAction, shell_cwd: &str) -> Observation {
+        let filepath = py::join_path(shell_cwd, &action.path);
+        let working_dir = shell_cwd;
+        let bytes = match self.fs.read(&filepath).await {
+            Ok(b) => b,
+            Err(e) => {
+                if action.path.ends_with(".pyc") {
+                    return Observation::error("ERROR_BINARY_FILE");
+                }
+                return match e.code.as_str() {
+                    "ENOENT" => Observation::error(format!(
+                        "File not found: {filepath}. Your current working directory is {working_dir}."
+                    )),
+                    "EISDIR" => Observation::error(format!("Path is a directory: {filepath}. You can only read files")),
+                    _ => Observation::error(format!("Internal server error: {}", py::os_error_str(&e, &filepath))),
+                };
+            }
+        };
+        if text::is_binary(&action.path, Some(&bytes)) {
+            return Observation::error("ERROR_BINARY_FILE");
+        }
+        let lower = filepath.to_lowercase();
+        let ext = py::splitext_ext(&lower).to_string();
+        let data_url = |default_mime: &str| {
+            let mime = match ext.as_str() {
+                ".png" => "image/png",
+                ".jpg" | ".jpeg" => "image/jpeg",
+                ".bmp" => "image/bmp",
+                ".gif" => "image/gif",
+                ".mp4" => "video/mp4",
+                ".webm" => "video/webm",
+                ".ogg" => "audio/ogg",
+                ".pdf" => "application/pdf",
+                _ => default_mime,
+            };
+            format!("data:{mime};base64,{}", text::base64(&bytes))
+        };
+        if [".png", ".jpg", ".jpeg", ".bmp", ".gif"]
+            .iter()
+            .any(|s| lower.ends_with(s))
+        {
+            return read_obs(data_url("image/png"), filepath, ImplSource::Default);
+        }
+        if lower.ends_with(".pdf") {
+            return read_obs(
+                format!("data:application/pdf;base64,{}", text::base64(&bytes)),
+                filepath,
+                ImplSource::Default,
+            );
+        }
+        if [".mp4", ".webm", ".ogg"].iter().any(|s| lower.ends_with(s)) {
+            return read_obs(data_url("video/mp4"), filepath, ImplSource::Default);
+        }
+        let Ok(decoded) = std::str::from_utf8(&bytes) else {
+            return Observation::error(format!("File could not be decoded as utf-8: {filepath}."));
+        };
+        let text = text::universal_newlines(decoded);
+        let lines = text::readlines(&text);
+        let content = read_lines(&lines, action.start, action.end).concat();
+        read_obs(content, filepath, ImplSource::Default)
     }
 
     /// `FileWriteAction`; relative paths resolve against the shell's cwd.
-    pub async fn write(&self, _action: &FileWriteAction, _shell_cwd: &str) -> Observation {
-        Observation::error("not implemented")
+    pub async fn write(&self, action: &FileWriteAction, shell_cwd: &str) -> Observation {
+        let filepath = py::join_path(shell_cwd, &action.path);
+        let parts: Vec<&str> = action.content.split('\n').collect();
+        let mut inserted = String::with_capacity(action.content.len() + 1);
+        for p in &parts {
+            inserted.push_str(p);
+            inserted.push('\n');
+        }
+        let (data, is_new) = match self.fs.read(&filepath).await {
+            Ok(old) => {
+                let Ok(old) = std::str::from_utf8(&old) else {
+                    return Observation::error(format!(
+                        "File could not be decoded as utf-8: {filepath}"
+                    ));
+                };
+                let old = text::universal_newlines(old);
+                let lines = text::readlines(&old);
+                let mut out = String::with_capacity(old.len() + inserted.len());
+                if action.start != 0 {
+                    let a = py::py_slice_index(action.start, lines.len());
+                    out.push_str(&lines[..a].concat());
+                }
+                out.push_str(&inserted);
+                if action.end != -1 {
+                    let b = py::py_slice_index(action.end, lines.len());
+                    out.push_str(&lines[b..].concat());
+                }
+                (out, false)
+            }
+            Err(e) if e.code == "ENOENT" => {
+                let parent = py::dirname(&filepath);
+                if !parent.is_empty() && self.fs.stat(&parent).await.is_err() {
+                    if let Err(e) = self.fs.create_dir_all(&parent).await {
+                        return Observation::error(format!(
+                            "Internal server error: {}",
+                            py::os_error_str(&e, &parent)
+                        ));
+                    }
+                }
+                (inserted, true)
+            }
+            Err(e) if e.code == "EISDIR" => {
+                return Observation::error(format!(
+                    "Path is a directory: {filepath}. You can only write to files"
+                ));
+            }
+            Err(e) => {
+                return Observation::error(format!(
+                    "Internal server error: {}",
+                    py::os_error_str(&e, &filepath)
+                ))
+            }
+        };
+        if let Err(e) = self.fs.write(&filepath, data.as_bytes()).await {
+            return match e.code.as_str() {
+                "ENOENT" => Observation::error(format!("File not found: {filepath}")),
+                "EISDIR" => Observation::error(format!(
+                    "Path is a directory: {filepath}. You can only write to files"
+                )),
+                _ => Observation::error(format!(
+                    "Internal server error: {}",
+                    py::os_error_str(&e, &filepath)
+                )),
+            };
+        }
+        if is_new {
+            if let Err(e) = self.fs.set_mode(&filepath, 0o664).await {
+                if e.code == "EPERM" || e.code == "EACCES" {
+                    return Observation::error(format!(
+                        "File {filepath} written, but failed to change ownership and permissions: {}",
+                        py::os_error_str(&e, &filepath)
+                    ));
+                }
+            }
+        }
+        Observation {
+            content: String::new(),
+            extras: Extras::Write { path: filepath },
+        }
     }
 
     /// `FileEditAction` (OH_ACI).
-    pub async fn edit(&self, _action: &FileEditAction) -> Observation {
-        Observation::error("not implemented")
+    pub async fn edit(&self, action: &FileEditAction) -> Observation {
+        let (content, before, after) = self.run_editor(action).await;
+        let diff = oh_difflib::get_diff(
+            before.as_deref().unwrap_or(""),
+            after.as_deref().unwrap_or(""),
+            &action.path,
+        );
+        Observation {
+            content,
+            extras: Extras::Edit {
+                path: action.path.clone(),
+                prev_exist: false,
+                old_content: action.old_str.clone(),
+                new_content: action.new_str.clone(),
+                impl_source: ImplSource::OhAci,
+                diff: Some(diff),
+            },
+        }
+    }
+
+    /// `_execute_file_editor`: the wrapper text and the before/after texts.
+    async fn run_editor(
+        &self,
+        action: &FileEditAction,
+    ) -> (String, Option<String>, Option<String>) {
+        let insert_line = match &action.insert_line {
+            None | Some(Value::Null) => InsertLine::Missing,
+            Some(Value::String(s)) => match py_int(s) {
+                Some(n) => InsertLine::Int(n, n.to_string()),
+                None => {
+                    return (
+                        format!("ERROR:\nInvalid insert_line value: '{s}'. Expected an integer."),
+                        None,
+                        None,
+                    );
+                }
+            },
+            Some(Value::Bool(b)) => {
+                InsertLine::Int(i64::from(*b), if *b { "True" } else { "False" }.to_string())
+            }
+            Some(Value::Number(n)) => match n.as_i64() {
+                Some(i) => InsertLine::Int(i, i.to_string()),
+                None => {
+                    let f = n.as_f64().unwrap_or(0.0);
+                    InsertLine::Int(f as i64, py::py_float(f))
+                }
+            },
+            Some(other) => InsertLine::Uncomparable(py::py_type_name(other)),
+        };
+        let result = self
+            .editor
+            .call(
+                &action.command,
+                &action.path,
+                action.file_text.as_deref(),
+                None,
+                action.old_str.as_deref(),
+                action.new_str.as_deref(),
+                insert_line,
+                None,
+            )
+            .await;
+        match result {
+            Err(e) => (format!("ERROR:\n{e}"), None, None),
+            Ok(EditorResult { output, .. }) if output.is_empty() => (String::new(), None, None),
+            Ok(EditorResult {
+                output,
+                old_content,
+                new_content,
+            }) => (output, old_content, new_content),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn l(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn read_lines_quirks() {
+        let lines = ["l0\n", "l1\n", "l2\n", "l3\n", "l4\n"];
+        let r = |s, e| {
+            read_lines(&lines, s, e)
+                .iter()
+                .map(|x| x.trim_end().to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(r(0, -1), l(&["l0", "l1", "l2", "l3", "l4"]));
+        assert_eq!(r(2, -1), l(&["l2", "l3", "l4"]));
+        assert_eq!(r(10, -1), l(&[]));
+        assert_eq!(r(1, 3), l(&["l1", "l2"]));
+        assert_eq!(r(2, 100), l(&["l2", "l3", "l4"]));
+        assert_eq!(r(-3, 2), l(&["l0", "l1"]));
+        assert_eq!(r(4, 5), l(&["l3", "l4"]));
+        assert_eq!(r(5, 6), l(&["l3", "l4"]));
+        assert_eq!(r(3, 3), l(&["l3"]));
+        assert_eq!(r(0, 0), l(&["l0"]));
+    }
+
+    #[test]
+    fn ints() {
+        assert_eq!(py_int(" 12 "), Some(12));
+        assert_eq!(py_int("-1_0"), Some(-10));
+        assert_eq!(py_int("1__0"), None);
+        assert_eq!(py_int("x"), None);
+        assert_eq!(py_int(""), None);
     }
 }

@@ -1,0 +1,632 @@
+//! The OH_ACI editor (openhands-aci 0.3.3 `OHEditor`), over [`FileSystem`].
+//!
+//! Every command costs one `stat` and at most one whole-file `read` and one `write`; a directory
+//! view is one `read_dir` of the directory plus one per visible sub-directory.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::fs::{FileKind, FileStat, FileSystem, FsError};
+use crate::py::{self, norm_path, os_error_str, py_int_list, py_str, py_strip};
+use crate::text::{self, Encoding};
+
+const TOOL_NAME: &str = "oh_editor";
+const MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
+const MAX_HISTORY_PER_FILE: usize = 10;
+const SUPPORTED_BINARY_EXTENSIONS: [&str; 8] = [
+    ".docx", ".xlsx", ".pptx", ".pdf", ".mp3", ".wav", ".m4a", ".flac",
+];
+
+/// What the editor returns: its output and the before/after texts the server diffs.
+pub(crate) struct EditorResult {
+    pub output: String,
+    pub old_content: Option<String>,
+    pub new_content: Option<String>,
+}
+
+impl EditorResult {
+    fn output(output: String) -> Self {
+        EditorResult {
+            output,
+            old_content: None,
+            new_content: None,
+        }
+    }
+}
+
+/// `insert_line` after the server's `int()` conversion.
+#[derive(Debug, Clone)]
+pub(crate) enum InsertLine {
+    Missing,
+    /// The value and how Python prints it.
+    Int(i64, String),
+    /// A value Python cannot compare with an int (its type name).
+    Uncomparable(&'static str),
+}
+
+/// A stat/read the caller already did (the server's binary pre-check), reused by `view`.
+pub(crate) struct Preloaded {
+    pub stat: Result<FileStat, FsError>,
+    pub bytes: Option<Vec<u8>>,
+}
+
+pub(crate) struct Editor {
+    fs: Arc<dyn FileSystem>,
+    workspace_root: Option<String>,
+    history: Mutex<HashMap<String, VecDeque<Arc<str>>>>,
+}
+
+fn invalid(param: &str, value: &str, hint: &str) -> String {
+    format!("Invalid `{param}` parameter: {value}. {hint}")
+}
+
+fn missing(command: &str, param: &str) -> String {
+    format!("Parameter `{param}` is required for command: {command}.")
+}
+
+fn is_supported_binary(path: &str) -> bool {
+    let s = py::suffix(path).to_lowercase();
+    SUPPORTED_BINARY_EXTENSIONS.contains(&s.as_str())
+}
+
+/// A loaded, validated text file.
+struct Loaded {
+    enc: Encoding,
+    text: String,
+}
+
+impl Editor {
+    pub fn new(fs: Arc<dyn FileSystem>, workspace_root: Option<String>) -> Self {
+        Editor {
+            fs,
+            workspace_root,
+            history: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn push_history(&self, key: &str, text: Arc<str>) {
+        let mut h = self.history.lock().unwrap_or_else(|e| e.into_inner());
+        let q = h.entry(key.to_string()).or_default();
+        q.push_back(text);
+        while q.len() > MAX_HISTORY_PER_FILE {
+            q.pop_front();
+        }
+    }
+
+    fn pop_history(&self, key: &str) -> Option<Arc<str>> {
+        let mut h = self.history.lock().unwrap_or_else(|e| e.into_inner());
+        h.get_mut(key).and_then(|q| q.pop_back())
+    }
+
+    /// `OHEditor.__call__`; `Err` is the message the server wraps as `ERROR:\n{message}`.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn call(
+        &self,
+        command: &str,
+        raw_path: &str,
+        file_text: Option<&str>,
+        view_range: Option<&Value>,
+        old_str: Option<&str>,
+        new_str: Option<&str>,
+        insert_line: InsertLine,
+        pre: Option<Preloaded>,
+    ) -> Result<EditorResult, String> {
+        let path = norm_path(raw_path);
+        let (stat, pre_bytes) = match pre {
+            Some(p) => (p.stat, p.bytes),
+            None => {
+                if path.starts_with('/') {
+                    (self.fs.stat(&path).await, None)
+                } else {
+                    (Err(FsError::new("ENOENT", "relative")), None)
+                }
+            }
+        };
+        self.validate_path(command, &path, stat.as_ref().ok())
+            .await?;
+        let stat = stat.ok();
+        match command {
+            "view" => self.view(&path, stat, pre_bytes, view_range).await,
+            "create" => {
+                let file_text = file_text.ok_or_else(|| missing(command, "file_text"))?;
+                self.write_encoded(&path, file_text, Encoding::Utf8).await?;
+                self.push_history(&path, Arc::from(file_text));
+                Ok(EditorResult {
+                    output: format!("File created successfully at: {path}"),
+                    old_content: None,
+                    new_content: Some(file_text.to_string()),
+                })
+            }
+            "str_replace" => {
+                let old_str = old_str.ok_or_else(|| missing(command, "old_str"))?;
+                if new_str == Some(old_str) {
+                    return Err(invalid(
+                        "new_str",
+                        new_str.unwrap_or(""),
+                        "No replacement was performed. `new_str` and `old_str` must be different.",
+                    ));
+                }
+                let stat = stat.expect("validated");
+                self.str_replace(&path, &stat, old_str, new_str.unwrap_or("")).await
+            }
+            "insert" => {
+                if matches!(insert_line, InsertLine::Missing) {
+                    return Err(missing(command, "insert_line"));
+                }
+                let new_str = new_str.ok_or_else(|| missing(command, "new_str"))?;
+                let stat = stat.expect("validated");
+                self.insert(&path, &stat, insert_line, new_str).await
+            }
+            "undo_edit" => {
+                let stat = stat.expect("validated");
+                self.undo_edit(&path, &stat).await
+            }
+            other => Err(format!(
+                "Unrecognized command {other}. The allowed commands for the {TOOL_NAME} tool are: view, create, str_replace, insert, undo_edit"
+            )),
+        }
+    }
+
+    async fn validate_path(
+        &self,
+        command: &str,
+        path: &str,
+        stat: Option<&FileStat>,
+    ) -> Result<(), String> {
+        if !path.starts_with('/') {
+            let mut hint = "The path should be an absolute path, starting with `/`.".to_string();
+            if let Some(root) = &self.workspace_root {
+                let suggested = py::join_path(root, path);
+                if self.fs.stat(&suggested).await.is_ok() {
+                    hint.push_str(&format!(" Maybe you meant {suggested}?"));
+                }
+            }
+            return Err(invalid("path", path, &hint));
+        }
+        if command == "create" && stat.is_some() {
+            return Err(invalid(
+                "path",
+                path,
+                &format!("File already exists at: {path}. Cannot overwrite files using command `create`."),
+            ));
+        }
+        if command != "create" && stat.is_none() {
+            return Err(invalid(
+                "path",
+                path,
+                &format!("The path {path} does not exist. Please provide a valid path."),
+            ));
+        }
+        if command != "view" {
+            if stat.map(|s| s.kind) == Some(FileKind::Dir) {
+                return Err(invalid(
+                    "path",
+                    path,
+                    &format!("The path {path} is a directory and only the `view` command can be used on directories."),
+                ));
+            }
+            if is_supported_binary(path) {
+                return Err(invalid(
+                    "path",
+                    path,
+                    &format!(
+                        "The path {path} points to a binary file ({}) and only the `view` command can be used on supported binary files.",
+                        py::suffix(path)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `validate_file` + `read_file` in one read: size, binary check, decode.
+    async fn load(
+        &self,
+        path: &str,
+        stat: &FileStat,
+        pre: Option<Vec<u8>>,
+    ) -> Result<Loaded, String> {
+        let regular = stat.kind == FileKind::File;
+        if regular && stat.size > MAX_FILE_SIZE {
+            return Err(format!(
+                "File validation failed for {path}: File is too large ({:.1}MB). Maximum allowed size is 10MB.",
+                stat.size as f64 / 1024.0 / 1024.0
+            ));
+        }
+        let bytes = match pre {
+            Some(b) => b,
+            None => self.fs.read(path).await.map_err(|e| {
+                format!(
+                    "Ran into {} while trying to read {path}",
+                    os_error_str(&e, path)
+                )
+            })?,
+        };
+        if regular && !is_supported_binary(path) && text::is_binary(path, Some(&bytes)) {
+            return Err(format!(
+                "File validation failed for {path}: File appears to be binary and this file type cannot be read or edited by this tool."
+            ));
+        }
+        let (enc, text) = text::read_text(&bytes);
+        Ok(Loaded { enc, text })
+    }
+
+    async fn write_encoded(&self, path: &str, text: &str, enc: Encoding) -> Result<(), String> {
+        let data = enc
+            .encode(text)
+            .map_err(|e| format!("Ran into {e} while trying to write to {path}"))?;
+        self.fs.write(path, &data).await.map_err(|e| {
+            format!(
+                "Ran into {} while trying to write to {path}",
+                os_error_str(&e, path)
+            )
+        })
+    }
+
+    async fn view(
+        &self,
+        path: &str,
+        stat: Option<FileStat>,
+        pre: Option<Vec<u8>>,
+        view_range: Option<&Value>,
+    ) -> Result<EditorResult, String> {
+        let stat = stat.expect("validated");
+        if stat.kind == FileKind::Dir {
+            if view_range.is_some_and(py_truthy) {
+                return Err(invalid(
+                    "view_range",
+                    &py_str(view_range.unwrap()),
+                    "The `view_range` parameter is not allowed when `path` points to a directory.",
+                ));
+            }
+            return self.view_dir(path).await;
+        }
+        if is_supported_binary(path) {
+            let _ = self.load(path, &stat, pre).await?;
+            // Markdown conversion of office/PDF/audio files is not available in this runtime.
+            return Err(format!(
+                "Error in converting file to Markdown: conversion of {} files is not supported by this runtime. Please use Python code to read {path}",
+                py::suffix(path)
+            ));
+        }
+        let loaded = self.load(path, &stat, pre).await?;
+        let text = loaded.text;
+        let num_lines = text::count_lines(&text) as i64;
+        let vr = match view_range {
+            None => None,
+            Some(v) if !py_truthy(v) => None,
+            Some(v) => Some(v),
+        };
+        let Some(vr) = vr else {
+            return Ok(EditorResult::output(text::make_output(&text, path, 1)));
+        };
+        let bad = || {
+            invalid(
+                "view_range",
+                &py_str(vr),
+                "It should be a list of two integers.",
+            )
+        };
+        let (start, end) = match vr {
+            Value::Array(a) => {
+                let as_int = |v: &Value| match v {
+                    Value::Number(n) if !n.is_f64() => {
+                        n.as_i64().or_else(|| n.as_u64().map(|u| u as i64))
+                    }
+                    Value::Bool(b) => Some(i64::from(*b)),
+                    _ => None,
+                };
+                if a.len() != 2 {
+                    return Err(bad());
+                }
+                match (as_int(&a[0]), as_int(&a[1])) {
+                    (Some(s), Some(e)) => (s, e),
+                    _ => return Err(bad()),
+                }
+            }
+            Value::String(s) => {
+                let _ = s;
+                return Err(bad());
+            }
+            Value::Object(o) => {
+                let _ = o;
+                return Err(bad());
+            }
+            other => {
+                return Err(format!(
+                    "object of type '{}' has no len()",
+                    py::py_type_name(other)
+                ))
+            }
+        };
+        if start < 1 || start > num_lines {
+            return Err(invalid(
+                "view_range",
+                &py_str(vr),
+                &format!(
+                    "Its first element `{start}` should be within the range of lines of the file: {}.",
+                    py_int_list(&[1, num_lines])
+                ),
+            ));
+        }
+        let mut warning = None;
+        let mut end = end;
+        if end == -1 {
+            end = num_lines;
+        } else if end > num_lines {
+            warning = Some(format!("We only show up to {num_lines} since there're only {num_lines} lines in this file."));
+            end = num_lines;
+        }
+        if end < start {
+            return Err(invalid(
+                "view_range",
+                &py_str(vr),
+                &format!("Its second element `{end}` should be greater than or equal to the first element `{start}`."),
+            ));
+        }
+        let slice = text::lines_range(&text, start, end);
+        let joined = py::py_splitlines(slice).join("\n");
+        let mut output = text::make_output(&joined, path, start);
+        if let Some(w) = warning {
+            output = format!("NOTE: {w}\n{output}");
+        }
+        Ok(EditorResult::output(output))
+    }
+
+    /// `find -L {path} -maxdepth 2 -not \( -path '{path}/\.*' -o -path '{path}/*/\.*' \) | sort`
+    /// plus the depth-1 hidden count, emulated with `read_dir`.
+    async fn view_dir(&self, path: &str) -> Result<EditorResult, String> {
+        let join = |base: &str, name: &str| {
+            if base.ends_with('/') {
+                format!("{base}{name}")
+            } else {
+                format!("{base}/{name}")
+            }
+        };
+        let mut stderr = String::new();
+        let mut lines: Vec<(String, bool)> = vec![(path.to_string(), true)];
+        let mut hidden_count = 0usize;
+        match self.fs.read_dir(path).await {
+            Err(e) => {
+                stderr.push_str(&format!("find: ‘{path}’: {}\n", py::errno_of(&e.code).1));
+            }
+            Ok(entries) => {
+                let mut subdirs = Vec::new();
+                for e in entries {
+                    if e.name.starts_with('.') {
+                        hidden_count += 1;
+                        continue;
+                    }
+                    let full = join(path, &e.name);
+                    let is_dir = e.kind == FileKind::Dir;
+                    if is_dir {
+                        subdirs.push(full.clone());
+                    }
+                    lines.push((full, is_dir));
+                }
+                for sub in subdirs {
+                    match self.fs.read_dir(&sub).await {
+                        Err(e) => stderr
+                            .push_str(&format!("find: ‘{sub}’: {}\n", py::errno_of(&e.code).1)),
+                        Ok(children) => {
+                            for c in children {
+                                if c.name.starts_with('.') {
+                                    continue;
+                                }
+                                lines.push((join(&sub, &c.name), c.kind == FileKind::Dir));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if !stderr.is_empty() {
+            return Err(text::maybe_truncate(&stderr, text::GENERIC_NOTICE).into_owned());
+        }
+        lines.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        let dirs: std::collections::HashSet<&str> =
+            lines.iter().filter(|l| l.1).map(|l| l.0.as_str()).collect();
+        let mut stdout = String::new();
+        for (p, _) in &lines {
+            stdout.push_str(p);
+            stdout.push('\n');
+        }
+        let stdout = text::maybe_truncate(&stdout, text::DIRECTORY_NOTICE);
+        let stripped = py_strip(&stdout);
+        let formatted: Vec<String> = if stripped.is_empty() {
+            Vec::new()
+        } else {
+            stripped
+                .split('\n')
+                .map(|p| {
+                    if dirs.contains(p) {
+                        format!("{p}/")
+                    } else {
+                        p.to_string()
+                    }
+                })
+                .collect()
+        };
+        let mut out =
+            format!("Here's the files and directories up to 2 levels deep in {path}, excluding hidden items:\n{}", formatted.join("\n"));
+        if hidden_count > 0 {
+            out.push_str(&format!(
+                "\n\n{hidden_count} hidden files/directories in this directory are excluded. You can use 'ls -la {path}' to see them."
+            ));
+        }
+        Ok(EditorResult::output(out))
+    }
+
+    async fn str_replace(
+        &self,
+        path: &str,
+        stat: &FileStat,
+        old_str: &str,
+        new_str: &str,
+    ) -> Result<EditorResult, String> {
+        let Loaded { enc, text: content } = self.load(path, stat, None).await?;
+        let mut old_str = old_str;
+        let mut new_str = new_str;
+        let mut found = find_all(&content, old_str);
+        if found.is_empty() {
+            old_str = py_strip(old_str);
+            new_str = py_strip(new_str);
+            found = find_all(&content, old_str);
+            if found.is_empty() {
+                return Err(format!("No replacement was performed, old_str `{old_str}` did not appear verbatim in {path}."));
+            }
+        }
+        if found.len() > 1 {
+            let lines = if old_str.is_empty() {
+                (1..=text::count_newlines(&content) as i64 + 1).collect::<Vec<_>>()
+            } else {
+                let mut lines = Vec::new();
+                let mut line = 1i64;
+                let mut prev = 0usize;
+                for &pos in &found {
+                    line +=
+                        memchr::memchr_iter(b'\n', &content.as_bytes()[prev..pos]).count() as i64;
+                    prev = pos;
+                    if lines.last() != Some(&line) {
+                        lines.push(line);
+                    }
+                }
+                lines
+            };
+            return Err(format!(
+                "No replacement was performed. Multiple occurrences of old_str `{old_str}` in lines {}. Please ensure it is unique.",
+                py_int_list(&lines)
+            ));
+        }
+        let idx = found[0];
+        let line = text::count_newlines(&content[..idx]) as i64 + 1;
+        let mut new_content = String::with_capacity(content.len() + new_str.len());
+        new_content.push_str(&content[..idx]);
+        new_content.push_str(new_str);
+        new_content.push_str(&content[idx + old_str.len()..]);
+        self.write_encoded(path, &new_content, enc).await?;
+        let content: Arc<str> = Arc::from(content);
+        self.push_history(path, content.clone());
+
+        let start = (line - text::SNIPPET_CONTEXT_WINDOW).max(0);
+        let end = line + text::SNIPPET_CONTEXT_WINDOW + new_str.matches('\n').count() as i64;
+        let reread = text::universal_newlines(&new_content);
+        let snippet = text::lines_range(&reread, start + 1, end);
+        let mut output = format!("The file {path} has been edited. ");
+        output.push_str(&text::make_output(
+            snippet,
+            &format!("a snippet of {path}"),
+            start + 1,
+        ));
+        output.push_str("Review the changes and make sure they are as expected. Edit the file again if necessary.");
+        drop(reread);
+        Ok(EditorResult {
+            output,
+            old_content: Some(content.to_string()),
+            new_content: Some(new_content),
+        })
+    }
+
+    async fn insert(
+        &self,
+        path: &str,
+        stat: &FileStat,
+        insert_line: InsertLine,
+        new_str: &str,
+    ) -> Result<EditorResult, String> {
+        let Loaded { enc, text: content } = self.load(path, stat, None).await?;
+        let num_lines = text::count_lines(&content) as i64;
+        let (line, shown) = match insert_line {
+            InsertLine::Int(n, s) => (n, s),
+            InsertLine::Uncomparable(t) => {
+                return Err(format!(
+                    "'<' not supported between instances of '{t}' and 'int'"
+                ))
+            }
+            InsertLine::Missing => unreachable!(),
+        };
+        if line < 0 || line > num_lines {
+            return Err(invalid(
+                "insert_line",
+                &shown,
+                &format!(
+                    "It should be within the range of allowed values: {}",
+                    py_int_list(&[0, num_lines])
+                ),
+            ));
+        }
+        let split_at = text::line_start(&content, line as usize + 1);
+        let parts: Vec<&str> = new_str.split('\n').collect();
+        let mut new_content = String::with_capacity(content.len() + new_str.len() + 1);
+        new_content.push_str(&content[..split_at]);
+        for p in &parts {
+            new_content.push_str(p);
+            new_content.push('\n');
+        }
+        new_content.push_str(&content[split_at..]);
+        self.write_encoded(path, &new_content, enc).await?;
+        let new_content = match text::universal_newlines(&new_content) {
+            std::borrow::Cow::Borrowed(_) => new_content,
+            std::borrow::Cow::Owned(s) => s,
+        };
+        let k = parts.len() as i64;
+        let start = (line - text::SNIPPET_CONTEXT_WINDOW).max(0);
+        let end = (num_lines + k).min(line + text::SNIPPET_CONTEXT_WINDOW + k);
+        let snippet = text::lines_range(&new_content, start + 1, end);
+        let mut output = format!("The file {path} has been edited. ");
+        output.push_str(&text::make_output(
+            snippet,
+            "a snippet of the edited file",
+            (line - text::SNIPPET_CONTEXT_WINDOW + 1).max(1),
+        ));
+        output.push_str("Review the changes and make sure they are as expected (correct indentation, no duplicate lines, etc). Edit the file again if necessary.");
+        let content: Arc<str> = Arc::from(content);
+        self.push_history(path, content.clone());
+        Ok(EditorResult {
+            output,
+            old_content: Some(content.to_string()),
+            new_content: Some(new_content),
+        })
+    }
+
+    async fn undo_edit(&self, path: &str, stat: &FileStat) -> Result<EditorResult, String> {
+        let Loaded { enc, text: current } = self.load(path, stat, None).await?;
+        let old = self
+            .pop_history(path)
+            .ok_or_else(|| format!("No edit history found for {path}."))?;
+        self.write_encoded(path, &old, enc).await?;
+        let output = format!(
+            "Last edit to {path} undone successfully. {}",
+            text::make_output(&old, path, 1)
+        );
+        Ok(EditorResult {
+            output,
+            old_content: Some(current),
+            new_content: Some(old.to_string()),
+        })
+    }
+}
+
+/// Python truthiness of a JSON value.
+fn py_truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// Byte offsets of the non-overlapping occurrences of `needle`, left to right (`re.finditer`
+/// of the escaped pattern). An empty needle matches at every position; only whether there is
+/// one or more matters then, so at most two are returned.
+fn find_all(hay: &str, needle: &str) -> Vec<usize> {
+    if needle.is_empty() {
+        return if hay.is_empty() { vec![0] } else { vec![0, 1] };
+    }
+    memchr::memmem::find_iter(hay.as_bytes(), needle.as_bytes()).collect()
+}

@@ -1,0 +1,383 @@
+//! Text handling shared by the server's read/write and the editor: encodings, universal
+//! newlines, line slicing, `cat -n` framing, truncation, and binaryornot's text/binary test.
+
+use std::borrow::Cow;
+
+pub const MAX_RESPONSE_LEN_CHAR: usize = 16_000;
+pub const SNIPPET_CONTEXT_WINDOW: i64 = 4;
+
+pub const TEXT_NOTICE: &str = "<response clipped><NOTE>Due to the max output limit, only part of this file has been shown to you. You should retry this tool after you have searched inside the file with `grep -n` in order to find the line numbers of what you are looking for.</NOTE>";
+pub const DIRECTORY_NOTICE: &str = "<response clipped><NOTE>Due to the max output limit, only part of this directory has been shown to you. You should use `ls -la` instead to view large directories incrementally.</NOTE>";
+pub const GENERIC_NOTICE: &str =
+    "<response clipped><NOTE>Due to the max output limit, only part of the full response has been shown to you.</NOTE>";
+
+const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// The encoding the editor reads and writes a file in.
+///
+/// The reference asks `charset_normalizer` (confidence > 0.9, `ascii` mapped to `utf-8`).
+/// For UTF-8 and ASCII files that answer is `utf-8`, and `UTF-8-SIG` for a file that starts with a
+/// UTF-8 BOM; both are reproduced exactly. For anything that is not valid UTF-8 the reference's
+/// answer is unpredictable (cp1252, cp775, ... with mojibake); we use Latin-1 instead, which
+/// round-trips every byte of the parts of the file an edit does not touch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Utf8,
+    Utf8Sig,
+    Latin1,
+}
+
+impl Encoding {
+    pub fn detect(bytes: &[u8]) -> Encoding {
+        if let Some(rest) = bytes.strip_prefix(UTF8_BOM) {
+            if std::str::from_utf8(rest).is_ok() {
+                return Encoding::Utf8Sig;
+            }
+        }
+        if std::str::from_utf8(bytes).is_ok() {
+            Encoding::Utf8
+        } else {
+            Encoding::Latin1
+        }
+    }
+
+    /// Decode (never fails for the encoding [`Encoding::detect`] chose).
+    pub fn decode<'a>(self, bytes: &'a [u8]) -> Cow<'a, str> {
+        match self {
+            Encoding::Utf8 => String::from_utf8_lossy(bytes),
+            Encoding::Utf8Sig => {
+                String::from_utf8_lossy(bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes))
+            }
+            Encoding::Latin1 => Cow::Owned(bytes.iter().map(|&b| b as char).collect()),
+        }
+    }
+
+    /// Encode, with Python's `UnicodeEncodeError` text on failure.
+    pub fn encode(self, text: &str) -> Result<Vec<u8>, String> {
+        match self {
+            Encoding::Utf8 => Ok(text.as_bytes().to_vec()),
+            Encoding::Utf8Sig => {
+                let mut v = Vec::with_capacity(text.len() + 3);
+                v.extend_from_slice(UTF8_BOM);
+                v.extend_from_slice(text.as_bytes());
+                Ok(v)
+            }
+            Encoding::Latin1 => {
+                let chars: Vec<char> = text.chars().collect();
+                if let Some(pos) = chars.iter().position(|&c| c as u32 > 0xff) {
+                    let mut end = pos;
+                    while end + 1 < chars.len() && chars[end + 1] as u32 > 0xff {
+                        end += 1;
+                    }
+                    let ord = |c: char| {
+                        let u = c as u32;
+                        if u < 0x10000 {
+                            format!("\\u{u:04x}")
+                        } else {
+                            format!("\\U{u:08x}")
+                        }
+                    };
+                    return Err(if end == pos {
+                        format!(
+                            "'latin-1' codec can't encode character '{}' in position {pos}: ordinal not in range(256)",
+                            ord(chars[pos])
+                        )
+                    } else {
+                        format!("'latin-1' codec can't encode characters in position {pos}-{end}: ordinal not in range(256)")
+                    });
+                }
+                Ok(chars.iter().map(|&c| c as u8).collect())
+            }
+        }
+    }
+}
+
+/// Python's universal newlines on input: `\r\n` and a lone `\r` become `\n`.
+pub fn universal_newlines(s: &str) -> Cow<'_, str> {
+    if memchr::memchr(b'\r', s.as_bytes()).is_none() {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let b = s.as_bytes();
+    let mut last = 0;
+    let mut i = 0;
+    while let Some(off) = memchr::memchr(b'\r', &b[i..]) {
+        let p = i + off;
+        out.push_str(&s[last..p]);
+        out.push('\n');
+        i = if b.get(p + 1) == Some(&b'\n') {
+            p + 2
+        } else {
+            p + 1
+        };
+        last = i;
+    }
+    out.push_str(&s[last..]);
+    Cow::Owned(out)
+}
+
+/// Decode a file the way the editor reads it: detected encoding, universal newlines.
+pub fn read_text(bytes: &[u8]) -> (Encoding, String) {
+    let enc = Encoding::detect(bytes);
+    let decoded = enc.decode(bytes);
+    let text = match universal_newlines(&decoded) {
+        Cow::Borrowed(_) => decoded.into_owned(),
+        Cow::Owned(s) => s,
+    };
+    (enc, text)
+}
+
+/// Number of `\n`.
+pub fn count_newlines(s: &str) -> usize {
+    memchr::memchr_iter(b'\n', s.as_bytes()).count()
+}
+
+/// How many lines iterating the text yields (`sum(1 for _ in f)`).
+pub fn count_lines(s: &str) -> usize {
+    count_newlines(s) + usize::from(!s.is_empty() && !s.ends_with('\n'))
+}
+
+/// Byte offset where line `n` (1-based) starts; `s.len()` if there are fewer lines.
+pub fn line_start(s: &str, n: usize) -> usize {
+    if n <= 1 {
+        return 0;
+    }
+    match memchr::memchr_iter(b'\n', s.as_bytes()).nth(n - 2) {
+        Some(p) => p + 1,
+        None => s.len(),
+    }
+}
+
+/// Lines `start..=end` (1-based, each with its `\n`), as the editor's ranged `read_file`
+/// returns them.
+pub fn lines_range(s: &str, start: i64, end: i64) -> &str {
+    let start = start.max(1);
+    if end < start {
+        return "";
+    }
+    let a = line_start(s, start as usize);
+    if a >= s.len() {
+        return "";
+    }
+    let count = (end - start + 1) as usize;
+    let b = match memchr::memchr_iter(b'\n', &s.as_bytes()[a..]).nth(count - 1) {
+        Some(p) => a + p + 1,
+        None => s.len(),
+    };
+    &s[a..b]
+}
+
+/// Lines with their terminators (`readlines()`).
+pub fn readlines(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for p in memchr::memchr_iter(b'\n', s.as_bytes()) {
+        out.push(&s[start..=p]);
+        start = p + 1;
+    }
+    if start < s.len() {
+        out.push(&s[start..]);
+    }
+    out
+}
+
+/// Byte index of the `n`-th character, or `None` if the text has at most `n` characters.
+fn char_boundary_after(s: &str, n: usize) -> Option<usize> {
+    if s.len() <= n {
+        return None;
+    }
+    s.char_indices().nth(n).map(|(i, _)| i)
+}
+
+/// `maybe_truncate(text, 16000, notice)` (code points).
+pub fn maybe_truncate<'a>(s: &'a str, notice: &str) -> Cow<'a, str> {
+    match char_boundary_after(s, MAX_RESPONSE_LEN_CHAR) {
+        None => Cow::Borrowed(s),
+        Some(i) => Cow::Owned(format!("{}{}", &s[..i], notice)),
+    }
+}
+
+/// `OHEditor._make_output`.
+pub fn make_output(content: &str, description: &str, start_line: i64) -> String {
+    let content = maybe_truncate(content, TEXT_NOTICE);
+    let mut out = String::with_capacity(content.len() + content.len() / 4 + 128);
+    out.push_str("Here's the result of running `cat -n` on ");
+    out.push_str(description);
+    out.push_str(":\n");
+    for (i, line) in content.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        use std::fmt::Write;
+        let _ = write!(out, "{:6}\t", i as i64 + start_line);
+        out.push_str(line);
+    }
+    out.push('\n');
+    out
+}
+
+/// binaryornot 0.4.4 `is_binary_string` on the first 1024 bytes of a file.
+///
+/// Steps 1-4 and 6 are exact. Step 5 (`chardet.detect` with confidence > 0.9, not `ascii`,
+/// and the chunk decodes) is approximated by what chardet 5.2.0 answers for Unicode text:
+/// * a UTF-8 BOM → `UTF-8-SIG`; UTF-32 BOMs → `UTF-32`; UTF-16 BOMs → `UTF-16` (confidence 1.0);
+/// * high bytes that form valid UTF-8 (an incomplete character at the end of the chunk is
+///   allowed, as chardet's state machine allows it) with at least 4 multi-byte characters →
+///   `utf-8` (chardet's UTF-8 prober gives `1 - 0.99 * 0.5^n`, 0.938 for n = 4);
+/// * everything else (legacy 8-bit code pages, BOM-less UTF-16/32, ISO-2022 escapes) is treated
+///   as "not detected", so steps 4 and 6 decide.
+pub fn is_binary_chunk(chunk: &[u8]) -> bool {
+    if chunk.is_empty() {
+        return false;
+    }
+    let n = chunk.len() as f64;
+    let textish =
+        |b: u8| matches!(b, b'\n' | b'\r' | b'\t' | 0x0c | 0x08) || (0x20..0x7f).contains(&b);
+    let r1 = chunk.iter().filter(|&&b| !textish(b)).count() as f64 / n;
+    let r2 = chunk.iter().filter(|&&b| b < 0x7f).count() as f64 / n;
+    let likely_binary = (r1 > 0.3 && r2 < 0.05) || (r1 > 0.8 && r2 > 0.8);
+    if chardet_decodable(chunk) {
+        return false;
+    }
+    if likely_binary {
+        return true;
+    }
+    chunk.contains(&0x00) || chunk.contains(&0xff)
+}
+
+fn chardet_decodable(chunk: &[u8]) -> bool {
+    if let Some(rest) = chunk.strip_prefix(UTF8_BOM) {
+        return std::str::from_utf8(rest).is_ok();
+    }
+    if chunk.starts_with(b"\xff\xfe\x00\x00") || chunk.starts_with(b"\x00\x00\xfe\xff") {
+        return decodes_utf32(chunk);
+    }
+    if chunk.starts_with(b"\xfe\xff\x00\x00") || chunk.starts_with(b"\x00\x00\xff\xfe") {
+        return false; // X-ISO-10646-UCS-4-*: LookupError in Python
+    }
+    if chunk.starts_with(b"\xff\xfe") || chunk.starts_with(b"\xfe\xff") {
+        return decodes_utf16(chunk);
+    }
+    if !chunk.iter().any(|&b| b >= 0x80) {
+        return false; // ascii (or an escape encoding): not counted
+    }
+    // chardet's UTF-8 prober: valid sequences, a partial last character is not an error.
+    let (valid_prefix, complete) = match std::str::from_utf8(chunk) {
+        Ok(_) => (chunk.len(), true),
+        Err(e) => {
+            if e.error_len().is_some() {
+                return false;
+            }
+            (e.valid_up_to(), false)
+        }
+    };
+    let s = std::str::from_utf8(&chunk[..valid_prefix]).unwrap_or("");
+    let mb = s.chars().filter(|c| c.len_utf8() > 1).count();
+    mb >= 4 && complete
+}
+
+fn decodes_utf16(chunk: &[u8]) -> bool {
+    if chunk.len() % 2 != 0 {
+        return false;
+    }
+    let be = chunk[0] == 0xfe;
+    let units = chunk[2..].chunks(2).map(|p| {
+        if be {
+            u16::from_be_bytes([p[0], p[1]])
+        } else {
+            u16::from_le_bytes([p[0], p[1]])
+        }
+    });
+    char::decode_utf16(units).all(|r| r.is_ok())
+}
+
+fn decodes_utf32(chunk: &[u8]) -> bool {
+    if chunk.len() % 4 != 0 {
+        return false;
+    }
+    let be = chunk[0] == 0;
+    chunk[4..].chunks(4).all(|q| {
+        let u = if be {
+            u32::from_be_bytes([q[0], q[1], q[2], q[3]])
+        } else {
+            u32::from_le_bytes([q[0], q[1], q[2], q[3]])
+        };
+        char::from_u32(u).is_some()
+    })
+}
+
+/// `binaryornot.check.is_binary(name)` given the file's bytes (`None`: could not be read).
+pub fn is_binary(name: &str, bytes: Option<&[u8]>) -> bool {
+    if name.ends_with(".pyc") {
+        return true;
+    }
+    match bytes {
+        None => false,
+        Some(b) => is_binary_chunk(&b[..b.len().min(1024)]),
+    }
+}
+
+/// Standard base64 with padding.
+pub fn base64(data: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for c in data.chunks(3) {
+        let b = [c[0], *c.get(1).unwrap_or(&0), *c.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        out.push(T[(n >> 18) as usize & 63] as char);
+        out.push(T[(n >> 12) as usize & 63] as char);
+        out.push(if c.len() > 1 {
+            T[(n >> 6) as usize & 63] as char
+        } else {
+            '='
+        });
+        out.push(if c.len() > 2 {
+            T[n as usize & 63] as char
+        } else {
+            '='
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newlines() {
+        assert_eq!(universal_newlines("a\r\nb\rc\n"), "a\nb\nc\n");
+        assert_eq!(count_lines("a\nb"), 2);
+        assert_eq!(count_lines("a\nb\n"), 2);
+        assert_eq!(count_lines(""), 0);
+        assert_eq!(lines_range("a\nb\nc\n", 2, 3), "b\nc\n");
+        assert_eq!(lines_range("a\nb\nc", 2, 9), "b\nc");
+        assert_eq!(lines_range("a\nb\nc", 4, 9), "");
+        assert_eq!(lines_range("a\nb\nc", 0, 1), "a\n");
+    }
+
+    #[test]
+    fn output() {
+        assert_eq!(
+            make_output("", "p", 1),
+            "Here's the result of running `cat -n` on p:\n     1\t\n"
+        );
+        assert_eq!(
+            make_output("x\n", "p", 9),
+            "Here's the result of running `cat -n` on p:\n     9\tx\n    10\t\n"
+        );
+    }
+
+    #[test]
+    fn binary() {
+        assert!(!is_binary_chunk(b"x = 1\n"));
+        assert!(is_binary_chunk("é".as_bytes()));
+        assert!(is_binary_chunk("日本".as_bytes()));
+        assert!(!is_binary_chunk("日本語の".as_bytes()));
+        assert!(is_binary_chunk(b"a\x00b"));
+        assert!(is_binary_chunk(&"日本語".repeat(200).as_bytes()[..1024]));
+        assert!(!is_binary_chunk(&"日本語".repeat(200).as_bytes()[..1023]));
+        assert_eq!(base64(b"hello"), "aGVsbG8=");
+        assert_eq!(base64(b"hi!"), "aGkh");
+    }
+}
