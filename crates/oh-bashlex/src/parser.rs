@@ -295,8 +295,11 @@ impl<'a> Parser<'a> {
         if accepted {
             return Ok(Some(node));
         }
+        // The grammar's `EOF` terminal never matches: the tokenizer's end token is yacc's own
+        // `$end`, which is only accepted once `inputunit` is complete. So a simple list must end
+        // with a NEWLINE token (e.g. `echo a\\` + newline at the very end fails to parse).
         match self.peek_tt()? {
-            Some(Tt::Newline) | Some(Tt::Eof) => {
+            Some(Tt::Newline) => {
                 if self.tok.pstate & P_CMDSUBST != 0 {
                     self.tok.pstate |= P_EOFTOKEN;
                 }
@@ -384,8 +387,23 @@ impl<'a> Parser<'a> {
                     let mut n = Node::new(Kind::Pipeline, (t.pos.0, nt.pos.1));
                     n.parts = vec![bang, op];
                     Ok(self.add(n))
-                } else if nt.is(Tt::Newline) || nt.is(Tt::Eof) {
-                    Err(Err::new(ErrKind::Attribute))
+                } else if nt.is(Tt::Newline) {
+                    // `BANG list_terminator` with NEWLINE: the reduction (AttributeError on
+                    // None.kind) needs a lookahead that may follow a pipeline_command.
+                    self.next()?;
+                    use Tt::*;
+                    let follows = matches!(
+                        self.peek_tt()?,
+                        Some(
+                            Newline | Semicolon | Ampersand | AndAnd | OrOr | RightParen | RightCurly | Then | Do
+                                | Done | Fi | Else | Elif | Esac | SemiSemi | SemiAnd | SemiSemiAnd
+                        )
+                    );
+                    if follows {
+                        Err(Err::new(ErrKind::Attribute))
+                    } else {
+                        Err(perr())
+                    }
                 } else {
                     Err(perr())
                 }
@@ -655,7 +673,7 @@ impl<'a> Parser<'a> {
                         self.next()?;
                     }
                     match self.peek_tt()? {
-                        Some(Tt::Newline) | Some(Tt::Semicolon) | Some(Tt::Eof) => {
+                        Some(Tt::Newline) | Some(Tt::Semicolon) => {
                             self.next()?;
                         }
                         _ => return Err(perr()),
@@ -738,7 +756,7 @@ impl<'a> Parser<'a> {
                     }
                     match self.peek_tt()? {
                         Some(Tt::Semicolon) => semi = Some(self.next()?),
-                        Some(Tt::Newline) | Some(Tt::Eof) => {
+                        Some(Tt::Newline) => {
                             self.next()?;
                         }
                         _ => return Err(perr()),
