@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import load_runtime, real_executor_only
 
-from openhands.events import EventSource
+from openhands.events import EventSource, EventStream
 from openhands.events.action import (
     BrowseInteractiveAction,
     BrowseURLAction,
@@ -194,3 +194,34 @@ def test_connect_fails_clearly_when_executor_dies(temp_dir, monkeypatch):
         load_runtime(temp_dir)
     assert 'executor-broke' in str(info.value)
 
+
+
+def test_attach_to_existing_shares_the_running_runtime(runtime):
+    from openhands.core.exceptions import AgentRuntimeUnavailableError
+    from openhands.llm.llm_registry import LLMRegistry
+    from openhands.utils.async_utils import call_async_from_sync
+
+    # as ServerConversation does: a new stream object on the same conversation
+    stream = EventStream(runtime.sid, runtime.event_stream.file_store)
+    attached = VsCodeRuntime(
+        config=runtime.config,
+        event_stream=stream,
+        llm_registry=LLMRegistry(runtime.config),
+        sid=runtime.sid,
+        attach_to_existing=True,
+    )
+    call_async_from_sync(attached.connect)
+    assert attached.run_action(CmdRunAction('echo shared')).content == 'shared'
+    attached.close()  # does not close the owner's channel
+    assert runtime.run_action(CmdRunAction('echo still')).content == 'still'
+
+    lonely = VsCodeRuntime(
+        config=runtime.config,
+        llm_registry=LLMRegistry(runtime.config),
+        sid='rt_000000',
+        event_stream=EventStream('rt_000000', runtime.event_stream.file_store),
+        attach_to_existing=True,
+    )
+    with pytest.raises(AgentRuntimeUnavailableError, match='no running runtime'):
+        call_async_from_sync(lonely.connect)
+    lonely.close()

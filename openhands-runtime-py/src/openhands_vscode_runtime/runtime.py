@@ -180,11 +180,17 @@ class VsCodeRuntime(Runtime):
 
         if self.attach_to_existing:
             existing = self._hub.channel(self.sid)
-            if existing is not None:
-                # Another runtime of this conversation owns the executor: share its channel.
-                self._channel = existing
-                self._finish_connect(existing.workspace or '')
-                return
+            if existing is None:
+                # Nothing runs for this conversation, and no executor can register without a
+                # runtime waiting for it: fail now rather than block the caller.
+                raise AgentRuntimeUnavailableError(
+                    f'VsCodeRuntime: no running runtime for conversation {self.sid} to attach to'
+                )
+            # Another runtime of this conversation owns the executor: share its channel.
+            self._channel = existing
+            self._finish_connect(existing.workspace or '')
+            self.set_runtime_status(RuntimeStatus.RUNTIME_STARTED)
+            return
 
         no_change = self._no_change_timeout()
         self._channel = self._hub.open_channel(
