@@ -1,0 +1,29 @@
+import * as vscode from 'vscode';
+import type { OpenHandsContext } from './context';
+
+/** Registers the `openhands.*` commands on the context. */
+export function registerCommands(ctx: OpenHandsContext): vscode.Disposable[] {
+  const run = (id: string, f: () => unknown) => vscode.commands.registerCommand(id, f);
+  return [
+    run('openhands.start', () => ctx.executor.start()),
+    run('openhands.stop', () => ctx.executor.stop()),
+    run('openhands.reconnect', () => ctx.executor.reconnect()),
+    run('openhands.setSessionApiKey', async () => {
+      if (await ctx.secrets.prompt()) {
+        ctx.log.info('session API key updated');
+        if (ctx.executor.running || ctx.executor.snapshot.state === 'error') await ctx.executor.reconnect();
+      }
+    }),
+    run('openhands.clearSessionApiKey', async () => {
+      await ctx.secrets.clear();
+      ctx.log.info('session API key removed');
+    }),
+    run('openhands.showLogs', () => ctx.log.show()),
+    run('openhands.showTerminal', () => ctx.terminal.show(false)),
+    run('openhands.resetConsent', async () => {
+      await ctx.executor.stop('stopped: consent revoked');
+      await ctx.consent.revoke();
+      void vscode.window.showInformationMessage('OpenHands: execution consent for this workspace was revoked.');
+    }),
+  ];
+}

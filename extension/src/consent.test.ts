@@ -1,0 +1,46 @@
+import { describe, expect, it, vi } from 'vitest';
+import { CONSENT_KEY, Consent } from './consent';
+import { MemoryMemento } from './test/vscodeMock';
+
+describe('consent', () => {
+  it('never asks in an untrusted workspace', async () => {
+    const ask = vi.fn();
+    const c = new Consent(new MemoryMemento() as any, { isTrusted: () => false, ask });
+    expect(await c.ensure('ws', 'http://x')).toBe('untrusted');
+    expect(ask).not.toHaveBeenCalled();
+  });
+
+  it('asks once, remembers a yes in workspaceState', async () => {
+    const state = new MemoryMemento();
+    const ask = vi.fn().mockResolvedValue('Allow');
+    const c = new Consent(state as any, { isTrusted: () => true, ask });
+    expect(await c.ensure('ws', 'http://x')).toBe('granted');
+    expect(await c.ensure('ws', 'http://x')).toBe('granted');
+    expect(ask).toHaveBeenCalledTimes(1);
+    expect(state.get(CONSENT_KEY)).toBe(true);
+    expect(ask.mock.calls[0][0]).toContain('"ws"');
+  });
+
+  it('does not remember a no, and shares one prompt between concurrent callers', async () => {
+    const state = new MemoryMemento();
+    let answer: (v: string | undefined) => void = () => {};
+    const ask = vi.fn(() => new Promise<string | undefined>((r) => { answer = r; }));
+    const c = new Consent(state as any, { isTrusted: () => true, ask });
+    const a = c.ensure('ws', 'u');
+    const b = c.ensure('ws', 'u');
+    answer(undefined);
+    expect(await a).toBe('declined');
+    expect(await b).toBe('declined');
+    expect(ask).toHaveBeenCalledTimes(1);
+    expect(state.get(CONSENT_KEY)).toBeUndefined();
+  });
+
+  it('can be revoked', async () => {
+    const state = new MemoryMemento();
+    await state.update(CONSENT_KEY, true);
+    const c = new Consent(state as any, { isTrusted: () => true, ask: vi.fn() });
+    expect(c.granted).toBe(true);
+    await c.revoke();
+    expect(c.granted).toBe(false);
+  });
+});

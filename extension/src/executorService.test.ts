@@ -1,0 +1,141 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { ActivityLog } from './activity';
+import { DEFAULTS, type OpenHandsConfig } from './config';
+import { ConversationError } from './conversation';
+import { ExecutorService, mapNativeState, type ExecutorServiceDeps } from './executorService';
+import { Logger } from './logging';
+import type { ExecutorHooks, ExecutorOptions } from './native';
+import { resetMock } from './test/vscodeMock';
+
+class FakeExecutor {
+  static last: FakeExecutor | undefined;
+  static count = 0;
+  started = 0;
+  stopped = 0;
+  constructor(readonly options: ExecutorOptions, readonly fs: unknown, readonly hooks: ExecutorHooks) {
+    FakeExecutor.last = this;
+    FakeExecutor.count++;
+  }
+  startImpl: () => Promise<void> = async () => {};
+  async start() { this.started++; return this.startImpl(); }
+  async stop() { this.stopped++; }
+}
+
+function setup(options: Omit<Partial<ExecutorServiceDeps>, 'config'> & { config?: Partial<OpenHandsConfig> } = {}) {
+  const { config, ...over } = options;
+  const terminal = { command: vi.fn(), output: vi.fn(), exit: vi.fn(), notice: vi.fn() };
+  const notify = vi.fn();
+  const activity = new ActivityLog();
+  const deps: ExecutorServiceDeps = {
+    config: () => ({ ...DEFAULTS, ...config }),
+    sessionKey: async () => 'secret',
+    consent: async () => 'granted',
+    resolveConversation: async () => ({ id: 'conv1', created: true }),
+    loadNative: () => ({ module: { Executor: FakeExecutor as any }, file: '/x.node' }),
+    fsBridge: () => ({}) as any,
+    workspace: () => ({ root: '/ws', label: 'ws' }),
+    log: new Logger(),
+    terminal,
+    activity,
+    notify,
+    clientName: 'test',
+    ...over,
+  };
+  return { service: new ExecutorService(deps), terminal, notify, activity };
+}
+
+describe('executor service', () => {
+  beforeEach(() => {
+    resetMock();
+    FakeExecutor.last = undefined;
+    FakeExecutor.count = 0;
+  });
+
+  it('maps the addon status words', () => {
+    expect(mapNativeState('Reconnecting')).toBe('connecting');
+    expect(mapNativeState('registered')).toBe('connected');
+    expect(mapNativeState('busy')).toBe('executing');
+    expect(mapNativeState('refused')).toBe('error');
+    expect(mapNativeState('???')).toBeUndefined();
+  });
+
+  it('starts once (idempotent) with the right options', async () => {
+    const { service, terminal } = setup();
+    await Promise.all([service.start(), service.start()]);
+    await service.start();
+    expect(FakeExecutor.count).toBe(1);
+    expect(FakeExecutor.last!.options).toMatchObject({ serverUrl: 'http://localhost:3000', conversationId: 'conv1', sessionApiKey: 'secret', workspaceRoot: '/ws', client: 'test' });
+    expect(service.snapshot).toMatchObject({ state: 'connected', conversationId: 'conv1' });
+    expect(terminal.notice).toHaveBeenCalledWith(expect.stringContaining('connected'));
+  });
+
+  it('refuses in an untrusted workspace or without consent, and never loads the binary', async () => {
+    const loadNative = vi.fn();
+    const a = setup({ consent: async () => 'untrusted', loadNative });
+    await a.service.start();
+    expect(a.service.snapshot).toMatchObject({ state: 'blocked', fixes: ['trust'] });
+    const b = setup({ consent: async () => 'declined', loadNative });
+    await b.service.start();
+    expect(b.service.snapshot.state).toBe('blocked');
+    expect(loadNative).not.toHaveBeenCalled();
+  });
+
+  it('reports configuration, conversation and connect errors with fixes', async () => {
+    const a = setup({ config: { serverUrl: 'nope' } });
+    await a.service.start();
+    expect(a.service.snapshot).toMatchObject({ state: 'error', fixes: ['settings'] });
+    expect(a.notify).toHaveBeenCalledTimes(1);
+
+    const b = setup({ resolveConversation: async () => { throw new ConversationError('auth', 'HTTP 401'); } });
+    await b.service.start();
+    expect(b.service.snapshot.fixes).toEqual(['key', 'retry']);
+
+    const d = setup();
+    const orig = FakeExecutor.prototype.start;
+    FakeExecutor.prototype.start = async function () { throw new Error('oh-executor: invalid session_api_key'); };
+    await d.service.start();
+    FakeExecutor.prototype.start = orig;
+    expect(d.service.snapshot).toMatchObject({ state: 'error', fixes: ['key', 'retry'] });
+    expect(FakeExecutor.last!.stopped).toBe(1);
+    expect(d.service.running).toBe(false);
+  });
+
+  it('feeds the terminal and the activity log from the hooks, and tracks executing', async () => {
+    const { service, terminal, activity } = setup();
+    await service.start();
+    const hooks = FakeExecutor.last!.hooks;
+    hooks.onAction!({ id: 7, action: 'run', args: { command: 'echo hi' } });
+    expect(service.snapshot.state).toBe('executing');
+    expect(terminal.command).toHaveBeenCalledWith('echo hi');
+    hooks.onTerminalData!('hi\n');
+    expect(terminal.output).toHaveBeenCalledWith('hi\n');
+    hooks.onObservation!(JSON.stringify({ cause: 7, observation: 'run', content: 'hi', extras: { metadata: { exit_code: 0 } } }));
+    expect(terminal.exit).toHaveBeenCalledWith(0);
+    expect(service.snapshot.state).toBe('connected');
+    expect(activity.items[0]).toMatchObject({ id: 7, status: 'ok' });
+    hooks.onStatus!({ state: 'reconnecting', message: 'socket closed' });
+    expect(service.snapshot).toMatchObject({ state: 'connecting', message: 'socket closed' });
+    hooks.onStatus!({ state: 'error', message: 'oh-executor: no VsCodeRuntime for conversation conv1' });
+    expect(service.snapshot).toMatchObject({ state: 'error', fixes: ['settings', 'retry'] });
+  });
+
+  it('stop and reconnect replace the executor and ignore the old hooks', async () => {
+    const { service, terminal } = setup();
+    await service.start();
+    const first = FakeExecutor.last!;
+    await service.reconnect();
+    expect(first.stopped).toBe(1);
+    expect(FakeExecutor.count).toBe(2);
+    first.hooks.onTerminalData!('stale');
+    expect(terminal.output).not.toHaveBeenCalled();
+    await service.stop();
+    expect(service.snapshot.state).toBe('stopped');
+    expect(FakeExecutor.last!.stopped).toBe(1);
+  });
+
+  it('blocks without a workspace folder', async () => {
+    const { service } = setup({ workspace: () => undefined });
+    await service.start();
+    expect(service.snapshot.state).toBe('blocked');
+  });
+});

@@ -1,0 +1,275 @@
+import * as vscode from 'vscode';
+import type { ActivityLog } from './activity';
+import type { AgentTerminal } from './agentTerminal';
+import { validateConfig, type OpenHandsConfig } from './config';
+import type { ConsentResult } from './consent';
+import { ConversationError } from './conversation';
+import type { FsCallbacks } from './fsBridge';
+import type { Logger } from './logging';
+import type { ExecutorHooks, ExecutorOptions, NativeExecutor, NativeModule, NativeStatus } from './native';
+import { classify, type Fix, type UserError } from './userErrors';
+
+export type ExecutorState = 'stopped' | 'starting' | 'connecting' | 'connected' | 'executing' | 'error' | 'blocked';
+
+export interface ExecutorSnapshot {
+  state: ExecutorState;
+  /** Why the state is what it is (an error, "waiting for consent", the reconnect reason...). */
+  message?: string;
+  fixes?: Fix[];
+  serverUrl: string;
+  conversationId?: string;
+  workspaceRoot?: string;
+  since: number;
+}
+
+/** Everything the service needs, injected so unit tests can replace each part. */
+export interface ExecutorServiceDeps {
+  config: () => OpenHandsConfig;
+  sessionKey: () => Thenable<string | undefined>;
+  consent: (workspaceLabel: string, serverUrl: string) => Promise<ConsentResult>;
+  resolveConversation: (config: OpenHandsConfig, key: string | undefined) => Promise<{ id: string; created: boolean }>;
+  loadNative: () => { module: NativeModule; file: string };
+  fsBridge: () => FsCallbacks;
+  workspace: () => { root: string; label: string } | undefined;
+  log: Logger;
+  terminal: Pick<AgentTerminal, 'command' | 'output' | 'exit' | 'notice'>;
+  activity: Pick<ActivityLog, 'action' | 'observation' | 'running'>;
+  notify: (error: UserError) => void;
+  clientName: string;
+}
+
+/** Maps the addon's status words onto the extension's states. */
+export function mapNativeState(state: string): ExecutorState | undefined {
+  switch (state.toLowerCase()) {
+    case 'connecting':
+    case 'reconnecting':
+    case 'disconnected':
+      return 'connecting';
+    case 'connected':
+    case 'registered':
+    case 'welcome':
+    case 'idle':
+    case 'ready':
+      return 'connected';
+    case 'executing':
+    case 'busy':
+    case 'running':
+      return 'executing';
+    case 'error':
+    case 'refused':
+    case 'failed':
+      return 'error';
+    case 'stopped':
+    case 'closed':
+      return 'stopped';
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Owns the native executor's lifecycle: gate (trust, consent, config), conversation, key, then
+ * `new Executor(...).start()`. `start()` is idempotent; `stop()` always leaves it stopped.
+ */
+export class ExecutorService implements vscode.Disposable {
+  private executor: NativeExecutor | undefined;
+  private starting: Promise<void> | undefined;
+  private generation = 0;
+  private snap: ExecutorSnapshot;
+  private readonly emitter = new vscode.EventEmitter<ExecutorSnapshot>();
+  readonly onDidChange = this.emitter.event;
+
+  constructor(private readonly deps: ExecutorServiceDeps) {
+    this.snap = { state: 'stopped', serverUrl: deps.config().serverUrl, since: Date.now() };
+  }
+
+  get snapshot(): ExecutorSnapshot {
+    return this.snap;
+  }
+
+  get running(): boolean {
+    return this.executor !== undefined || this.starting !== undefined;
+  }
+
+  /** Starts the executor unless it is already starting or running. */
+  start(): Promise<void> {
+    if (this.starting) return this.starting;
+    if (this.executor) return Promise.resolve();
+    const generation = ++this.generation;
+    this.starting = this.doStart(generation).finally(() => {
+      if (this.generation === generation) this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  async stop(reason = 'stopped'): Promise<void> {
+    this.generation++;
+    this.starting = undefined;
+    const executor = this.executor;
+    this.executor = undefined;
+    if (executor) {
+      try {
+        await executor.stop();
+      } catch (e) {
+        this.deps.log.warn(`stopping the executor failed: ${(e as Error).message}`);
+      }
+      this.deps.terminal.notice(`executor ${reason}`);
+      this.deps.log.info(`executor ${reason}`);
+    }
+    this.update({ state: 'stopped', message: undefined, fixes: undefined });
+  }
+
+  async reconnect(): Promise<void> {
+    await this.stop('stopped for reconnect');
+    await this.start();
+  }
+
+  private async doStart(generation: number): Promise<void> {
+    const d = this.deps;
+    const config = d.config();
+    this.update({ state: 'starting', message: undefined, fixes: undefined, serverUrl: config.serverUrl });
+    const current = () => this.generation === generation;
+    try {
+      const ws = d.workspace();
+      if (!ws) {
+        this.update({ state: 'blocked', message: 'Open a folder: the agent needs a workspace to work in.', fixes: [] });
+        return;
+      }
+      const problem = validateConfig(config);
+      if (problem) return this.fail({ message: problem, fixes: ['settings'] });
+
+      const consent = await d.consent(ws.label, config.serverUrl);
+      if (!current()) return;
+      if (consent === 'untrusted') {
+        this.update({ state: 'blocked', message: 'This workspace is not trusted: OpenHands never executes in an untrusted workspace.', fixes: ['trust'] });
+        return;
+      }
+      if (consent === 'declined') {
+        this.update({ state: 'blocked', message: 'Execution was not allowed for this workspace.', fixes: ['consent'] });
+        return;
+      }
+
+      const { module, file } = d.loadNative();
+      d.log.info(`loaded executor binary ${file}`);
+      const key = (await d.sessionKey()) || undefined;
+      const conversation = await d.resolveConversation(config, key);
+      if (!current()) return;
+      d.log.info(`${conversation.created ? 'created' : 'using'} conversation ${conversation.id} on ${config.serverUrl}`);
+      this.update({ state: 'connecting', conversationId: conversation.id, workspaceRoot: ws.root });
+
+      const options: ExecutorOptions = {
+        serverUrl: config.serverUrl,
+        conversationId: conversation.id,
+        sessionApiKey: key,
+        workspaceRoot: ws.root,
+        noChangeTimeoutSeconds: config.noChangeTimeoutSeconds,
+        client: d.clientName,
+      };
+      if (config.shell) options.shell = config.shell;
+      const executor = new module.Executor(options, d.fsBridge(), this.hooks(generation));
+      this.executor = executor;
+      await executor.start();
+      if (!current()) {
+        await executor.stop().catch(() => undefined);
+        return;
+      }
+      if (this.snap.state === 'connecting' || this.snap.state === 'starting') this.update({ state: 'connected', message: undefined });
+      d.terminal.notice(`connected to ${config.serverUrl} (conversation ${conversation.id})`);
+    } catch (e) {
+      if (!current()) return;
+      const executor = this.executor;
+      this.executor = undefined;
+      await executor?.stop().catch(() => undefined);
+      const message = (e as Error).message ?? String(e);
+      if (e instanceof ConversationError) {
+        const fixes: Fix[] = e.kind === 'auth' ? ['key', 'retry'] : e.kind === 'config' ? ['settings'] : ['settings', 'retry'];
+        return this.fail({ message, fixes });
+      }
+      return this.fail(classify(message));
+    }
+  }
+
+  private hooks(generation: number): ExecutorHooks {
+    const d = this.deps;
+    const live = () => this.generation === generation;
+    return {
+      onTerminalData: (data) => {
+        if (live()) d.terminal.output(String(data));
+      },
+      onLog: (record) => {
+        d.log.record(record?.level, record?.target, String(record?.message ?? ''));
+      },
+      onStatus: (status) => {
+        if (live()) this.onNativeStatus(status);
+      },
+      onAction: (event) => {
+        if (!live()) return;
+        const e = toObject(event);
+        if (!e) return;
+        d.activity.action(e);
+        if (e.action === 'run') {
+          const args = (e.args ?? {}) as Record<string, unknown>;
+          if (args.is_input === true) d.terminal.notice(`input: ${String(args.command ?? '')}`);
+          else d.terminal.command(String(args.command ?? ''));
+        }
+        if (this.snap.state === 'connected') this.update({ state: 'executing' });
+      },
+      onObservation: (event) => {
+        if (!live()) return;
+        const e = toObject(event);
+        if (!e) return;
+        d.activity.observation(e);
+        if (e.observation === 'run') {
+          const extras = (e.extras ?? {}) as Record<string, unknown>;
+          const metadata = (extras.metadata ?? {}) as Record<string, unknown>;
+          const code = Number(metadata.exit_code);
+          d.terminal.exit(Number.isFinite(code) && code >= 0 ? code : undefined);
+        }
+        if (this.snap.state === 'executing' && d.activity.running === 0) this.update({ state: 'connected' });
+      },
+    };
+  }
+
+  private onNativeStatus(status: NativeStatus | string): void {
+    const s = typeof status === 'string' ? { state: status } : status;
+    const state = mapNativeState(String(s?.state ?? ''));
+    if (!state) {
+      this.deps.log.debug(`executor status ${JSON.stringify(s)}`);
+      return;
+    }
+    if (state === 'error') {
+      this.fail(classify(s.message ?? 'the executor reported an error'));
+      return;
+    }
+    if (state === 'connecting' && this.snap.state !== 'connecting') this.deps.log.info(`executor ${s.state}${s.message ? `: ${s.message}` : ''}`);
+    this.update({ state, message: s.message, fixes: undefined });
+  }
+
+  private fail(error: UserError): void {
+    this.deps.log.error(error.message);
+    this.update({ state: 'error', message: error.message, fixes: error.fixes });
+    this.deps.notify(error);
+  }
+
+  private update(patch: Partial<ExecutorSnapshot>): void {
+    const stateChanged = patch.state !== undefined && patch.state !== this.snap.state;
+    this.snap = { ...this.snap, ...patch, since: stateChanged ? Date.now() : this.snap.since };
+    this.emitter.fire(this.snap);
+  }
+
+  dispose(): void {
+    void this.stop('disposed');
+    this.emitter.dispose();
+  }
+}
+
+function toObject(event: unknown): Record<string, unknown> | undefined {
+  if (typeof event === 'string') {
+    try {
+      return JSON.parse(event) as Record<string, unknown>;
+    } catch {
+      return undefined;
+    }
+  }
+  return event && typeof event === 'object' ? (event as Record<string, unknown>) : undefined;
+}

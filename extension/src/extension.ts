@@ -1,0 +1,36 @@
+import * as vscode from 'vscode';
+import { registerCommands } from './commands';
+import { OpenHandsContext } from './context';
+import type { ExecutorSnapshot } from './executorService';
+import type { ActivityEntry } from './activity';
+
+/** What `vscode.extensions.getExtension('openhands.openhands-tab').exports` offers. */
+export interface OpenHandsApi {
+  readonly snapshot: ExecutorSnapshot;
+  readonly onDidChange: vscode.Event<ExecutorSnapshot>;
+  readonly actions: readonly ActivityEntry[];
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function activate(context: vscode.ExtensionContext): OpenHandsApi {
+  const ctx = new OpenHandsContext(context);
+  context.subscriptions.push(ctx, ...registerCommands(ctx));
+  ctx.log.info(`OpenHands extension ${context.extension?.packageJSON?.version ?? ''} activated (VS Code ${vscode.version}, ${process.platform}-${process.arch}, Node ${process.version})`);
+  if (ctx.config.current.autoStart) void ctx.executor.start();
+  return {
+    get snapshot() {
+      return ctx.executor.snapshot;
+    },
+    onDidChange: ctx.executor.onDidChange,
+    get actions() {
+      return ctx.activity.items;
+    },
+    start: () => ctx.executor.start(),
+    stop: () => ctx.executor.stop(),
+  };
+}
+
+export function deactivate(): void {
+  // Everything is disposed through context.subscriptions.
+}

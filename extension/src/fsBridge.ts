@@ -1,0 +1,173 @@
+import * as vscode from 'vscode';
+import type { Logger } from './logging';
+
+/**
+ * The file callbacks handed to the native executor. Every file action of the agent goes through
+ * `vscode.workspace.fs`, so VS Code's file service, watchers, the explorer and open editors see
+ * it (see README.md, "How agent edits reach your editors").
+ */
+export interface FsCallbacks {
+  readFile(path: string): Promise<Uint8Array>;
+  writeFile(path: string, data: Uint8Array): Promise<void>;
+  stat(path: string): Promise<FsStat>;
+  readDirectory(path: string): Promise<Array<[string, FsEntryType]>>;
+  createDirectory(path: string): Promise<void>;
+  delete(path: string, recursive?: boolean): Promise<void>;
+  rename(from: string, to: string, overwrite?: boolean): Promise<void>;
+}
+
+export type FsEntryType = 'file' | 'directory' | 'symlink' | 'unknown';
+
+export interface FsStat {
+  type: FsEntryType;
+  isFile: boolean;
+  isDirectory: boolean;
+  isSymlink: boolean;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  readonly: boolean;
+}
+
+/** errno-style codes the Rust side maps to OpenHands' error messages. */
+const CODE_MAP: Record<string, string> = {
+  FileNotFound: 'ENOENT',
+  EntryNotFound: 'ENOENT',
+  FileExists: 'EEXIST',
+  EntryExists: 'EEXIST',
+  FileNotADirectory: 'ENOTDIR',
+  EntryNotADirectory: 'ENOTDIR',
+  FileIsADirectory: 'EISDIR',
+  EntryIsADirectory: 'EISDIR',
+  NoPermissions: 'EACCES',
+  Unavailable: 'EAGAIN',
+};
+
+/** Turns any error from vscode.workspace.fs into an Error with an errno-style `code`. */
+export function toFsError(e: unknown, op: string, path: string): Error & { code: string } {
+  const err = e as { code?: string; message?: string; name?: string };
+  let code = err?.code && CODE_MAP[err.code] ? CODE_MAP[err.code] : undefined;
+  if (!code && typeof err?.code === 'string' && /^E[A-Z]+$/.test(err.code)) code = err.code;
+  if (!code) {
+    const m = /\b(ENOENT|EEXIST|ENOTDIR|EISDIR|EACCES|EPERM|ENOTEMPTY)\b/.exec(`${err?.message ?? ''} ${err?.name ?? ''}`);
+    if (m) code = m[1];
+    else if (/\((FileNotFound|EntryNotFound)\)/.test(`${err?.message ?? ''}`)) code = 'ENOENT';
+  }
+  const out = new Error(`${op} ${path}: ${err?.message ?? String(e)}`) as Error & { code: string };
+  out.code = code ?? 'EIO';
+  return out;
+}
+
+export function entryType(type: vscode.FileType): FsEntryType {
+  if (type & vscode.FileType.Directory) return 'directory';
+  if (type & vscode.FileType.File) return 'file';
+  if (type & vscode.FileType.SymbolicLink) return 'symlink';
+  return 'unknown';
+}
+
+export interface FsBridgeOptions {
+  fs?: vscode.FileSystem;
+  log?: Logger;
+  /** How long a write waits for an open, unmodified editor of that file to show the new text. */
+  editorSyncTimeoutMs?: number;
+  /** Called when the agent wrote a file that has unsaved changes in an editor. */
+  onDirtyConflict?: (uri: vscode.Uri) => void;
+  /** Called after each successful write (the view lists recently changed files). */
+  onDidWrite?: (uri: vscode.Uri) => void;
+}
+
+const decoder = new TextDecoder('utf-8');
+
+export function createFsBridge(options: FsBridgeOptions = {}): FsCallbacks {
+  const fs = options.fs ?? vscode.workspace.fs;
+  const log = options.log;
+  const syncTimeout = options.editorSyncTimeoutMs ?? 2000;
+
+  const wrap = async <T>(op: string, path: string, f: () => Thenable<T> | Promise<T>): Promise<T> => {
+    try {
+      return await f();
+    } catch (e) {
+      const err = toFsError(e, op, path);
+      log?.debug(`fs ${op} ${path} failed: ${err.code} ${err.message}`);
+      throw err;
+    }
+  };
+
+  return {
+    readFile: (path) => wrap('readFile', path, async () => fs.readFile(vscode.Uri.file(path))),
+
+    writeFile: (path, data) =>
+      wrap('writeFile', path, async () => {
+        const uri = vscode.Uri.file(path);
+        const doc = openDocument(uri);
+        const wasDirty = doc?.isDirty ?? false;
+        const editorSynced = doc && !wasDirty ? waitForEditor(doc, data, syncTimeout) : undefined;
+        await fs.writeFile(uri, data);
+        options.onDidWrite?.(uri);
+        if (wasDirty) {
+          log?.warn(`agent wrote ${path}, which has unsaved changes in an editor`);
+          options.onDirtyConflict?.(uri);
+        } else if (editorSynced && !(await editorSynced)) {
+          log?.warn(`the editor of ${path} did not pick up the agent's write within ${syncTimeout} ms`);
+        }
+      }),
+
+    stat: (path) =>
+      wrap('stat', path, async () => {
+        const s = await fs.stat(vscode.Uri.file(path));
+        return {
+          type: entryType(s.type),
+          isFile: (s.type & vscode.FileType.File) !== 0,
+          isDirectory: (s.type & vscode.FileType.Directory) !== 0,
+          isSymlink: (s.type & vscode.FileType.SymbolicLink) !== 0,
+          size: s.size,
+          mtimeMs: s.mtime,
+          ctimeMs: s.ctime,
+          readonly: ((s.permissions ?? 0) & 1) !== 0,
+        };
+      }),
+
+    readDirectory: (path) =>
+      wrap('readDirectory', path, async () => {
+        const entries = await fs.readDirectory(vscode.Uri.file(path));
+        return entries.map(([name, type]) => [name, entryType(type)] as [string, FsEntryType]);
+      }),
+
+    createDirectory: (path) => wrap('createDirectory', path, async () => fs.createDirectory(vscode.Uri.file(path))),
+
+    delete: (path, recursive = false) =>
+      wrap('delete', path, async () => fs.delete(vscode.Uri.file(path), { recursive, useTrash: false })),
+
+    rename: (from, to, overwrite = false) =>
+      wrap('rename', from, async () => fs.rename(vscode.Uri.file(from), vscode.Uri.file(to), { overwrite })),
+  };
+}
+
+function openDocument(uri: vscode.Uri): vscode.TextDocument | undefined {
+  const key = uri.toString();
+  return vscode.workspace.textDocuments.find((d) => !d.isClosed && d.uri.toString() === key);
+}
+
+/**
+ * Resolves true once the open document shows `data` (VS Code reloads an unmodified document when
+ * its file service reports the change), false after `timeoutMs`.
+ */
+function waitForEditor(doc: vscode.TextDocument, data: Uint8Array, timeoutMs: number): Promise<boolean> {
+  const expected = decoder.decode(data).replace(/\r\n/g, '\n');
+  const matches = () => doc.getText().replace(/\r\n/g, '\n') === expected;
+  if (matches()) return Promise.resolve(true); // nothing will change in the editor
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = (ok: boolean) => {
+      if (done) return;
+      done = true;
+      sub.dispose();
+      clearTimeout(timer);
+      resolve(ok);
+    };
+    const sub = vscode.workspace.onDidChangeTextDocument((e) => {
+      if (e.document === doc && matches()) finish(true);
+    });
+    const timer = setTimeout(() => finish(matches()), timeoutMs);
+  });
+}

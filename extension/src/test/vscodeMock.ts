@@ -1,0 +1,193 @@
+/**
+ * A small stand-in for the `vscode` module, enough for the unit tests of the glue code.
+ * Tests reach the recorded calls through `mock` and reset it with `resetMock()`.
+ */
+type Listener<T> = (e: T) => unknown;
+
+export class EventEmitter<T> {
+  private listeners = new Set<Listener<T>>();
+  event = (listener: Listener<T>) => {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  };
+  fire(e: T): void {
+    for (const l of [...this.listeners]) l(e);
+  }
+  dispose(): void {
+    this.listeners.clear();
+  }
+}
+
+export class Disposable {
+  constructor(private readonly f: () => void) {}
+  dispose(): void {
+    this.f();
+  }
+}
+
+export class Uri {
+  private constructor(readonly scheme: string, readonly fsPath: string) {}
+  get path() {
+    return this.fsPath;
+  }
+  static file(p: string): Uri {
+    return new Uri('file', p);
+  }
+  static joinPath(base: Uri, ...parts: string[]): Uri {
+    return new Uri(base.scheme, [base.fsPath, ...parts].join('/'));
+  }
+  toString(): string {
+    return `${this.scheme}://${this.fsPath}`;
+  }
+}
+
+export enum FileType { Unknown = 0, File = 1, Directory = 2, SymbolicLink = 64 }
+export enum StatusBarAlignment { Left = 1, Right = 2 }
+export class ThemeIcon { constructor(readonly id: string) {} }
+export class ThemeColor { constructor(readonly id: string) {} }
+
+export class FileSystemError extends Error {
+  constructor(message: string, readonly code: string) {
+    super(message);
+  }
+  static FileNotFound(p?: unknown) { return new FileSystemError(`${p} (FileNotFound)`, 'FileNotFound'); }
+  static FileExists(p?: unknown) { return new FileSystemError(`${p} (FileExists)`, 'FileExists'); }
+  static FileIsADirectory(p?: unknown) { return new FileSystemError(`${p} (FileIsADirectory)`, 'FileIsADirectory'); }
+}
+
+export interface MockLog { level: string; message: string }
+
+function makeMock() {
+  const state = {
+    logs: [] as MockLog[],
+    terminals: [] as Array<{ name: string; pty: any; shown: number; disposed: boolean }>,
+    warnings: [] as Array<{ message: string; items: unknown[] }>,
+    errors: [] as Array<{ message: string; items: string[] }>,
+    warningAnswer: undefined as string | undefined,
+    errorAnswer: undefined as string | undefined,
+    inputAnswer: undefined as string | undefined,
+    commands: [] as Array<{ id: string; args: unknown[] }>,
+    registered: new Map<string, (...a: unknown[]) => unknown>(),
+    config: {} as Record<string, unknown>,
+    isTrusted: true,
+    files: new Map<string, Uint8Array>(),
+    textDocuments: [] as any[],
+    statusItems: [] as any[],
+    onDidChangeTextDocument: new EventEmitter<any>(),
+    onDidChangeConfiguration: new EventEmitter<any>(),
+    onDidGrantWorkspaceTrust: new EventEmitter<void>(),
+  };
+  return state;
+}
+
+export let mock = makeMock();
+export function resetMock(): void {
+  mock = makeMock();
+}
+
+export const window = {
+  createOutputChannel(_name: string, _opts?: unknown) {
+    const log = (level: string) => (message: unknown) => mock.logs.push({ level, message: String(message instanceof Error ? message.message : message) });
+    return { trace: log('trace'), debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error'), show() {}, dispose() {} };
+  },
+  createTerminal(options: { name: string; pty: any }) {
+    const t = { name: options.name, pty: options.pty, shown: 0, disposed: false };
+    mock.terminals.push(t);
+    return { name: options.name, show: () => { t.shown++; }, dispose: () => { t.disposed = true; } };
+  },
+  async showWarningMessage(message: string, ...items: unknown[]) {
+    mock.warnings.push({ message, items });
+    return mock.warningAnswer;
+  },
+  async showErrorMessage(message: string, ...items: string[]) {
+    mock.errors.push({ message, items });
+    return mock.errorAnswer;
+  },
+  async showInformationMessage() { return undefined; },
+  async showInputBox() { return mock.inputAnswer; },
+  createStatusBarItem() {
+    const item = { text: '', tooltip: '', backgroundColor: undefined as unknown, command: '', name: '', visible: false, show() { item.visible = true; }, dispose() {} };
+    mock.statusItems.push(item);
+    return item;
+  },
+  registerWebviewViewProvider() { return new Disposable(() => {}); },
+};
+
+export const commands = {
+  async executeCommand(id: string, ...args: unknown[]) {
+    mock.commands.push({ id, args });
+    return mock.registered.get(id)?.(...args);
+  },
+  registerCommand(id: string, f: (...a: unknown[]) => unknown) {
+    mock.registered.set(id, f);
+    return new Disposable(() => mock.registered.delete(id));
+  },
+};
+
+const fs = {
+  async readFile(uri: Uri) {
+    const data = mock.files.get(uri.fsPath);
+    if (!data) throw FileSystemError.FileNotFound(uri.toString());
+    return data;
+  },
+  async writeFile(uri: Uri, data: Uint8Array) { mock.files.set(uri.fsPath, data); },
+  async stat(uri: Uri) {
+    const data = mock.files.get(uri.fsPath);
+    if (data) return { type: FileType.File, size: data.length, mtime: 2, ctime: 1 };
+    if ([...mock.files.keys()].some((k) => k.startsWith(`${uri.fsPath}/`))) return { type: FileType.Directory, size: 0, mtime: 2, ctime: 1 };
+    throw FileSystemError.FileNotFound(uri.toString());
+  },
+  async readDirectory(uri: Uri) {
+    const prefix = `${uri.fsPath}/`;
+    const names = new Map<string, FileType>();
+    for (const k of mock.files.keys()) {
+      if (!k.startsWith(prefix)) continue;
+      const rest = k.slice(prefix.length);
+      const [head, ...tail] = rest.split('/');
+      names.set(head, tail.length ? FileType.Directory : FileType.File);
+    }
+    return [...names.entries()];
+  },
+  async createDirectory() {},
+  async delete(uri: Uri) {
+    if (!mock.files.delete(uri.fsPath)) throw FileSystemError.FileNotFound(uri.toString());
+  },
+  async rename(from: Uri, to: Uri, opts?: { overwrite?: boolean }) {
+    const data = mock.files.get(from.fsPath);
+    if (!data) throw FileSystemError.FileNotFound(from.toString());
+    if (mock.files.has(to.fsPath) && !opts?.overwrite) throw FileSystemError.FileExists(to.toString());
+    mock.files.delete(from.fsPath);
+    mock.files.set(to.fsPath, data);
+  },
+};
+
+export const workspace = {
+  fs,
+  get isTrusted() { return mock.isTrusted; },
+  get textDocuments() { return mock.textDocuments; },
+  get workspaceFolders() { return [{ uri: Uri.file('/ws'), name: 'ws', index: 0 }]; },
+  onDidChangeTextDocument: (l: Listener<any>) => mock.onDidChangeTextDocument.event(l),
+  onDidChangeConfiguration: (l: Listener<any>) => mock.onDidChangeConfiguration.event(l),
+  onDidGrantWorkspaceTrust: (l: Listener<void>) => mock.onDidGrantWorkspaceTrust.event(l),
+  getConfiguration(section: string) {
+    return { get: <T>(key: string, def: T): T => (`${section}.${key}` in mock.config ? (mock.config[`${section}.${key}`] as T) : def) };
+  },
+  asRelativePath(p: Uri | string) { return typeof p === 'string' ? p : p.fsPath; },
+};
+
+export const version = '1.99.0-mock';
+
+/** An in-memory Memento (workspaceState). */
+export class MemoryMemento {
+  private readonly data = new Map<string, unknown>();
+  get<T>(key: string, def?: T): T | undefined {
+    return this.data.has(key) ? (this.data.get(key) as T) : def;
+  }
+  async update(key: string, value: unknown): Promise<void> {
+    if (value === undefined) this.data.delete(key);
+    else this.data.set(key, value);
+  }
+  keys(): readonly string[] {
+    return [...this.data.keys()];
+  }
+}

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { statusLook } from './statusBar';
+import { classify } from './userErrors';
+import { buildViewModel, formatDuration, renderHtml } from './view';
+import { parseLevel } from './logging';
+
+const snap = (state: any, extra = {}) => ({ state, serverUrl: 'http://s', since: 0, ...extra });
+
+describe('status bar', () => {
+  it('shows connected / executing / error', () => {
+    expect(statusLook(snap('connected', { conversationId: 'c' }))).toMatchObject({ text: '$(check) OpenHands', tooltip: expect.stringContaining('conversation c') });
+    expect(statusLook(snap('executing')).text).toContain('executing');
+    expect(statusLook(snap('error', { message: 'boom' }))).toMatchObject({ background: 'statusBarItem.errorBackground', tooltip: 'OpenHands: boom' });
+  });
+});
+
+describe('errors', () => {
+  it('offers the right fixes', () => {
+    expect(classify('oh-executor: invalid session_api_key').fixes).toEqual(['key', 'retry']);
+    expect(classify('oh-executor: no VsCodeRuntime for conversation x').fixes).toEqual(['settings', 'retry']);
+    expect(classify('connect ECONNREFUSED 127.0.0.1:3000').fixes).toEqual(['settings', 'retry']);
+    expect(classify('oh-executor: protocol mismatch: server speaks 1, executor sent 2').fixes).toEqual(['logs']);
+    expect(classify('something odd').fixes).toEqual(['retry', 'logs']);
+  });
+});
+
+describe('logging', () => {
+  it('parses levels', () => {
+    expect(['ERROR', 'warning', 'Info', 'DEBUG', 'trace', undefined].map(parseLevel)).toEqual(['error', 'warn', 'info', 'debug', 'trace', 'info']);
+  });
+});
+
+describe('view', () => {
+  it('builds a serialisable model', () => {
+    const m = buildViewModel(snap('error', { message: 'bad key', fixes: ['key'], conversationId: 'c1' }) as any,
+      [{ id: 1, kind: 'run', summary: 'ls', status: 'ok', result: 'exit 0', startedAt: 0, finishedAt: 1500 }], true);
+    expect(m).toMatchObject({ stateLabel: 'Error', fixes: [{ fix: 'key', label: 'Set Session API Key' }], hasKey: true, conversationId: 'c1' });
+    expect(m.actions[0]).toMatchObject({ summary: 'ls', duration: '1.5 s' });
+    expect(JSON.parse(JSON.stringify(m))).toEqual(m);
+  });
+
+  it('formats durations', () => {
+    expect(formatDuration(12)).toBe('12 ms');
+    expect(formatDuration(61000)).toBe('1 min 1 s');
+  });
+
+  it('renders a page with a strict CSP and no inline data', () => {
+    const html = renderHtml('NONCE', 'vscode-resource:');
+    expect(html).toContain("default-src 'none'");
+    expect(html).toContain("script-src 'nonce-NONCE'");
+    expect(html).not.toContain('innerHTML');
+  });
+});

@@ -1,0 +1,87 @@
+import * as vscode from 'vscode';
+
+/** What the user can do about an error; each maps to a button on the notification. */
+export type Fix = 'settings' | 'key' | 'retry' | 'trust' | 'consent' | 'logs';
+
+export interface UserError {
+  message: string;
+  fixes: Fix[];
+}
+
+/** Decides which fixes to offer for an error message (from the addon, the server or our own code). */
+export function classify(message: string): UserError {
+  const m = message.toLowerCase();
+  if (m.includes('session_api_key') || m.includes('session api key') || /\b(401|403)\b/.test(m)) {
+    return { message, fixes: ['key', 'retry'] };
+  }
+  if (m.includes('no vscoderuntime for conversation') || m.includes('conversation_id is required') || m.includes('conversation id')) {
+    return { message, fixes: ['settings', 'retry'] };
+  }
+  if (m.includes('protocol mismatch')) return { message, fixes: ['logs'] };
+  if (m.includes('not a valid url') || m.includes('must start with http') || m.includes('conversation mode')) {
+    return { message, fixes: ['settings'] };
+  }
+  if (m.includes('executor binary') || m.includes('glibc') || m.includes('.node')) return { message, fixes: ['logs'] };
+  if (m.includes('cannot reach') || m.includes('econnrefused') || m.includes('connect') || m.includes('timed out') || m.includes('timeout')) {
+    return { message, fixes: ['settings', 'retry'] };
+  }
+  return { message, fixes: ['retry', 'logs'] };
+}
+
+const LABELS: Record<Fix, string> = {
+  settings: 'Open Settings',
+  key: 'Set Session API Key',
+  retry: 'Retry',
+  trust: 'Manage Workspace Trust',
+  consent: 'Allow',
+  logs: 'Show Logs',
+};
+
+const COMMANDS: Record<Fix, () => Thenable<unknown>> = {
+  settings: () => vscode.commands.executeCommand('workbench.action.openSettings', '@ext:openhands.openhands-tab'),
+  key: () => vscode.commands.executeCommand('openhands.setSessionApiKey'),
+  retry: () => vscode.commands.executeCommand('openhands.reconnect'),
+  trust: () => vscode.commands.executeCommand('workbench.trust.manage'),
+  consent: () => vscode.commands.executeCommand('openhands.start'),
+  logs: () => vscode.commands.executeCommand('openhands.showLogs'),
+};
+
+export function fixLabel(fix: Fix): string {
+  return LABELS[fix];
+}
+
+export function runFix(fix: Fix): Thenable<unknown> {
+  return COMMANDS[fix]();
+}
+
+/**
+ * Shows an error notification with one button per fix, at most once per distinct message at a
+ * time (a reconnect loop must not stack up notifications).
+ */
+export class Notifier {
+  private readonly showing = new Set<string>();
+
+  async error(error: UserError): Promise<void> {
+    if (this.showing.has(error.message)) return;
+    this.showing.add(error.message);
+    try {
+      const labels = error.fixes.map(fixLabel);
+      const picked = await vscode.window.showErrorMessage(`OpenHands: ${error.message}`, ...labels);
+      const fix = error.fixes.find((f) => fixLabel(f) === picked);
+      if (fix) await runFix(fix);
+    } finally {
+      this.showing.delete(error.message);
+    }
+  }
+
+  async warn(message: string, actions: Array<{ label: string; run: () => Thenable<unknown> | void }> = []): Promise<void> {
+    if (this.showing.has(message)) return;
+    this.showing.add(message);
+    try {
+      const picked = await vscode.window.showWarningMessage(`OpenHands: ${message}`, ...actions.map((a) => a.label));
+      await actions.find((a) => a.label === picked)?.run();
+    } finally {
+      this.showing.delete(message);
+    }
+  }
+}
