@@ -1,0 +1,170 @@
+"""A python-socketio server implementing the runtime side of docs/protocol.md, for tests.
+
+Controlled through stdin (one JSON command a line); reports through stdout (one JSON event a line):
+
+  {"cmd": "send", "payload": {...}}           emit oh_event to the registered executor
+                                              (payloads with an int id are kept pending until
+                                              replied, and re-sent on every registration)
+  {"cmd": "send_raw", "args": [...]}          emit oh_event with arbitrary arguments
+  {"cmd": "drop"}                             namespace disconnect of the executor
+  {"cmd": "drop_hard"}                        close the executor's Engine.IO session
+  {"cmd": "quit"}
+
+  {"ev": "listening"} {"ev": "registered", "sid", "auth", "query"} {"ev": "reply", "data"}
+  {"ev": "disconnected", "sid"} {"ev": "refused", "message"}
+"""
+
+import argparse
+import asyncio
+import json
+import sys
+import threading
+import time
+import urllib.parse
+import uuid
+
+import socketio
+import uvicorn
+from socketio.exceptions import ConnectionRefusedError
+
+NS = "/oh-executor"
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--port", type=int, required=True)
+ap.add_argument("--conversation", default="conv1")
+ap.add_argument("--key", default=None)
+ap.add_argument("--welcome-protocol", type=int, default=1)
+ap.add_argument("--no-change-timeout", type=float, default=10)
+ap.add_argument("--runtime-session", default=str(uuid.uuid4()))
+ap.add_argument("--no-resend", action="store_true", help="do not re-send pending actions on registration")
+args = ap.parse_args()
+
+sio = socketio.AsyncServer(async_mode="asgi", cors_allowed_origins="*", max_http_buffer_size=64 * 1024 * 1024)
+app = socketio.ASGIApp(sio)
+state = {"sid": None, "pending": {}}
+
+
+def out(obj):
+    obj["t"] = time.time()
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def refuse(message):
+    out({"ev": "refused", "message": message})
+    raise ConnectionRefusedError(message)
+
+
+@sio.on("connect", namespace=NS)
+async def connect(sid, environ, auth=None):
+    qs = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""))
+    q = {k: v[0] for k, v in qs.items()}
+    conv = q.get("conversation_id")
+    if not conv:
+        refuse("oh-executor: conversation_id is required")
+    if conv != args.conversation:
+        refuse(f"oh-executor: no VsCodeRuntime for conversation {conv}")
+    if args.key is not None and q.get("session_api_key") != args.key:
+        refuse("oh-executor: invalid session_api_key")
+    p = (auth or {}).get("protocol") if isinstance(auth, dict) else None
+    if p != 1:
+        refuse(f"oh-executor: protocol mismatch: server speaks 1, executor sent {p}")
+    old = state["sid"]
+    state["sid"] = sid
+    if old and old != sid:
+        await sio.emit("oh_executor_replaced", {"message": "a newer executor registered"}, to=old, namespace=NS)
+        await sio.disconnect(old, namespace=NS)
+    await sio.emit(
+        "oh_executor_welcome",
+        {
+            "protocol": args.welcome_protocol,
+            "conversation_id": conv,
+            "runtime_session": args.runtime_session,
+            "session": {"no_change_timeout_seconds": args.no_change_timeout},
+        },
+        to=sid,
+        namespace=NS,
+    )
+    out({"ev": "registered", "sid": sid, "auth": auth, "query": q})
+    if not args.no_resend:
+        for payload in list(state["pending"].values()):
+            await sio.emit("oh_event", payload, to=sid, namespace=NS)
+
+
+@sio.on("disconnect", namespace=NS)
+async def disconnect(sid, *a):
+    if state["sid"] == sid:
+        state["sid"] = None
+    out({"ev": "disconnected", "sid": sid})
+
+
+@sio.on("oh_event", namespace=NS)
+async def on_reply(sid, data=None):
+    out({"ev": "reply", "data": data})
+    if not isinstance(data, dict) or "observation" not in data or "cause" not in data:
+        return {"ok": False, "error": "not an observation with a cause"}
+    if data.get("id") not in (None, -1):
+        return {"ok": False, "error": "a reply must not carry an id"}
+    state["pending"].pop(data["cause"], None)
+    return {"ok": True}
+
+
+async def command(cmd):
+    c = cmd.get("cmd")
+    sid = state["sid"]
+    if c == "send":
+        payload = cmd["payload"]
+        if isinstance(payload, dict) and isinstance(payload.get("id"), int) and cmd.get("pending", True):
+            state["pending"][payload["id"]] = payload
+        if sid:
+            await sio.emit("oh_event", payload, to=sid, namespace=NS)
+    elif c == "send_raw":
+        if sid:
+            await sio.emit("oh_event", tuple(cmd["args"]), to=sid, namespace=NS)
+    elif c == "drop":
+        if sid:
+            await sio.disconnect(sid, namespace=NS)
+    elif c == "drop_hard":
+        if sid:
+            eio_sid = sio.manager.eio_sid_from_sid(sid, NS)
+            state["sid"] = None
+            await sio.eio.disconnect(eio_sid)
+    elif c == "quit":
+        out({"ev": "bye"})
+        sys.stdout.flush()
+        import os
+
+        os._exit(0)
+
+
+def stdin_reader(loop):
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            cmd = json.loads(line)
+        except ValueError:
+            continue
+        asyncio.run_coroutine_threadsafe(command(cmd), loop)
+    import os
+
+    os._exit(0)
+
+
+async def main():
+    loop = asyncio.get_running_loop()
+    threading.Thread(target=stdin_reader, args=(loop,), daemon=True).start()
+    config = uvicorn.Config(app, host="127.0.0.1", port=args.port, log_level="warning", ws="websockets")
+    server = uvicorn.Server(config)
+
+    async def announce():
+        while not server.started:
+            await asyncio.sleep(0.02)
+        out({"ev": "listening"})
+
+    asyncio.create_task(announce())
+    await server.serve()
+
+
+asyncio.run(main())

@@ -1,0 +1,300 @@
+//! The transport against a real python-socketio server implementing docs/protocol.md.
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use oh_transport::{ConnectionState, StatusEvent, Transport, TransportConfig, TransportError};
+use serde_json::{json, Value};
+use support::*;
+
+const T: Duration = Duration::from_secs(10);
+
+fn config(server: &PyServer) -> TransportConfig {
+    let mut c = TransportConfig::new(server.url(), "conv1", "/tmp/ws");
+    c.client = "oh-transport-tests/1".into();
+    c.backoff_min = Duration::from_millis(100);
+    c.initial_connect_timeout = Duration::from_secs(5);
+    c
+}
+
+async fn connect(server: &PyServer, handler: Arc<MockHandler>) -> (Transport, Arc<Mutex<Vec<StatusEvent>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s2 = seen.clone();
+    let t = Transport::connect(config(server), handler, Some(Arc::new(move |e: &StatusEvent| s2.lock().unwrap().push(e.clone()))))
+        .await
+        .expect("connect");
+    (t, seen)
+}
+
+/// Run blocking server interaction off the async runtime.
+async fn blocking<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+    tokio::task::spawn_blocking(f).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handshake_registers_and_round_trips() {
+    init_tracing();
+    let Some(mut server) = PyServer::start(&["--key", "k1", "--no-change-timeout", "3"]) else { return };
+    let h = MockHandler::new();
+    let mut cfg = config(&server);
+    cfg.session_api_key = Some("k1".into());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s2 = seen.clone();
+    let t = Transport::connect(cfg, h.clone(), Some(Arc::new(move |e: &StatusEvent| s2.lock().unwrap().push(e.clone())))).await.unwrap();
+    let (server, reg) = blocking(move || {
+        let reg = server.expect("registered", T, |_| true);
+        (server, reg)
+    })
+    .await;
+    let mut server = server;
+    assert_eq!(reg["query"]["conversation_id"], "conv1");
+    assert_eq!(reg["query"]["session_api_key"], "k1");
+    assert_eq!(reg["auth"]["protocol"], 1);
+    assert_eq!(reg["auth"]["workspace"], "/tmp/ws");
+    assert_eq!(reg["auth"]["client"], "oh-transport-tests/1");
+    assert_eq!(reg["auth"]["executor_id"].as_str().unwrap(), t.executor_id());
+    assert_eq!(h.sessions.lock().unwrap()[0]["no_change_timeout_seconds"], json!(3.0));
+    assert_eq!(t.status().state, ConnectionState::Connected);
+
+    server.send(run_action(1, "echo hi"));
+    let reply = blocking(move || {
+        let r = server.reply(1, T);
+        (server, r)
+    })
+    .await;
+    let (_server, reply) = reply;
+    assert_eq!(reply["observation"], "run");
+    assert_eq!(reply["content"], "echo hi");
+    assert_eq!(reply["cause"], 1);
+    assert!(reply.get("id").is_none() && reply.get("timestamp").is_none() && reply.get("source").is_none(), "{reply}");
+    let states: Vec<_> = seen.lock().unwrap().iter().map(|e| e.state).collect();
+    assert_eq!(&states[..2], &[ConnectionState::Connecting, ConnectionState::Connected], "{states:?}");
+    assert!(states.contains(&ConnectionState::Executing), "{states:?}");
+    t.shutdown().await;
+    assert_eq!(t.status().state, ConnectionState::Disconnected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filtering_non_delegated_and_unsupported_payloads() {
+    init_tracing();
+    let Some(server) = PyServer::start(&[]) else { return };
+    let h = MockHandler::new();
+    let (t, _) = connect(&server, h.clone()).await;
+    let server = blocking(move || {
+        let mut server = server;
+        server.expect("registered", T, |_| true);
+        // A broadcast action without id: dropped.
+        server.send(json!({"action": "run", "args": {"command": "ls"}}));
+        // Display/agent events with ids: refused, never executed.
+        server.send(json!({"id": 2, "action": "message", "args": {"content": "hi"}}));
+        server.send(json!({"id": 3, "observation": "run", "content": "", "extras": {}}));
+        server.send(json!({"id": 4, "action": "browse", "args": {"url": "x"}}));
+        let r2 = server.reply(2, T);
+        assert_eq!(r2["observation"], "error");
+        assert_eq!(r2["content"], "Action message is not supported in the current runtime.");
+        let r3 = server.reply(3, T);
+        assert!(r3["content"].as_str().unwrap().starts_with("Unknown event type"), "{r3}");
+        let r4 = server.reply(4, T);
+        assert_eq!(r4["content"], "Action browse is not supported in the current runtime.");
+        let extra = server.collect("reply", Duration::from_millis(300));
+        assert!(extra.is_empty(), "{extra:?}");
+        server
+    })
+    .await;
+    assert_eq!(h.executions.lock().unwrap().len(), 0);
+    let st = t.stats();
+    assert_eq!((st.dropped, st.refused, st.executed), (1, 3, 0));
+    t.shutdown().await;
+    drop(server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dedupe_executes_once_and_resends_cached_reply() {
+    init_tracing();
+    let Some(server) = PyServer::start(&[]) else { return };
+    let h = MockHandler::new();
+    let (t, _) = connect(&server, h.clone()).await;
+    let h2 = h.clone();
+    blocking(move || {
+        let mut server = server;
+        server.expect("registered", T, |_| true);
+        // Same id while running: ignored; its reply comes once.
+        server.send(run_action(7, "sleep:400"));
+        std::thread::sleep(Duration::from_millis(100));
+        server.send(run_action(7, "sleep:400"));
+        let r = server.reply(7, T);
+        assert_eq!(r["content"], "sleep:400");
+        assert!(server.collect("reply", Duration::from_millis(500)).is_empty());
+        // Same id after it finished: cached reply again, not executed.
+        server.send(run_action(7, "sleep:400"));
+        let again = server.reply(7, T);
+        assert_eq!(again, r);
+        assert_eq!(h2.count(7), 1);
+    })
+    .await;
+    let st = t.stats();
+    assert_eq!((st.executed, st.ignored_running, st.cached_replies), (1, 1, 1));
+    t.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_in_order_files_concurrently() {
+    init_tracing();
+    let Some(server) = PyServer::start(&[]) else { return };
+    let h = MockHandler::new();
+    let (t, _) = connect(&server, h.clone()).await;
+    blocking(move || {
+        let mut server = server;
+        server.expect("registered", T, |_| true);
+        server.send(run_action(1, "sleep:600"));
+        server.send(run_action(2, "sleep:0"));
+        server.send(read_action(3, "/slow/0"));
+        let causes: Vec<i64> = (0..3).map(|_| server.expect("reply", T, |_| true)["data"]["cause"].as_i64().unwrap()).collect();
+        assert_eq!(causes, vec![3, 1, 2]);
+    })
+    .await;
+    // Command 2 started only after command 1 ended.
+    let order = h.order.lock().unwrap().clone();
+    let end1 = order.iter().find(|(id, k, _)| *id == 1 && *k == "end").unwrap().2;
+    let start2 = order.iter().find(|(id, k, _)| *id == 2 && *k == "start").unwrap().2;
+    assert!(start2 >= end1);
+    t.shutdown().await;
+}
+
+async fn reconnect_case(drop_cmd: &'static str) {
+    init_tracing();
+    let Some(server) = PyServer::start(&[]) else { return };
+    let h = MockHandler::new();
+    let (t, seen) = connect(&server, h.clone()).await;
+    let h2 = h.clone();
+    blocking(move || {
+        let mut server = server;
+        server.expect("registered", T, |_| true);
+        server.send(run_action(10, "sleep:1500"));
+        server.send(run_action(11, "echo before"));
+        std::thread::sleep(Duration::from_millis(300));
+        server.cmd(json!({"cmd": drop_cmd}));
+        server.expect("disconnected", T, |_| true);
+        // The executor comes back with the same executor_id; the server re-sends 10 and 11.
+        let reg = server.expect("registered", T, |_| true);
+        assert_eq!(reg["auth"]["protocol"], 1);
+        let r10 = server.reply(10, T);
+        assert_eq!(r10["content"], "sleep:1500");
+        let r11 = server.reply(11, T);
+        assert_eq!(r11["content"], "echo before");
+        // Nothing else: no duplicates.
+        let extra = server.collect("reply", Duration::from_millis(800));
+        assert!(extra.is_empty(), "{extra:?}");
+        assert_eq!((h2.count(10), h2.count(11)), (1, 1));
+    })
+    .await;
+    let states: Vec<_> = seen.lock().unwrap().iter().map(|e| e.state).collect();
+    assert!(states.contains(&ConnectionState::Disconnected), "{states:?}");
+    assert_eq!(t.stats().registrations, 2);
+    assert_eq!(t.stats().outbox, 0);
+    t.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconnect_after_namespace_disconnect_mid_command() {
+    reconnect_case("drop").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconnect_after_transport_drop_mid_command() {
+    reconnect_case("drop_hard").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_input_never_panics() {
+    init_tracing();
+    let Some(server) = PyServer::start(&[]) else { return };
+    let h = MockHandler::new();
+    let (t, _) = connect(&server, h.clone()).await;
+    blocking(move || {
+        let mut server = server;
+        server.expect("registered", T, |_| true);
+        for args in [json!(["not json"]), json!([123]), json!([null]), json!([[1, 2, 3]]), json!(["{\"id\": 1"]), json!([{"id": {"x": 1}}])] {
+            server.cmd(json!({"cmd": "send_raw", "args": args}));
+        }
+        server.cmd(json!({"cmd": "send_raw", "args": []}));
+        // Malformed with an id: an ErrorObservation with that cause.
+        server.send(json!({"id": 5, "action": "run", "args": {"command": 5}}));
+        server.send(json!({"id": "6", "action": "run", "args": {"command": "ls", "bogus": true}}));
+        server.send(json!({"id": 8, "action": "run", "args": "nope"}));
+        let r5 = server.reply(5, T);
+        assert_eq!(r5["observation"], "error");
+        assert!(r5["content"].as_str().unwrap().contains("command"), "{r5}");
+        let r6 = server.reply(6, T);
+        assert!(r6["content"].as_str().unwrap().contains("unexpected keyword argument 'bogus'"), "{r6}");
+        let r8 = server.reply(8, T);
+        assert_eq!(r8["observation"], "error");
+        // A panicking handler becomes an ErrorObservation too.
+        server.send(run_action(9, "panic"));
+        let r9 = server.reply(9, T);
+        assert_eq!(r9["observation"], "error");
+        assert!(r9["content"].as_str().unwrap().contains("boom"), "{r9}");
+        // Still serving.
+        server.send(run_action(12, "echo ok"));
+        assert_eq!(server.reply(12, T)["content"], "echo ok");
+    })
+    .await;
+    assert_eq!(h.count(5) + h.count(6) + h.count(8), 0);
+    t.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_are_reported() {
+    init_tracing();
+    let Some(server) = PyServer::start(&["--key", "secret"]) else { return };
+    // Wrong key.
+    let mut cfg = config(&server);
+    cfg.session_api_key = Some("wrong".into());
+    let err = Transport::connect(cfg, MockHandler::new(), None).await.err().expect("refused");
+    assert_eq!(err, TransportError::Refused("oh-executor: invalid session_api_key".into()));
+    // Unknown conversation.
+    let mut cfg = config(&server);
+    cfg.session_api_key = Some("secret".into());
+    cfg.conversation_id = "other".into();
+    let err = Transport::connect(cfg, MockHandler::new(), None).await.err().expect("refused");
+    assert_eq!(err, TransportError::Refused("oh-executor: no VsCodeRuntime for conversation other".into()));
+    drop(server);
+    // A server speaking another protocol version.
+    let Some(server) = PyServer::start(&["--welcome-protocol", "2"]) else { return };
+    let err = Transport::connect(config(&server), MockHandler::new(), None).await.err().expect("mismatch");
+    assert!(matches!(&err, TransportError::ProtocolMismatch(m) if m.contains("protocol mismatch")), "{err:?}");
+    // Nobody listening.
+    let mut cfg = TransportConfig::new(format!("http://127.0.0.1:{}", free_port()), "conv1", "/tmp/ws");
+    cfg.initial_connect_timeout = Duration::from_millis(800);
+    cfg.backoff_min = Duration::from_millis(100);
+    let err = Transport::connect(cfg, MockHandler::new(), None).await.err().expect("unreachable");
+    assert!(matches!(err, TransportError::Unreachable(_)), "{err:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_executor_replaces_the_older() {
+    init_tracing();
+    let Some(server) = PyServer::start(&[]) else { return };
+    let (old, seen) = connect(&server, MockHandler::new()).await;
+    let (new, _) = connect(&server, MockHandler::new()).await;
+    tokio::time::timeout(T, old.closed()).await.expect("old executor stops");
+    let last = seen.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(last.state, ConnectionState::Disconnected);
+    assert!(last.message.unwrap().contains("replaced"));
+    assert_eq!(new.status().state, ConnectionState::Connected);
+    new.shutdown().await;
+    old.shutdown().await;
+    drop(server);
+}
+
+#[test]
+fn url_and_auth() {
+    let mut c = TransportConfig::new("http://h:1/", "a b&c", "/w");
+    c.session_api_key = Some("k=1".into());
+    assert_eq!(c.url(Some(4)), "http://h:1/socket.io/?conversation_id=a+b%26c&latest_event_id=4&session_api_key=k%3D1");
+    let a: Value = c.auth();
+    assert_eq!(a["protocol"], 1);
+    assert_eq!(a["executor_id"].as_str().unwrap().len(), 36);
+}
