@@ -9,6 +9,7 @@
 //! * [`py_rstrip`]: Python's `str.rstrip()` with no argument.
 
 mod matcher;
+mod text;
 mod unified;
 
 pub use matcher::{Match, Opcode, SequenceMatcher, Tag};
@@ -44,10 +45,13 @@ pub fn py_rstrip(s: &str) -> &str {
 /// assert_eq!(oh_difflib::get_diff("same", "same", "f"), "");
 /// ```
 pub fn get_diff(old: &str, new: &str, path: &str) -> String {
-    if old == new {
-        // All opcodes are `equal`, so `unified_diff` yields nothing.
-        return String::new();
-    }
+    text::get_diff_text(old, new, path)
+}
+
+/// [`get_diff`] computed the plain way (split, generic [`SequenceMatcher`], `unified_diff`),
+/// without the text-specific shortcuts; for cross-checking.
+#[doc(hidden)]
+pub fn get_diff_reference(old: &str, new: &str, path: &str) -> String {
     let a: Vec<&str> = old.split('\n').collect();
     let b: Vec<&str> = new.split('\n').collect();
     let opts = UnifiedDiffOptions {
@@ -57,18 +61,6 @@ pub fn get_diff(old: &str, new: &str, path: &str) -> String {
         ..Default::default()
     };
     let mut out = String::new();
-    let mut first = true;
-    unified::emit_unified(&a, &b, &opts, |pieces| {
-        if !first {
-            out.push('\n');
-        }
-        first = false;
-        let start = out.len();
-        for p in pieces {
-            out.push_str(p);
-        }
-        let kept = py_rstrip(&out[start..]).len();
-        out.truncate(start + kept);
-    });
+    unified::emit_unified(&a, &b, &opts, text::rstrip_joiner(&mut out));
     out
 }

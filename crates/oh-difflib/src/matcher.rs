@@ -22,13 +22,12 @@
 //! counter instead of Python's per-row dictionaries; this changes no result.
 
 use std::cell::OnceCell;
-use std::collections::HashMap;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 
-type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+use hashbrown::HashTable;
 
 /// Id given to elements of `a` that do not occur in `b` at all.
-const ABSENT: u32 = u32::MAX;
+pub(crate) const ABSENT: u32 = u32::MAX;
 
 /// A matching block: `a[a..a+size] == b[b..b+size]` (Python's `Match(a, b, size)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -89,7 +88,7 @@ impl Opcode {
 }
 
 /// The integer form of the two sequences plus the index of `b`.
-struct Index {
+pub(crate) struct Index {
     a: Vec<u32>,
     b: Vec<u32>,
     /// For id `k`: the positions of `k` in `b` are `b2j_pos[b2j_range[k].0..b2j_range[k].1]`
@@ -117,33 +116,87 @@ impl Scratch {
     }
 }
 
+/// The distinct elements of `b`, each represented by its first position.
+pub(crate) struct BInterner {
+    state: foldhash::fast::RandomState,
+    /// Entries are first positions `j` in `b`; the element is `b[j]`, its id `b_ids[j]`.
+    table: HashTable<u32>,
+    /// Id of every element of `b` (ids numbered in order of first appearance).
+    pub(crate) b_ids: Vec<u32>,
+    /// Occurrences of every id in `b`.
+    pub(crate) counts: Vec<u32>,
+}
+
+impl BInterner {
+    /// Numbers the elements of `b` (`b.len()` must fit in `u32`).
+    pub(crate) fn new<T: Hash + Eq + ?Sized>(b: &[&T]) -> Self {
+        let mut this = Self::with_capacity(b.len());
+        for j in 0..b.len() {
+            this.add_last(&b[..=j]);
+        }
+        this
+    }
+
+    /// An empty interner expecting about `n` elements.
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        BInterner {
+            state: foldhash::fast::RandomState::default(),
+            table: HashTable::with_capacity(n),
+            b_ids: Vec::with_capacity(n),
+            counts: Vec::new(),
+        }
+    }
+
+    /// Numbers the last element of `b`; the earlier ones must have been added already.
+    #[inline]
+    pub(crate) fn add_last<T: Hash + Eq + ?Sized>(&mut self, b: &[&T]) {
+        let j = b.len() - 1;
+        assert!(j < u32::MAX as usize - 1, "sequence too long");
+        let x = b[j];
+        let hash = self.state.hash_one(x);
+        let found = self
+            .table
+            .find(hash, |&first| b[first as usize] == x)
+            .copied();
+        match found {
+            Some(first) => {
+                let id = self.b_ids[first as usize];
+                self.counts[id as usize] += 1;
+                self.b_ids.push(id);
+            }
+            None => {
+                let id = self.counts.len() as u32;
+                self.counts.push(1);
+                self.b_ids.push(id);
+                let state = &self.state;
+                self.table
+                    .insert_unique(hash, j as u32, |&first| state.hash_one(b[first as usize]));
+            }
+        }
+    }
+
+    /// The id of `x` in `b`, or [`ABSENT`].
+    #[inline]
+    pub(crate) fn id_of<T: Hash + Eq + ?Sized>(&self, b: &[&T], x: &T) -> u32 {
+        let hash = self.state.hash_one(x);
+        match self.table.find(hash, |&first| b[first as usize] == x) {
+            Some(&first) => self.b_ids[first as usize],
+            None => ABSENT,
+        }
+    }
+}
+
 impl Index {
     fn build<T: Hash + Eq>(a: &[T], b: &[T], autojunk: bool) -> Index {
         let la = a.len();
         let lb = b.len();
-        assert!(
-            la < u32::MAX as usize && lb < u32::MAX as usize,
-            "sequences too long"
-        );
-
-        // Ids in order of first appearance in `b`.
-        let mut map: FastMap<&T, u32> =
-            FastMap::with_capacity_and_hasher(lb, foldhash::fast::RandomState::default());
-        let mut b_ids = Vec::with_capacity(lb);
-        let mut counts: Vec<u32> = Vec::new();
-        for x in b {
-            let next = counts.len() as u32;
-            let id = *map.entry(x).or_insert(next);
-            if id == next {
-                counts.push(1);
-            } else {
-                counts[id as usize] += 1;
-            }
-            b_ids.push(id);
-        }
+        assert!(la < u32::MAX as usize, "sequence too long");
+        let b_refs: Vec<&T> = b.iter().collect();
+        let interner = BInterner::new(&b_refs);
 
         // `a`: where `a[i] == b[i]` (common prefix) or `a[la-k] == b[lb-k]` (common suffix) the id
         // is copied, which is cheaper than hashing; everything else is looked up.
+        let b_ids = &interner.b_ids;
         let mut a_ids = vec![ABSENT; la];
         let common = la.min(lb);
         let mut pre = 0;
@@ -157,17 +210,27 @@ impl Index {
             suf += 1;
         }
         for i in pre..la - suf {
-            if let Some(&id) = map.get(&a[i]) {
-                a_ids[i] = id;
-            }
+            a_ids[i] = interner.id_of(&b_refs, &a[i]);
         }
-        drop(map);
+        let BInterner { b_ids, counts, .. } = interner;
+        Index::from_ids(a_ids, b_ids, &counts, autojunk)
+    }
+
+    /// Builds the index from integer ids: `b_ids[j] < counts.len()`, `counts[k]` = occurrences of
+    /// `k` in `b_ids`; `a_ids[i]` is an id of `b` or [`ABSENT`].
+    pub(crate) fn from_ids(
+        a_ids: Vec<u32>,
+        b_ids: Vec<u32>,
+        counts: &[u32],
+        autojunk: bool,
+    ) -> Index {
+        let lb = b_ids.len();
 
         // Positions of every id in `b`, as one flat array (CSR layout).
         let nids = counts.len();
         let mut b2j_range = Vec::with_capacity(nids);
         let mut start = 0u32;
-        for &c in &counts {
+        for &c in counts {
             b2j_range.push((start, start));
             start += c;
         }
@@ -183,7 +246,7 @@ impl Index {
         let mut popular = 0;
         if autojunk && lb >= 200 {
             let ntest = (lb / 100 + 1) as u32;
-            for (r, &c) in b2j_range.iter_mut().zip(&counts) {
+            for (r, &c) in b2j_range.iter_mut().zip(counts) {
                 if c > ntest {
                     r.1 = r.0;
                     popular += 1;
@@ -235,12 +298,12 @@ impl Index {
             let (row0, row1) = scratch.rows.split_at_mut(1);
             let (mut prev, mut cur) = (&mut row0[0][..], &mut row1[0][..]);
             let (blo32, bhi32) = (blo as u32, bhi as u32);
-            for i in alo..ahi {
+            for (i, &ai) in (alo..ahi).zip(&a[alo..ahi]) {
                 stamp += 1;
                 std::mem::swap(&mut prev, &mut cur);
                 let want = ((stamp - 1) as u64) << 32;
                 let tag = (stamp as u64) << 32;
-                let pos = self.positions(a[i]);
+                let pos = self.positions(ai);
                 let first = if blo == 0 || pos.first().is_none_or(|&j| j >= blo32) {
                     0
                 } else {
@@ -293,7 +356,7 @@ impl Index {
         }
     }
 
-    fn matching_blocks(&self) -> Vec<Match> {
+    pub(crate) fn matching_blocks(&self) -> Vec<Match> {
         let la = self.a.len();
         let lb = self.b.len();
         let mut scratch = Scratch::new(lb);
@@ -419,28 +482,7 @@ impl<'a, T: Hash + Eq> SequenceMatcher<'a, T> {
 
     /// `get_opcodes()`: the edit script turning `a` into `b`.
     pub fn get_opcodes(&self) -> Vec<Opcode> {
-        let mut out = Vec::new();
-        let (mut i, mut j) = (0usize, 0usize);
-        for m in self.get_matching_blocks() {
-            let tag = if i < m.a && j < m.b {
-                Some(Tag::Replace)
-            } else if i < m.a {
-                Some(Tag::Delete)
-            } else if j < m.b {
-                Some(Tag::Insert)
-            } else {
-                None
-            };
-            if let Some(tag) = tag {
-                out.push(Opcode::new(tag, i, m.a, j, m.b));
-            }
-            i = m.a + m.size;
-            j = m.b + m.size;
-            if m.size > 0 {
-                out.push(Opcode::new(Tag::Equal, m.a, i, m.b, j));
-            }
-        }
-        out
+        opcodes_from_blocks(self.get_matching_blocks())
     }
 
     /// `get_grouped_opcodes(n)`: the opcodes split into hunks with at most `n` lines of context.
@@ -460,6 +502,32 @@ impl<'a, T: Hash + Eq> SequenceMatcher<'a, T> {
             2.0 * matches as f64 / total as f64
         }
     }
+}
+
+/// Python's `get_opcodes` from the matching blocks (sentinel included).
+pub(crate) fn opcodes_from_blocks(blocks: &[Match]) -> Vec<Opcode> {
+    let mut out = Vec::with_capacity(2 * blocks.len());
+    let (mut i, mut j) = (0usize, 0usize);
+    for m in blocks {
+        let tag = if i < m.a && j < m.b {
+            Some(Tag::Replace)
+        } else if i < m.a {
+            Some(Tag::Delete)
+        } else if j < m.b {
+            Some(Tag::Insert)
+        } else {
+            None
+        };
+        if let Some(tag) = tag {
+            out.push(Opcode::new(tag, i, m.a, j, m.b));
+        }
+        i = m.a + m.size;
+        j = m.b + m.size;
+        if m.size > 0 {
+            out.push(Opcode::new(Tag::Equal, m.a, i, m.b, j));
+        }
+    }
+    out
 }
 
 /// Python's `get_grouped_opcodes` on an opcode list.
@@ -498,7 +566,8 @@ pub(crate) fn group_opcodes(mut codes: Vec<Opcode>, n: usize) -> Vec<Vec<Opcode>
         }
         group.push(Opcode::new(tag, i1, i2, j1, j2));
     }
-    if !group.is_empty() && !(group.len() == 1 && group[0].tag == Tag::Equal) {
+    let only_equal = group.len() == 1 && group[0].tag == Tag::Equal;
+    if !group.is_empty() && !only_equal {
         groups.push(group);
     }
     groups

@@ -2,7 +2,7 @@
 
 use std::hash::Hash;
 
-use crate::matcher::{SequenceMatcher, Tag};
+use crate::matcher::{Opcode, SequenceMatcher, Tag};
 
 /// All arguments of Python's `unified_diff` besides the two sequences.
 #[derive(Clone, Copy, Debug)]
@@ -96,10 +96,22 @@ pub(crate) fn emit_unified<S: AsRef<str> + Hash + Eq>(
     a: &[S],
     b: &[S],
     opts: &UnifiedDiffOptions<'_>,
-    mut sink: impl FnMut(&[&str]),
+    sink: impl FnMut(&[&str]),
 ) {
     let sm = SequenceMatcher::new(a, b);
     let groups = sm.get_grouped_opcodes(opts.n);
+    emit_groups(&groups, |i| a[i].as_ref(), |j| b[j].as_ref(), opts, sink);
+}
+
+/// The output of `unified_diff` for already grouped opcodes; `a_at(i)` / `b_at(j)` give the
+/// elements.
+pub(crate) fn emit_groups<'x>(
+    groups: &[Vec<Opcode>],
+    a_at: impl Fn(usize) -> &'x str,
+    b_at: impl Fn(usize) -> &'x str,
+    opts: &UnifiedDiffOptions<'_>,
+    mut sink: impl FnMut(&[&str]),
+) {
     if groups.is_empty() {
         return;
     }
@@ -117,7 +129,7 @@ pub(crate) fn emit_unified<S: AsRef<str> + Hash + Eq>(
         opts.lineterm,
     ]);
     sink(&["+++ ", opts.tofile, todate, opts.tofiledate, opts.lineterm]);
-    for group in &groups {
+    for group in groups {
         let (first, last) = (group[0], group[group.len() - 1]);
         let r1 = format_range_unified(first.i1, last.i2);
         let r2 = format_range_unified(first.j1, last.j2);
@@ -125,19 +137,19 @@ pub(crate) fn emit_unified<S: AsRef<str> + Hash + Eq>(
         for op in group {
             match op.tag {
                 Tag::Equal => {
-                    for line in &a[op.i1..op.i2] {
-                        sink(&[" ", line.as_ref()]);
+                    for i in op.i1..op.i2 {
+                        sink(&[" ", a_at(i)]);
                     }
                 }
                 Tag::Replace | Tag::Delete | Tag::Insert => {
                     if op.tag != Tag::Insert {
-                        for line in &a[op.i1..op.i2] {
-                            sink(&["-", line.as_ref()]);
+                        for i in op.i1..op.i2 {
+                            sink(&["-", a_at(i)]);
                         }
                     }
                     if op.tag != Tag::Delete {
-                        for line in &b[op.j1..op.j2] {
-                            sink(&["+", line.as_ref()]);
+                        for j in op.j1..op.j2 {
+                            sink(&["+", b_at(j)]);
                         }
                     }
                 }

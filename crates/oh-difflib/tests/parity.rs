@@ -53,6 +53,11 @@ fn get_diff_parity() {
         let path = s(&case["path"]);
         let got = get_diff(old, &new, path);
         let want = s(&case["expected"]);
+        assert_eq!(
+            oh_difflib::get_diff_reference(old, &new, path),
+            want,
+            "case {n}: generic path"
+        );
         if got == want {
             ok += 1;
         } else if failures.len() < 5 {
@@ -232,4 +237,41 @@ fn large_inputs() {
             }
         ]
     );
+}
+
+/// The text-specialised `get_diff` (byte-level prefix/suffix shortcuts) against the plain
+/// generic path, on many random edits of texts with repeated lines.
+#[test]
+fn fast_path_matches_generic_path() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let vocab = ["", "a", "b", "ab", "a ", "x\r", "é", "}", "  ", "\u{a0}"];
+    let mut checked = 0;
+    for _ in 0..3000 {
+        let n = [0, 1, 2, 5, 20, 210][next(6) as usize];
+        let mut lines: Vec<&str> = (0..n).map(|_| vocab[next(10) as usize]).collect();
+        let old = lines.join(if next(4) == 0 { "\r\n" } else { "\n" });
+        for _ in 0..=next(3) {
+            let at = next(lines.len() as u64 + 1) as usize;
+            let del = (next(3) as usize).min(lines.len() - at);
+            let ins: Vec<&str> = (0..next(3)).map(|_| vocab[next(10) as usize]).collect();
+            lines.splice(at..at + del, ins);
+        }
+        let mut new = lines.join("\n");
+        if next(3) == 0 {
+            new.push('\n');
+        }
+        assert_eq!(
+            get_diff(&old, &new, "p"),
+            oh_difflib::get_diff_reference(&old, &new, "p"),
+            "old={old:?} new={new:?}"
+        );
+        checked += 1;
+    }
+    println!("fast path = generic path: {checked}/{checked}");
 }
