@@ -153,24 +153,24 @@ impl BInterner {
         let j = b.len() - 1;
         assert!(j < u32::MAX as usize - 1, "sequence too long");
         let x = b[j];
-        let hash = self.state.hash_one(x);
-        let found = self
-            .table
-            .find(hash, |&first| b[first as usize] == x)
-            .copied();
-        match found {
-            Some(first) => {
-                let id = self.b_ids[first as usize];
+        let state = &self.state;
+        let hash = state.hash_one(x);
+        let entry = self.table.entry(
+            hash,
+            |&first| b[first as usize] == x,
+            |&first| state.hash_one(b[first as usize]),
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(o) => {
+                let id = self.b_ids[*o.get() as usize];
                 self.counts[id as usize] += 1;
                 self.b_ids.push(id);
             }
-            None => {
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                v.insert(j as u32);
                 let id = self.counts.len() as u32;
                 self.counts.push(1);
                 self.b_ids.push(id);
-                let state = &self.state;
-                self.table
-                    .insert_unique(hash, j as u32, |&first| state.hash_one(b[first as usize]));
             }
         }
     }

@@ -10,22 +10,64 @@
 //!   This only skips hashing: every line still takes part in the matcher, so the autojunk
 //!   counts and all of `SequenceMatcher`'s choices are untouched.
 
-use memchr::{memchr, memchr_iter, memrchr};
+use memchr::{memchr, memrchr};
 
 use crate::matcher::{group_opcodes, opcodes_from_blocks, BInterner, Index, ABSENT};
 use crate::unified::{emit_groups, UnifiedDiffOptions};
 
 /// `text.split('\n')` as slices.
 fn split_lines(text: &str) -> Vec<&str> {
-    let bytes = text.as_bytes();
     let mut lines = Vec::new();
     let mut start = 0;
-    for nl in memchr_iter(b'\n', bytes) {
+    for_each_newline(text.as_bytes(), |nl| {
         lines.push(&text[start..nl]);
         start = nl + 1;
-    }
+    });
     lines.push(&text[start..]);
     lines
+}
+
+/// Number of `'\n'` bytes.
+fn count_newlines(bytes: &[u8]) -> usize {
+    let mut count = 0;
+    for_each_newline(bytes, |_| count += 1);
+    count
+}
+
+/// Calls `f` with the offset of every `'\n'`, in order. On x86_64 this tests 16 bytes at a
+/// time with SSE2 (part of the x86_64 baseline), which beats restarting `memchr` for every
+/// short line.
+#[cfg(target_arch = "x86_64")]
+fn for_each_newline(bytes: &[u8], mut f: impl FnMut(usize)) {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+    let n = bytes.len();
+    let mut base = 0;
+    // SAFETY: SSE2 is always available on x86_64, and every load reads the 16 bytes
+    // `bytes[base..base + 16]`, which are in bounds.
+    unsafe {
+        let nl = _mm_set1_epi8(b'\n' as i8);
+        while base + 16 <= n {
+            let chunk = _mm_loadu_si128(bytes.as_ptr().add(base) as *const _);
+            let mut mask = _mm_movemask_epi8(_mm_cmpeq_epi8(chunk, nl)) as u32;
+            while mask != 0 {
+                f(base + mask.trailing_zeros() as usize);
+                mask &= mask - 1;
+            }
+            base += 16;
+        }
+    }
+    for (k, &c) in bytes[base..].iter().enumerate() {
+        if c == b'\n' {
+            f(base + k);
+        }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn for_each_newline(bytes: &[u8], mut f: impl FnMut(usize)) {
+    for nl in memchr::memchr_iter(b'\n', bytes) {
+        f(nl);
+    }
 }
 
 const CHUNK: usize = 256;
@@ -70,11 +112,11 @@ pub(crate) fn get_diff_text(old: &str, new: &str, path: &str) -> String {
     let mut b: Vec<&str> = Vec::with_capacity(nb.len() / 32 + 1);
     let mut interner = BInterner::with_capacity(nb.len() / 32 + 1);
     let mut start = 0;
-    for nl in memchr_iter(b'\n', nb) {
+    for_each_newline(nb, |nl| {
         b.push(&new[start..nl]);
         interner.add_last(&b);
         start = nl + 1;
-    }
+    });
     b.push(&new[start..]);
     interner.add_last(&b);
     let lb = b.len();
@@ -82,7 +124,7 @@ pub(crate) fn get_diff_text(old: &str, new: &str, path: &str) -> String {
     // Line-level common prefix: every '\n' inside the common byte prefix ends a line that is
     // the same in both texts, at the same index. `off` is where the next line starts.
     let (pre, off) = match memrchr(b'\n', &ob[..pre_bytes]) {
-        Some(last) => (memchr_iter(b'\n', &ob[..pre_bytes]).count(), last + 1),
+        Some(last) => (count_newlines(&ob[..pre_bytes]), last + 1),
         None => (0, 0),
     };
     // Line-level common suffix, over what follows the prefix lines: every '\n' inside the
@@ -91,10 +133,7 @@ pub(crate) fn get_diff_text(old: &str, new: &str, path: &str) -> String {
     let suf_bytes = common_suffix(&ob[off..], &nb[off..]);
     let tail = &ob[ob.len() - suf_bytes..];
     let (suf, mid_end) = match memchr(b'\n', tail) {
-        Some(first) => (
-            memchr_iter(b'\n', tail).count(),
-            ob.len() - suf_bytes + first,
-        ),
+        Some(first) => (count_newlines(tail), ob.len() - suf_bytes + first),
         None => (0, ob.len()),
     };
     let a_mid = split_lines(&old[off..mid_end]);
