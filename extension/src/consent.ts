@@ -11,10 +11,14 @@ interface ConsentUi {
 }
 
 const ALLOW = 'Allow';
+const DENY = "Don't Allow";
 
+// A notification rather than a modal dialog: it does not block the window while the user reads
+// the OpenHands tab, and it works in every host (test hosts refuse modal dialogs). Closing it
+// without choosing counts as "no" for now and asks again on the next start.
 const defaultUi: ConsentUi = {
   isTrusted: () => vscode.workspace.isTrusted,
-  ask: (message, detail) => vscode.window.showWarningMessage(message, { modal: true, detail }, ALLOW),
+  ask: (message, detail) => vscode.window.showWarningMessage(`${message} ${detail}`, ALLOW, DENY),
 };
 
 /**
@@ -34,7 +38,7 @@ export class Consent {
     return this.state.get<boolean>(CONSENT_KEY, false) === true;
   }
 
-  /** Checks trust and consent, asking the user (modal) when consent was never given. */
+  /** Checks trust and consent, asking the user when consent was never given. */
   ensure(workspaceLabel: string, serverUrl: string): Promise<ConsentResult> {
     if (!this.ui.isTrusted()) return Promise.resolve('untrusted');
     if (this.granted) return Promise.resolve('granted');

@@ -138,8 +138,10 @@ export class ExecutorService implements vscode.Disposable {
       const problem = validateConfig(config);
       if (problem) return this.fail({ message: problem, fixes: ['settings'] });
 
+      this.update({ message: 'Checking workspace trust and your permission to execute here…' });
       const consent = await d.consent(ws.label, config.serverUrl);
       if (!current()) return;
+      this.update({ message: undefined });
       if (consent === 'untrusted') {
         this.update({ state: 'blocked', message: 'This workspace is not trusted: OpenHands never executes in an untrusted workspace.', fixes: ['trust'] });
         return;

@@ -87,6 +87,7 @@ async function main() {
     'chat.disableAIFeatures': true,
     'workbench.colorTheme': 'Default Dark Modern',
     'window.commandCenter': false,
+    'terminal.integrated.gpuAcceleration': 'off',
     ...(args.settings ? JSON.parse(args.settings) : {}),
   }, null, 2));
 
@@ -147,6 +148,12 @@ async function main() {
             await page.screenshot({ path: arg });
             writeFileSync(`${arg}.done`, 'ok');
             log(`screenshot ${arg}`);
+          } else if (verb === 'terminal-text') {
+            // Text of the visible terminal as xterm renders it (DOM renderer: gpuAcceleration off).
+            const text = await page.evaluate(() => [...document.querySelectorAll('.xterm-rows')]
+              .map((rows) => [...rows.children].map((r) => r.textContent.replace(/\u00a0/g, ' ').trimEnd()).join('\n')).join('\n----\n'));
+            writeFileSync(arg, text);
+            writeFileSync(`${arg}.done`, 'ok');
           } else if (verb === 'click-dialog') {
             const btn = page.locator('.monaco-dialog-box .monaco-button', { hasText: arg }).first();
             await btn.waitFor({ timeout: 20000 });
@@ -179,7 +186,7 @@ async function main() {
     const watcher = (async () => {
       while (watching && args.clickDialog.length > 0) {
         for (const label of args.clickDialog) {
-          const btn = page.locator('.monaco-dialog-box .monaco-button', { hasText: label }).first();
+          const btn = page.locator('.monaco-dialog-box .monaco-button, .notification-toast .monaco-button, .notifications-center .monaco-button', { hasText: new RegExp(`^${label}$`) }).first();
           if (await btn.isVisible().catch(() => false)) {
             await btn.click().catch(() => {});
             log(`clicked dialog button "${label}"`);

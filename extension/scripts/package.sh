@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds the linux-x64 VSIX of openhands-tab with the native executor inside.
+#
+#   extension/scripts/package.sh [--addon PATH/TO/openhands-vscode-executor.linux-x64-gnu.node] [--allow-no-addon]
+#
+# The addon comes from --addon, $OPENHANDS_EXECUTOR_ADDON, or npm/executor/ (built by
+# `npm run build` there, with the `vendored-openssl` feature for a shippable binary).
+# Output: extension/openhands-tab-<version>-linux-x64.vsix (path printed on the last line).
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")/.." && pwd)"
+REPO="$(cd "$HERE/.." && pwd)"
+ADDON="${OPENHANDS_EXECUTOR_ADDON:-}"
+ALLOW_NO_ADDON=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --addon) ADDON="$2"; shift 2 ;;
+    --allow-no-addon) ALLOW_NO_ADDON=1; shift ;;  # test builds only: a VSIX that cannot execute
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+TRIPLE=linux-x64-gnu
+NAME=openhands-vscode-executor
+if [ -z "$ADDON" ]; then
+  for c in "$REPO/npm/executor/$NAME.$TRIPLE.node" "$REPO/npm/executor/$NAME.node" "$REPO"/npm/executor/*.$TRIPLE.node; do
+    if [ -f "$c" ]; then ADDON="$c"; break; fi
+  done
+fi
+if { [ -z "$ADDON" ] || [ ! -f "$ADDON" ]; } && [ "$ALLOW_NO_ADDON" = 1 ]; then
+  echo "package.sh: WARNING: no native executor found; building a VSIX WITHOUT it (--allow-no-addon)" >&2
+  ADDON=
+elif [ -z "$ADDON" ] || [ ! -f "$ADDON" ]; then
+  echo "package.sh: no native executor found for $TRIPLE (looked for --addon, \$OPENHANDS_EXECUTOR_ADDON, npm/executor/$NAME.$TRIPLE.node)." >&2
+  echo "Build it first: (cd npm/executor && npm run build) — see npm/executor/README.md." >&2
+  exit 1
+fi
+cd "$HERE"
+[ -d node_modules/esbuild ] || npm ci --no-audit --no-fund >/dev/null
+rm -rf dist
+node esbuild.mjs >/dev/null
+if [ -n "$ADDON" ]; then
+  mkdir -p dist/native
+  cp "$ADDON" "dist/native/$NAME.$TRIPLE.node"
+fi
+VERSION="$(node -p 'require("./package.json").version')"
+OUT="$HERE/openhands-tab-$VERSION-linux-x64.vsix"
+rm -f "$OUT"
+npx --no-install vsce package --target linux-x64 --no-dependencies --allow-missing-repository \
+  --skip-license -o "$OUT" >&2
+echo "$OUT"

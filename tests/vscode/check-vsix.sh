@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Checks that a VSIX ships the native executor and that the binary runs on older Linux systems:
+# no dependency on libssl.so.3 / libcrypto.so.3 and no GLIBC symbol version newer than 2.28.
+#   tests/vscode/check-vsix.sh path/to/openhands-tab-*-linux-x64.vsix
+# Exit 0 when it passes; prints the reasons otherwise.
+set -euo pipefail
+VSIX="$1"
+MAX_GLIBC="${MAX_GLIBC:-2.28}"
+TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
+python3 -c 'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$VSIX" "$TMP"
+mapfile -t NODES < <(find "$TMP" -name '*.node')
+if [ "${#NODES[@]}" -eq 0 ]; then echo "check-vsix: FAIL: no .node file in $VSIX"; exit 1; fi
+rc=0
+for f in "${NODES[@]}"; do
+  rel="${f#$TMP/}"
+  needed="$(objdump -p "$f" | awk '/NEEDED/ {print $2}' | tr '\n' ' ')"
+  if grep -Eq 'libssl\.so|libcrypto\.so' <<<"$needed"; then
+    echo "check-vsix: FAIL: $rel needs OpenSSL shared libraries ($needed)"; rc=1
+  fi
+  newest="$(objdump -T "$f" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1)"
+  too_new=""
+  for v in $(objdump -T "$f" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -uV); do
+    if [ "$(printf '%s\n%s\n' "$v" "$MAX_GLIBC" | sort -V | tail -1)" != "$MAX_GLIBC" ]; then too_new+="$v "; fi
+  done
+  if [ -n "$too_new" ]; then
+    echo "check-vsix: FAIL: $rel uses GLIBC symbol versions newer than $MAX_GLIBC: $too_new"
+    objdump -T "$f" | grep -E "GLIBC_($(echo $too_new | sed 's/ /|/g' | sed 's/\./\\./g'))[^0-9.]" | awk '{print "    " $NF " " $(NF-1)}' | head -20
+    rc=1
+  fi
+  echo "check-vsix: $rel: NEEDED $needed; newest GLIBC symbol version $newest"
+done
+[ $rc -eq 0 ] && echo "check-vsix: PASS"
+exit $rc

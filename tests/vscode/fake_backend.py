@@ -1,0 +1,165 @@
+"""A small backend speaking docs/protocol.md (oh-executor/1) for the VS Code integration tests.
+
+It plays the part of the OpenHands server + VsCodeRuntime without the agent:
+
+* `POST /api/conversations` creates a conversation (and a "runtime" waiting for it), like the
+  OpenHands server API; `--conversation ID` pre-creates one for attach mode.
+* Socket.IO namespace `/oh-executor` with the handshake, welcome, replacement and ack rules.
+* Test control endpoints (loopback only): `GET /test/state`, `POST /test/delegate`
+  (`{"conversation_id", "action": {...event_to_dict...}, "timeout"}`) which allocates an id,
+  emits `oh_event` to the registered executor and answers with the observation.
+
+Run: python fake_backend.py [--port 0] [--session-api-key K] [--conversation ID]
+Prints `READY <port>` when listening.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import sys
+import uuid
+
+import socketio
+from aiohttp import web
+
+NS = '/oh-executor'
+
+
+class Runtime:
+    def __init__(self, conversation_id: str) -> None:
+        self.conversation_id = conversation_id
+        self.session = str(uuid.uuid4())
+        self.sid: str | None = None
+        self.executor_id: str | None = None
+        self.workspace: str | None = None
+        self.ids = itertools.count(1)
+        self.pending: dict[int, asyncio.Future] = {}
+        self.sent: dict[int, dict] = {}
+        self.replies: list[dict] = []
+
+
+def build(args: argparse.Namespace) -> web.Application:
+    sio = socketio.AsyncServer(async_mode='aiohttp', cors_allowed_origins='*', logger=False, engineio_logger=False)
+    app = web.Application()
+    sio.attach(app)
+    runtimes: dict[str, Runtime] = {}
+    by_sid: dict[str, Runtime] = {}
+    if args.conversation:
+        runtimes[args.conversation] = Runtime(args.conversation)
+
+    @sio.on('connect', namespace=NS)
+    async def connect(sid, environ, auth):
+        from urllib.parse import parse_qs
+        query = parse_qs(environ.get('QUERY_STRING', ''))
+        cid = (query.get('conversation_id') or [''])[0]
+        if not cid:
+            raise socketio.exceptions.ConnectionRefusedError('oh-executor: conversation_id is required')
+        rt = runtimes.get(cid)
+        if rt is None:
+            raise socketio.exceptions.ConnectionRefusedError(f'oh-executor: no VsCodeRuntime for conversation {cid}')
+        if args.session_api_key and (query.get('session_api_key') or [''])[0] != args.session_api_key:
+            raise socketio.exceptions.ConnectionRefusedError('oh-executor: invalid session_api_key')
+        auth = auth or {}
+        if auth.get('protocol') != 1:
+            raise socketio.exceptions.ConnectionRefusedError(
+                f"oh-executor: protocol mismatch: server speaks 1, executor sent {auth.get('protocol')}")
+        old = rt.sid
+        rt.sid, rt.executor_id, rt.workspace = sid, auth.get('executor_id'), auth.get('workspace')
+        by_sid[sid] = rt
+        print(f'executor {auth} registered for {cid} (sid {sid})', flush=True)
+        await sio.emit('oh_executor_welcome', {
+            'protocol': 1, 'conversation_id': cid, 'runtime_session': rt.session,
+            'session': {'no_change_timeout_seconds': args.no_change_timeout},
+        }, to=sid, namespace=NS)
+        if old and old != sid:
+            await sio.emit('oh_executor_replaced', {'conversation_id': cid}, to=old, namespace=NS)
+            await sio.disconnect(old, namespace=NS)
+        for aid, action in rt.sent.items():  # re-send pending actions after a reconnect
+            if not rt.pending[aid].done():
+                await sio.emit('oh_event', action, to=sid, namespace=NS)
+
+    @sio.on('disconnect', namespace=NS)
+    async def disconnect(sid, *a):
+        rt = by_sid.pop(sid, None)
+        if rt and rt.sid == sid:
+            rt.sid = None
+        print(f'executor sid {sid} disconnected', flush=True)
+
+    @sio.on('oh_event', namespace=NS)
+    async def oh_event(sid, data):
+        rt = by_sid.get(sid)
+        if rt is None or not isinstance(data, dict) or 'cause' not in data or 'id' in data:
+            return {'ok': False, 'error': 'malformed reply'}
+        rt.replies.append(data)
+        fut = rt.pending.get(int(data['cause']))
+        if fut and not fut.done():
+            fut.set_result(data)
+        return {'ok': True}
+
+    async def create_conversation(request: web.Request):
+        if args.session_api_key and request.headers.get('X-Session-API-Key') != args.session_api_key:
+            return web.json_response({'status': 'error', 'message': 'unauthorized'}, status=401)
+        cid = uuid.uuid4().hex
+        runtimes[cid] = Runtime(cid)
+        print(f'created conversation {cid}', flush=True)
+        return web.json_response({'status': 'ok', 'conversation_id': cid, 'conversation_status': 'STARTING'})
+
+    async def state(request: web.Request):
+        return web.json_response({cid: {'registered': rt.sid is not None, 'executor_id': rt.executor_id,
+                                        'workspace': rt.workspace, 'replies': len(rt.replies)}
+                                  for cid, rt in runtimes.items()})
+
+    async def delegate(request: web.Request):
+        body = await request.json()
+        rt = runtimes.get(body.get('conversation_id', ''))
+        if rt is None:
+            return web.json_response({'error': 'no such conversation'}, status=404)
+        wait = float(body.get('wait_registered', 30))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        while rt.sid is None and loop.time() < deadline:
+            await asyncio.sleep(0.1)
+        if rt.sid is None:
+            return web.json_response({'error': 'no executor registered'}, status=409)
+        aid = next(rt.ids)
+        action = dict(body['action'])
+        action['id'] = aid
+        action['timeout'] = body.get('timeout', 120)
+        rt.pending[aid] = loop.create_future()
+        rt.sent[aid] = action
+        await sio.emit('oh_event', action, to=rt.sid, namespace=NS)
+        try:
+            obs = await asyncio.wait_for(asyncio.shield(rt.pending[aid]), float(action['timeout']) + 15)
+        except asyncio.TimeoutError:
+            return web.json_response({'error': f'no reply for action {aid}'}, status=504)
+        return web.json_response(obs)
+
+    app.router.add_post('/api/conversations', create_conversation)
+    app.router.add_get('/test/state', state)
+    app.router.add_post('/test/delegate', delegate)
+    return app
+
+
+async def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument('--port', type=int, default=0)
+    p.add_argument('--session-api-key', default='')
+    p.add_argument('--conversation', default='')
+    p.add_argument('--no-change-timeout', type=float, default=10)
+    args = p.parse_args()
+    runner = web.AppRunner(build(args))
+    await runner.setup()
+    site = web.TCPSite(runner, '127.0.0.1', args.port)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    print(f'READY {port}', flush=True)
+    await asyncio.Event().wait()
+
+
+if __name__ == '__main__':
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        sys.exit(0)

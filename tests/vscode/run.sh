@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Integration tests of the openhands-tab extension in a REAL VS Code extension host (code-server),
+# against a backend speaking docs/protocol.md. Idempotent setup + run; last line:
+#   vscode: N passed, M failed
+# Options: --update-docs-screenshot  copy the workbench screenshot to docs/screenshot-openhands-tab.png
+#          --backend embedded|fake   (default fake: tests/vscode/fake_backend.py)
+set -uo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+REPO="$(cd "$HERE/../.." && pwd)"
+CACHE="${VSCODE_HOST_CACHE:-$HOME/.cache/openhands-vscode-runtime/vscode-host}"
+PY="${OH_PYTHON:-$HOME/.cache/openhands-vscode-runtime/venv/bin/python}"
+ARTIFACTS="$REPO/tests/artifacts/vscode"
+UPDATE_DOCS=0
+for a in "$@"; do
+  case "$a" in
+    --update-docs-screenshot) UPDATE_DOCS=1 ;;
+  esac
+done
+T0=$(date +%s)
+PASS=0; FAIL=0
+pass() { PASS=$((PASS + 1)); echo "PASS $1"; }
+fail() { FAIL=$((FAIL + 1)); echo "FAIL $1"; }
+finish() {
+  echo "real-host suite took $(( $(date +%s) - T0 )) s (artifacts: $ARTIFACTS)"
+  echo "vscode: $PASS passed, $FAIL failed"
+  [ "$FAIL" -eq 0 ]
+  exit $?
+}
+mkdir -p "$ARTIFACTS"
+
+# 1. the host: Node 24, code-server, chromium, playwright-core
+if ! bash "$HERE/setup.sh" > "$ARTIFACTS/setup.log" 2>&1; then
+  tail -20 "$ARTIFACTS/setup.log"; fail "setup of the VS Code host (see $ARTIFACTS/setup.log)"; finish
+fi
+
+# 2. the VSIX (with the native executor when it is built)
+cd "$REPO/extension"
+[ -d node_modules/esbuild ] || npm ci --no-audit --no-fund > "$ARTIFACTS/npm-ci.log" 2>&1
+if VSIX="$(bash scripts/package.sh 2> "$ARTIFACTS/package.log" | tail -1)" && [ -f "$VSIX" ]; then
+  pass "package a linux-x64 VSIX with the native executor"
+  if bash "$HERE/check-vsix.sh" "$VSIX" > "$ARTIFACTS/check-vsix.log" 2>&1; then
+    pass "shipped .node needs no libssl.so.3 and no GLIBC > 2.28 ($(tail -2 "$ARTIFACTS/check-vsix.log" | head -1 | sed 's/.*newest/newest/'))"
+  else
+    cat "$ARTIFACTS/check-vsix.log"; fail "shipped .node portability (objdump -T)"
+  fi
+else
+  tail -5 "$ARTIFACTS/package.log"
+  fail "package a linux-x64 VSIX with the native executor"
+  fail "shipped .node portability (no VSIX with a .node)"
+  # Go on with a VSIX without the binary so the UI part is still exercised (its tests will fail honestly).
+  VSIX="$(bash scripts/package.sh --allow-no-addon 2>> "$ARTIFACTS/package.log" | tail -1)"
+  [ -f "$VSIX" ] || finish
+fi
+
+# 3. backend + workspace + extensions dir
+SESSION="$(mktemp -d /tmp/oh-vscode-run.XXXXXX)"
+WS="$SESSION/workspace"; EXT="$SESSION/ext"
+mkdir -p "$WS/.vscode" "$EXT"
+BACKEND_LOG="$ARTIFACTS/backend.log"
+setsid "$PY" "$HERE/fake_backend.py" --port 0 > "$BACKEND_LOG" 2>&1 &
+BACKEND_PID=$!
+cleanup() { kill -- -"$BACKEND_PID" 2>/dev/null; rm -rf "$SESSION"; }
+trap cleanup EXIT
+for _ in $(seq 1 100); do grep -q '^READY' "$BACKEND_LOG" && break; sleep 0.1; done
+PORT="$(awk '/^READY/ {print $2; exit}' "$BACKEND_LOG")"
+if [ -z "$PORT" ]; then cat "$BACKEND_LOG"; fail "start the protocol backend"; finish; fi
+cat > "$WS/.vscode/settings.json" <<JSON
+{ "openhands.server.url": "http://127.0.0.1:$PORT", "openhands.conversation.mode": "create" }
+JSON
+
+NODE24="$CACHE/node24/bin/node"
+CS="$CACHE/code-server/node_modules/code-server/out/node/entry.js"
+if ! XDG_CONFIG_HOME="$SESSION/xdg" XDG_DATA_HOME="$SESSION/xdg" XDG_CACHE_HOME="$SESSION/xdg" \
+   "$NODE24" "$CS" --extensions-dir "$EXT" --user-data-dir "$SESSION/user" --install-extension "$VSIX" > "$ARTIFACTS/install.log" 2>&1; then
+  cat "$ARTIFACTS/install.log"; fail "install the VSIX into code-server"; finish
+fi
+
+# 4. the suite inside the extension host
+rm -f "$ARTIFACTS/openhands-tab.png" "$ARTIFACTS/terminal.txt"
+ENV_JSON="{\"OH_TEST_BACKEND\":\"http://127.0.0.1:$PORT\",\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS\"}"
+"$NODE24" "$HERE/host.mjs" --workspace "$WS" --dev "$HERE/harness-ext" --tests "$HERE/suite/index.js" \
+  --env "$ENV_JSON" --extensions-dir "$EXT" --artifacts "$ARTIFACTS" --click-dialog Allow --timeout 240 \
+  2>&1 | tee "$ARTIFACTS/host.log" | grep -E '@@oh-test|\[host|oh-test' | sed -E 's/^.*(@@oh-test|oh-test)/\1/'
+while IFS= read -r line; do
+  case "$line" in
+    *"@@oh-test PASS "*) pass "${line#*@@oh-test PASS }" ;;
+    *"@@oh-test FAIL "*) fail "${line#*@@oh-test FAIL }" ;;
+  esac
+done < <(grep -E '@@oh-test (PASS|FAIL) ' "$ARTIFACTS/host.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-400)
+if ! grep -q '@@oh-test SUMMARY' "$ARTIFACTS/host.log"; then fail "the suite did not finish (see $ARTIFACTS/host.log)"; fi
+if [ -f "$ARTIFACTS/openhands-tab.png" ]; then
+  pass "screenshot of the workbench with the OpenHands view ($ARTIFACTS/openhands-tab.png)"
+  [ "$UPDATE_DOCS" = 1 ] && cp "$ARTIFACTS/openhands-tab.png" "$REPO/docs/screenshot-openhands-tab.png"
+else
+  fail "screenshot of the workbench"
+fi
+finish

@@ -1,0 +1,168 @@
+// Integration tests of the installed openhands-tab VSIX, run inside a real VS Code extension host
+// (code-server) by tests/vscode/host.mjs. Contract of test-electron: `run()` throws on failure.
+// Each test prints "@@oh-test PASS|FAIL <name>"; UI requests to the runner go through "@@oh-ui".
+const vscode = require('vscode');
+const fs = require('fs');
+const path = require('path');
+
+const BACKEND = process.env.OH_TEST_BACKEND;
+const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
+const EXT_ID = 'openhands.openhands-tab';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(what, f, timeoutMs = 30000, everyMs = 200) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    last = await f();
+    if (last) return last;
+    await sleep(everyMs);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+async function ui(verb, file) {
+  try { fs.unlinkSync(`${file}.done`); } catch {}
+  console.log(`@@oh-ui ${verb} ${file}`);
+  await waitFor(`runner to ${verb}`, () => fs.existsSync(`${file}.done`), 30000);
+}
+
+async function backend(pathname, body) {
+  const r = await fetch(`${BACKEND}${pathname}`, body === undefined ? {} : {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+  });
+  const text = await r.text();
+  if (!r.ok) throw new Error(`${pathname}: HTTP ${r.status} ${text}`);
+  return JSON.parse(text);
+}
+
+function assert(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+exports.run = async () => {
+  const results = [];
+  let stopAll = false;
+  const test = async (name, f) => {
+    if (stopAll) {
+      console.log(`@@oh-test FAIL ${name}: skipped (an earlier test this depends on failed)`);
+      results.push({ name, ok: false });
+      return;
+    }
+    const t0 = Date.now();
+    try {
+      await f();
+      console.log(`@@oh-test PASS ${name} (${Date.now() - t0} ms)`);
+      results.push({ name, ok: true });
+    } catch (e) {
+      console.log(`@@oh-test FAIL ${name}: ${e && e.stack ? e.stack : e}`);
+      results.push({ name, ok: false });
+    }
+  };
+  const root = vscode.workspace.workspaceFolders[0].uri.fsPath;
+  let api;
+  let conversationId;
+
+  await test('the VSIX is installed and activates', async () => {
+    const ext = vscode.extensions.getExtension(EXT_ID);
+    assert(ext, `${EXT_ID} is not installed`);
+    assert(!ext.extensionPath.includes('/work/main/extension'), `loaded from the source tree (${ext.extensionPath}), not the VSIX`);
+    api = await ext.activate();
+    assert(api && typeof api.start === 'function', 'the extension exports no API');
+    console.log(`oh-test extension at ${ext.extensionPath}, state ${api.snapshot.state}`);
+  });
+  if (!api) stopAll = true;
+
+  await test('opening the OpenHands view asks for consent, starts the executor and connects', async () => {
+    await vscode.commands.executeCommand('workbench.view.extension.openhands');
+    // The consent notification: open the notification list so the runner can click "Allow" as a user would.
+    await sleep(1500);
+    if (api.snapshot.state === 'starting') await vscode.commands.executeCommand('notifications.showList');
+    const snap = await waitFor('the executor to connect (or fail)', () => {
+      const s = api.snapshot;
+      return ['connected', 'error', 'blocked'].includes(s.state) ? s : undefined;
+    }, 60000);
+    assert(snap.state === 'connected', `executor state is ${snap.state}: ${snap.message}`);
+    conversationId = snap.conversationId;
+    const state = await backend('/test/state');
+    assert(state[conversationId] && state[conversationId].registered, `backend has no registered executor for ${conversationId}: ${JSON.stringify(state)}`);
+    assert(state[conversationId].workspace === root, `executor workspace ${state[conversationId].workspace} != ${root}`);
+  });
+  if (!conversationId) stopAll = true;
+
+  await test('a delegated command runs and its output appears in the agent terminal', async () => {
+    const obs = await backend('/test/delegate', {
+      conversation_id: conversationId,
+      action: { action: 'run', message: 'Running command: echo', args: { command: 'echo "hello from the agent $((6*7))" && pwd', is_input: false, thought: '', blocking: false, is_static: false, cwd: null, hidden: false, confirmation_state: 'confirmed', security_risk: -1 } },
+      timeout: 60,
+    });
+    assert(obs.observation === 'run', `observation ${JSON.stringify(obs)}`);
+    assert(obs.content.includes('hello from the agent 42'), `content ${JSON.stringify(obs.content)}`);
+    assert(obs.content.includes(root), `pwd is not the workspace: ${JSON.stringify(obs.content)}`);
+    assert(obs.extras && obs.extras.metadata && obs.extras.metadata.exit_code === 0, `exit code ${JSON.stringify(obs.extras)}`);
+    const term = await waitFor('the OpenHands Agent terminal', () => vscode.window.terminals.find((t) => t.name === 'OpenHands Agent'), 10000);
+    term.show(true);
+    const file = path.join(ARTIFACTS, 'terminal.txt');
+    const text = await waitFor('the command output in the terminal', async () => {
+      await ui('terminal-text', file);
+      const t = fs.readFileSync(file, 'utf8');
+      return t.includes('hello from the agent 42') ? t : undefined;
+    }, 20000, 500);
+    assert(text.includes('echo "hello from the agent $((6*7))" && pwd'), `the command line is not shown:\n${text}`);
+  });
+
+  await test('an OH_ACI edit lands on disk through workspace.fs and in the open editor', async () => {
+    const file = path.join(root, 'src', 'greet.py');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, 'def greet(name):\n    return "Hello, " + name\n');
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
+    await vscode.window.showTextDocument(doc, { preview: false });
+    const obs = await backend('/test/delegate', {
+      conversation_id: conversationId,
+      action: { action: 'edit', message: '', args: { path: file, command: 'str_replace', file_text: null, old_str: 'return "Hello, " + name', new_str: 'return f"Hello, {name}!"', insert_line: null, content: '', start: 1, end: -1, thought: '', security_risk: -1, impl_source: 'oh_aci' } },
+      timeout: 60,
+    });
+    assert(obs.observation === 'edit', `observation ${JSON.stringify(obs)}`);
+    assert(/has been edited/.test(obs.content), `content ${JSON.stringify(obs.content)}`);
+    const disk = fs.readFileSync(file, 'utf8');
+    assert(disk === 'def greet(name):\n    return f"Hello, {name}!"\n', `disk content ${JSON.stringify(disk)}`);
+    await waitFor('the editor to show the edit', () => doc.getText() === disk, 5000);
+    assert(!doc.isDirty, 'the editor is dirty after the agent edit');
+  });
+
+  await test('the view lists the recent actions with their results', async () => {
+    const items = api.actions;
+    assert(items.length >= 2, `actions: ${JSON.stringify(items)}`);
+    const run = items.find((a) => a.kind === 'run');
+    const edit = items.find((a) => a.kind === 'edit');
+    assert(run && run.status === 'ok' && /exit 0/.test(run.result || ''), `run entry ${JSON.stringify(run)}`);
+    assert(edit && edit.status === 'ok', `edit entry ${JSON.stringify(edit)}`);
+    assert(api.snapshot.state === 'connected', `state ${api.snapshot.state}`);
+  });
+
+  // The screenshot is taken whatever happened above (it documents failures too).
+  await (async () => {
+    try {
+      await vscode.commands.executeCommand('openhands.view.focus');
+      const term = vscode.window.terminals.find((t) => t.name === 'OpenHands Agent');
+      if (term) term.show(true);
+      await sleep(1500);
+      await ui('screenshot', path.join(ARTIFACTS, 'openhands-tab.png'));
+    } catch (e) {
+      console.log(`oh-test screenshot failed: ${e}`);
+    }
+  })();
+
+  await test('the stop command disconnects the executor', async () => {
+    await vscode.commands.executeCommand('openhands.stop');
+    assert(api.snapshot.state === 'stopped', `state ${api.snapshot.state}`);
+    await waitFor('the backend to see the disconnect', async () => {
+      const s = await backend('/test/state');
+      return s[conversationId] && !s[conversationId].registered;
+    }, 10000);
+  });
+
+  const failed = results.filter((r) => !r.ok).length;
+  console.log(`@@oh-test SUMMARY ${results.length - failed} passed, ${failed} failed`);
+  if (failed) throw new Error(`${failed} integration test(s) failed`);
+};
