@@ -732,14 +732,6 @@ impl Tokenizer {
         }
     }
 
-    pub fn peekc_is_none(&mut self) -> R<bool> {
-        let c = self.getc(true)?;
-        if c.is_some() {
-            self.ungetc(c);
-        }
-        Ok(c.is_none())
-    }
-
     /// `gatherheredocuments` (strict mode).
     pub fn gather_heredocs(&mut self) -> R<()> {
         while !self.redirstack.is_empty() {
@@ -911,7 +903,7 @@ impl Tokenizer {
 
     fn depth_guard(&mut self) -> R<()> {
         self.depth += 1;
-        if self.depth > 400 {
+        if self.depth > crate::MAX_DEPTH {
             return Err(Err::new(ErrKind::Other));
         }
         Ok(())

@@ -131,6 +131,8 @@ pub(crate) struct Parser<'a> {
     pub tok: Tokenizer,
     la: Option<Tok>,
     src: Vec<char>,
+    /// Past the leading newlines of `inputunit`: from here on the end token is an error.
+    started: bool,
 }
 
 fn perr() -> Err {
@@ -206,7 +208,7 @@ fn starts_shell_command(t: &Tok) -> bool {
 
 impl<'a> Parser<'a> {
     pub fn new(arena: &'a mut Arena, src: &[char], pstate: u32, prev: Option<(Tok, Tok, Tok)>, depth: usize) -> Parser<'a> {
-        Parser { arena, tok: Tokenizer::new(src, pstate, prev, depth), la: None, src: src.to_vec() }
+        Parser { arena, tok: Tokenizer::new(src, pstate, prev, depth), la: None, src: src.to_vec(), started: false }
     }
 
     fn add(&mut self, n: Node) -> usize {
@@ -229,7 +231,14 @@ impl<'a> Parser<'a> {
         if self.la.is_none() {
             let t = self.tok.token();
             self.sync_heredocs();
-            self.la = Some(t?);
+            let t = t?;
+            // The end token is yacc's `$end`, valid only in the initial state (and after a
+            // complete `inputunit`, which never reads it). No reduction happens on it, so
+            // seeing it anywhere else is an immediate ParsingError ("unexpected EOF").
+            if self.started && t.is(Tt::Eof) {
+                return Err(perr());
+            }
+            self.la = Some(t);
         }
         Ok(self.la.as_ref().unwrap())
     }
@@ -291,6 +300,7 @@ impl<'a> Parser<'a> {
                 _ => break,
             }
         }
+        self.started = true;
         let (node, accepted) = self.simple_list()?;
         if accepted {
             return Ok(Some(node));
@@ -588,6 +598,16 @@ impl<'a> Parser<'a> {
     }
 
     fn shell_command(&mut self) -> R<usize> {
+        self.tok.depth += 1;
+        if self.tok.depth > crate::MAX_DEPTH {
+            return Err(Err::new(ErrKind::Other));
+        }
+        let r = self.shell_command_inner();
+        self.tok.depth -= 1;
+        r
+    }
+
+    fn shell_command_inner(&mut self) -> R<usize> {
         let t = self.peek()?.clone();
         match t.tt {
             Some(Tt::For) => self.for_command(),
@@ -1037,7 +1057,7 @@ impl<'a> Parser<'a> {
     fn recursive_parse(&mut self, base: &[char], sindex: usize, args: Option<(u32, (Tok, Tok, Tok))>) -> R<(usize, usize)> {
         let (pstate, prev) = args.unwrap_or_else(|| (self.tok.pstate, self.prev_tokens()));
         let depth = self.tok.depth + 1;
-        if depth > 60 {
+        if depth > crate::MAX_DEPTH {
             return Err(Err::new(ErrKind::Other));
         }
         let sub: Vec<char> = base[sindex..].to_vec();
