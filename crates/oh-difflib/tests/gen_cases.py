@@ -124,8 +124,20 @@ PATHS = ['/workspace/a.py', 'file', '', '/workspace/sp ace.txt', '/w/trailing ',
          'rel/path.md', '/workspace/n.txt']
 
 
+SPEC_EXAMPLES = [
+    # behaviour spec 3.7
+    ('/workspace/f.py', '', 'def f():\n    return 1\n\nprint(f())\n'),
+    ('/workspace/n.txt', '', 'x\ny'),
+    # behaviour spec 4.10, Example 9: insert glue, then undo
+    ('/workspace/n.txt', 'x\ny', 'x\nyNEW\n'),
+    ('/workspace/n.txt', 'x\nyNEW\n', 'x\ny'),
+    ('/workspace/n.txt', 'a\n', 'a\n'),
+]
+
+
 def gen_get_diff_cases(rng, count):
-    cases = []
+    cases = [{'path': p, 'old': o, 'new': n, 'expected': get_diff(o, n, p)}
+             for p, o, n in SPEC_EXAMPLES]
     sizes = [0, 1, 2, 3, 5, 8, 12, 20, 30, 50, 80, 120, 199, 200, 201, 250, 320, 420, 480]
     weights = [3, 4, 4, 5, 6, 7, 8, 8, 8, 7, 5, 4, 2, 2, 2, 2, 2, 1, 1]
     styles = ['tiny', 'code', 'uni', 'unique', 'mixed']
