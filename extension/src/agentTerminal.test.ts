@@ -58,6 +58,32 @@ describe('agent terminal', () => {
     expect(mock.terminals[0].shown).toBe(0);
   });
 
+  it('turns the raw shell stream into prompts, echo and output', () => {
+    const term = new AgentTerminal();
+    const prompts: Array<number | undefined> = [];
+    term.onPrompt = (code) => prompts.push(code);
+    const ps1 = (code: number) => `\n###PS1JSON###\n{"exit_code": "${code}", "working_dir": "/ws"}\n###PS1END###\n`;
+    const enc = new TextEncoder();
+    term.data(enc.encode(ps1(0)));
+    term.data(enc.encode('\x1b[?2004hls nope\r\n\x1b[?2004lls: cannot access'));
+    term.data(enc.encode(` 'nope'${ps1(2)}`));
+    const { t, out } = capture();
+    t.pty.open();
+    const text = out.join('');
+    expect(text).toBe("\x1b[2m/ws\x1b[0m \x1b[1m$ \x1b[0mls nope\r\nls: cannot access 'nope'\r\n\x1b[31m[exit code 2]\x1b[0m\r\n\x1b[2m/ws\x1b[0m \x1b[1m$ \x1b[0m");
+    expect(prompts).toEqual([0, 2]);
+  });
+
+  it('decodes UTF-8 split across chunks', () => {
+    const term = new AgentTerminal();
+    const bytes = new TextEncoder().encode('ü✓');
+    term.data(bytes.slice(0, 1));
+    term.data(bytes.slice(1));
+    const { t, out } = capture();
+    t.pty.open();
+    expect(out.join('')).toBe('ü✓');
+  });
+
   it('answers typing with a read-only hint once', () => {
     const term = new AgentTerminal();
     term.show();

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { ShellStream } from './shellStream';
 import { TerminalSanitizer } from './terminalSanitizer';
 
 export const AGENT_TERMINAL_NAME = 'OpenHands Agent';
@@ -73,6 +74,8 @@ export class AgentTerminal implements vscode.Disposable {
   private terminal: vscode.Terminal | undefined;
   private pty: AgentPty | undefined;
   private readonly sanitizer = new TerminalSanitizer();
+  private readonly shell = new ShellStream();
+  private readonly decoder = new TextDecoder('utf-8');
   private atLineStart = true;
 
   constructor(private readonly options: { revealOnCommand: () => boolean } = { revealOnCommand: () => true }) {}
@@ -98,6 +101,42 @@ export class AgentTerminal implements vscode.Disposable {
     if (this.options.revealOnCommand()) this.terminal?.show(true);
   }
 
+  /**
+   * The executor's raw shell stream (bytes from the addon's terminal hook): readline's echo of
+   * each command, its output, and OpenHands' PS1 JSON blocks, which become a short prompt
+   * (`cwd $ `, with the previous command's exit code when it failed).
+   */
+  data(raw: Uint8Array | string): void {
+    const text = typeof raw === 'string' ? raw : this.decoder.decode(raw, { stream: true });
+    for (const seg of this.shell.push(text)) {
+      if (seg.type === 'text') {
+        this.ensure();
+        this.emit(this.sanitizer.push(seg.text));
+      } else {
+        this.prompt(seg.exitCode, seg.cwd);
+      }
+    }
+  }
+
+  /** A shell prompt: the previous command's failure (if any), then `cwd $ ` awaiting the echo. */
+  prompt(exitCode: number | undefined, cwd: string | undefined): void {
+    this.ensure();
+    this.sanitizer.reset();
+    let text = this.atLineStart ? '' : '\r\n';
+    if (exitCode !== undefined && exitCode !== 0) text += red(`[exit code ${exitCode}]`) + '\r\n';
+    text += (cwd ? dim(new TerminalSanitizer().push(cwd)) + ' ' : '') + bold('$ ');
+    this.emit(text);
+    this.onPrompt?.(exitCode, cwd);
+  }
+
+  /** Called for every prompt the shell prints (the previous command's exit code and the cwd). */
+  onPrompt: ((exitCode: number | undefined, cwd: string | undefined) => void) | undefined;
+
+  /** Reveals the terminal without focus when the user wants that for each command. */
+  reveal(): void {
+    if (this.options.revealOnCommand()) this.ensure().show(true);
+  }
+
   /** Live output of the running command (raw: sanitised here). */
   output(data: string): void {
     this.ensure();
@@ -119,7 +158,7 @@ export class AgentTerminal implements vscode.Disposable {
 
   private emit(text: string): void {
     if (text === '') return;
-    this.atLineStart = text.endsWith('\n');
+    this.atLineStart = text.endsWith('\n') || text.endsWith('\r');
     this.pty?.write(text);
   }
 

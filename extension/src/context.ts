@@ -60,8 +60,10 @@ export class OpenHandsContext implements vscode.Disposable {
       terminal: this.terminal,
       activity: this.activity,
       notify: (error) => void this.notifier.error(error),
+      logLevel: () => (this.log.channel.logLevel <= vscode.LogLevel.Debug && this.log.channel.logLevel !== vscode.LogLevel.Off ? 'debug' : 'info'),
       clientName: `openhands-tab/${version} vscode/${vscode.version}`,
     });
+    this.terminal.onPrompt = (exitCode) => this.executor.promptSeen(exitCode);
     this.view = new OpenHandsViewProvider(() => void this.executor.start());
     this.disposables.push(
       this.config,

@@ -23,9 +23,9 @@ class FakeExecutor {
 
 function setup(options: Omit<Partial<ExecutorServiceDeps>, 'config'> & { config?: Partial<OpenHandsConfig> } = {}) {
   const { config, ...over } = options;
-  const terminal = { command: vi.fn(), output: vi.fn(), exit: vi.fn(), notice: vi.fn() };
+  const terminal = { data: vi.fn(), notice: vi.fn(), reveal: vi.fn() };
   const notify = vi.fn();
-  const activity = new ActivityLog();
+  const activity = new ActivityLog(50, options.now ?? Date.now);
   const deps: ExecutorServiceDeps = {
     config: () => ({ ...DEFAULTS, ...config }),
     sessionKey: async () => 'secret',
@@ -64,7 +64,7 @@ describe('executor service', () => {
     await Promise.all([service.start(), service.start()]);
     await service.start();
     expect(FakeExecutor.count).toBe(1);
-    expect(FakeExecutor.last!.options).toMatchObject({ serverUrl: 'http://localhost:3000', conversationId: 'conv1', sessionApiKey: 'secret', workspaceRoot: '/ws', client: 'test' });
+    expect(FakeExecutor.last!.options).toMatchObject({ serverUrl: 'http://localhost:3000', conversationId: 'conv1', sessionApiKey: 'secret', workspaceRoot: '/ws', clientName: 'test', noChangeTimeoutSeconds: 30 });
     expect(service.snapshot).toMatchObject({ state: 'connected', conversationId: 'conv1' });
     expect(terminal.notice).toHaveBeenCalledWith(expect.stringContaining('connected'));
   });
@@ -100,23 +100,57 @@ describe('executor service', () => {
     expect(d.service.running).toBe(false);
   });
 
-  it('feeds the terminal and the activity log from the hooks, and tracks executing', async () => {
-    const { service, terminal, activity } = setup();
+  it('feeds the terminal, the log and the activity list from the status hooks', async () => {
+    let now = 1000;
+    const { service, terminal, activity } = setup({ now: () => now });
     await service.start();
     const hooks = FakeExecutor.last!.hooks;
-    hooks.onAction!({ id: 7, action: 'run', args: { command: 'echo hi' } });
-    expect(service.snapshot.state).toBe('executing');
-    expect(terminal.command).toHaveBeenCalledWith('echo hi');
-    hooks.onTerminalData!('hi\n');
-    expect(terminal.output).toHaveBeenCalledWith('hi\n');
-    hooks.onObservation!(JSON.stringify({ cause: 7, observation: 'run', content: 'hi', extras: { metadata: { exit_code: 0 } } }));
-    expect(terminal.exit).toHaveBeenCalledWith(0);
+    const bytes = new TextEncoder().encode('hi\n');
+    hooks.onTerminalData!(bytes);
+    expect(terminal.data).toHaveBeenCalledWith(bytes);
+    hooks.onStatus!('executing', 'run echo hi');
+    expect(service.snapshot).toMatchObject({ state: 'executing', activity: 'run echo hi' });
+    expect(terminal.reveal).toHaveBeenCalled();
+    expect(activity.items[0]).toMatchObject({ kind: 'run', summary: 'echo hi', status: 'running' });
+    now = 2000;
+    service.promptSeen(3);
+    hooks.onStatus!('connected', null);
     expect(service.snapshot.state).toBe('connected');
-    expect(activity.items[0]).toMatchObject({ id: 7, status: 'ok' });
-    hooks.onStatus!({ state: 'reconnecting', message: 'socket closed' });
+    expect(activity.items[0]).toMatchObject({ status: 'error', result: 'exit 3' });
+    hooks.onStatus!('executing', 'edit /ws/a.py');
+    hooks.onStatus!('connected', null);
+    expect(activity.items[0]).toMatchObject({ kind: 'edit', summary: 'edit /ws/a.py', status: 'ok' });
+    hooks.onLog!('warn', 'oh_transport', 'hello');
+    hooks.onStatus!('disconnected', 'socket closed');
     expect(service.snapshot).toMatchObject({ state: 'connecting', message: 'socket closed' });
-    hooks.onStatus!({ state: 'error', message: 'oh-executor: no VsCodeRuntime for conversation conv1' });
+    hooks.onStatus!('error', 'oh-executor: no VsCodeRuntime for conversation conv1');
     expect(service.snapshot).toMatchObject({ state: 'error', fixes: ['settings', 'retry'] });
+  });
+
+  it('uses the rich action/observation hooks when the addon has them', async () => {
+    const { service, activity } = setup();
+    await service.start();
+    const hooks = FakeExecutor.last!.hooks;
+    hooks.onAction!(JSON.stringify({ id: 7, action: 'run', args: { command: 'echo hi' } }));
+    expect(service.snapshot.state).toBe('executing');
+    hooks.onObservation!(JSON.stringify({ cause: 7, observation: 'run', content: 'hi', extras: { metadata: { exit_code: 0 } } }));
+    expect(service.snapshot.state).toBe('connected');
+    expect(activity.items[0]).toMatchObject({ id: 7, status: 'ok', result: 'exit 0 · hi' });
+    hooks.onStatus!('executing', 'run echo hi');
+    expect(activity.items).toHaveLength(1);
+  });
+
+  it('reports a connection that ends for good (replaced)', async () => {
+    let close: (why: string) => void = () => {};
+    const orig = (FakeExecutor.prototype as any).waitUntilClosed;
+    (FakeExecutor.prototype as any).waitUntilClosed = () => new Promise<string>((r) => { close = r; });
+    const { service } = setup();
+    await service.start();
+    close('disconnected: replaced by a newer executor');
+    await new Promise((r) => setTimeout(r, 10));
+    (FakeExecutor.prototype as any).waitUntilClosed = orig;
+    expect(service.snapshot).toMatchObject({ state: 'stopped', fixes: ['retry'] });
+    expect(service.running).toBe(false);
   });
 
   it('stop and reconnect replace the executor and ignore the old hooks', async () => {
@@ -126,8 +160,8 @@ describe('executor service', () => {
     await service.reconnect();
     expect(first.stopped).toBe(1);
     expect(FakeExecutor.count).toBe(2);
-    first.hooks.onTerminalData!('stale');
-    expect(terminal.output).not.toHaveBeenCalled();
+    first.hooks.onTerminalData!(new TextEncoder().encode('stale'));
+    expect(terminal.data).not.toHaveBeenCalled();
     await service.stop();
     expect(service.snapshot.state).toBe('stopped');
     expect(FakeExecutor.last!.stopped).toBe(1);

@@ -1,18 +1,20 @@
 import * as vscode from 'vscode';
-import type { ActivityLog } from './activity';
+import type { ActivityEntry, ActivityLog } from './activity';
 import type { AgentTerminal } from './agentTerminal';
 import { validateConfig, type OpenHandsConfig } from './config';
 import type { ConsentResult } from './consent';
 import { ConversationError } from './conversation';
 import type { FsCallbacks } from './fsBridge';
 import type { Logger } from './logging';
-import type { ExecutorHooks, ExecutorOptions, NativeExecutor, NativeModule, NativeStatus } from './native';
+import type { ExecutorHooks, ExecutorOptions, NativeExecutor, NativeModule } from './native';
 import { classify, type Fix, type UserError } from './userErrors';
 
 export type ExecutorState = 'stopped' | 'starting' | 'connecting' | 'connected' | 'executing' | 'error' | 'blocked';
 
 export interface ExecutorSnapshot {
   state: ExecutorState;
+  /** What is executing right now ("run ls -la"), from the addon's status. */
+  activity?: string;
   /** Why the state is what it is (an error, "waiting for consent", the reconnect reason...). */
   message?: string;
   fixes?: Fix[];
@@ -32,8 +34,11 @@ export interface ExecutorServiceDeps {
   fsBridge: () => FsCallbacks;
   workspace: () => { root: string; label: string } | undefined;
   log: Logger;
-  terminal: Pick<AgentTerminal, 'command' | 'output' | 'exit' | 'notice'>;
-  activity: Pick<ActivityLog, 'action' | 'observation' | 'running'>;
+  terminal: Pick<AgentTerminal, 'data' | 'notice'> & Partial<Pick<AgentTerminal, 'reveal'>>;
+  activity: Pick<ActivityLog, 'action' | 'observation' | 'running' | 'started' | 'finish'>;
+  /** Level for the addon's log records (follows the output channel's level). */
+  logLevel?: () => ExecutorOptions['logLevel'];
+  now?: () => number;
   notify: (error: UserError) => void;
   clientName: string;
 }
@@ -162,12 +167,13 @@ export class ExecutorService implements vscode.Disposable {
       const options: ExecutorOptions = {
         serverUrl: config.serverUrl,
         conversationId: conversation.id,
-        sessionApiKey: key,
         workspaceRoot: ws.root,
-        noChangeTimeoutSeconds: config.noChangeTimeoutSeconds,
-        client: d.clientName,
+        noChangeTimeoutSeconds: Math.round(config.noChangeTimeoutSeconds),
+        clientName: d.clientName,
+        logLevel: d.logLevel?.() ?? 'info',
       };
-      if (config.shell) options.shell = config.shell;
+      if (key) options.sessionApiKey = key;
+      if (config.shell) options.env = { SHELL: config.shell };
       const executor = new module.Executor(options, d.fsBridge(), this.hooks(generation));
       this.executor = executor;
       await executor.start();
@@ -177,6 +183,7 @@ export class ExecutorService implements vscode.Disposable {
       }
       if (this.snap.state === 'connecting' || this.snap.state === 'starting') this.update({ state: 'connected', message: undefined });
       d.terminal.notice(`connected to ${config.serverUrl} (conversation ${conversation.id})`);
+      void this.watchClose(executor, generation);
     } catch (e) {
       if (!current()) return;
       const executor = this.executor;
@@ -191,29 +198,47 @@ export class ExecutorService implements vscode.Disposable {
     }
   }
 
+  /** When the connection ends for good without our stop (replaced, refused), say so. */
+  private async watchClose(executor: NativeExecutor, generation: number): Promise<void> {
+    if (!executor.waitUntilClosed) return;
+    let why: string;
+    try {
+      why = await executor.waitUntilClosed();
+    } catch (e) {
+      why = (e as Error).message;
+    }
+    if (this.generation !== generation || this.executor !== executor) return; // we stopped it
+    this.executor = undefined;
+    await executor.stop().catch(() => undefined);
+    const message = `The connection to the runtime ended: ${why}`;
+    this.deps.terminal.notice(message);
+    if (/replaced/i.test(why)) {
+      this.deps.log.warn(message);
+      this.update({ state: 'stopped', message: 'Another VS Code window took over this conversation.', fixes: ['retry'] });
+    } else {
+      this.fail(classify(message));
+    }
+  }
+
   private hooks(generation: number): ExecutorHooks {
     const d = this.deps;
     const live = () => this.generation === generation;
     return {
       onTerminalData: (data) => {
-        if (live()) d.terminal.output(String(data));
+        if (live()) d.terminal.data(data);
       },
-      onLog: (record) => {
-        d.log.record(record?.level, record?.target, String(record?.message ?? ''));
+      onLog: (level, target, message) => {
+        d.log.record(level, target, String(message ?? ''));
       },
-      onStatus: (status) => {
-        if (live()) this.onNativeStatus(status);
+      onStatus: (status, message) => {
+        if (live()) this.onNativeStatus(status, message ?? undefined);
       },
       onAction: (event) => {
         if (!live()) return;
         const e = toObject(event);
         if (!e) return;
+        this.richActivity = true;
         d.activity.action(e);
-        if (e.action === 'run') {
-          const args = (e.args ?? {}) as Record<string, unknown>;
-          if (args.is_input === true) d.terminal.notice(`input: ${String(args.command ?? '')}`);
-          else d.terminal.command(String(args.command ?? ''));
-        }
         if (this.snap.state === 'connected') this.update({ state: 'executing' });
       },
       onObservation: (event) => {
@@ -221,30 +246,79 @@ export class ExecutorService implements vscode.Disposable {
         const e = toObject(event);
         if (!e) return;
         d.activity.observation(e);
-        if (e.observation === 'run') {
-          const extras = (e.extras ?? {}) as Record<string, unknown>;
-          const metadata = (extras.metadata ?? {}) as Record<string, unknown>;
-          const code = Number(metadata.exit_code);
-          d.terminal.exit(Number.isFinite(code) && code >= 0 ? code : undefined);
-        }
         if (this.snap.state === 'executing' && d.activity.running === 0) this.update({ state: 'connected' });
       },
     };
   }
 
-  private onNativeStatus(status: NativeStatus | string): void {
-    const s = typeof status === 'string' ? { state: status } : status;
-    const state = mapNativeState(String(s?.state ?? ''));
+  private onNativeStatus(status: string, message: string | undefined): void {
+    const state = mapNativeState(String(status ?? ''));
     if (!state) {
-      this.deps.log.debug(`executor status ${JSON.stringify(s)}`);
+      this.deps.log.debug(`executor status ${status} ${message ?? ''}`);
       return;
     }
+    this.trackActivity(state, message);
     if (state === 'error') {
-      this.fail(classify(s.message ?? 'the executor reported an error'));
+      this.fail(classify(message ?? 'the executor reported an error'));
       return;
     }
-    if (state === 'connecting' && this.snap.state !== 'connecting') this.deps.log.info(`executor ${s.state}${s.message ? `: ${s.message}` : ''}`);
-    this.update({ state, message: s.message, fixes: undefined });
+    if (state === 'stopped' || (state === 'connecting' && this.snap.state === 'stopped')) return; // our own stop
+    if (state === 'connecting' && this.snap.state !== 'connecting') this.deps.log.info(`executor ${status}${message ? `: ${message}` : ''}`);
+    if (state === 'executing') {
+      this.update({ state, message: undefined, fixes: undefined, activity: message });
+      return;
+    }
+    this.update({ state, message: state === 'connected' ? undefined : message, fixes: undefined, activity: undefined });
+  }
+
+  /**
+   * Without the optional action/observation hooks, the recent actions come from the status
+   * stream: "executing" carries "<kind> <command or path>"; the entry ends at the next status
+   * change, a command's exit code comes from the next shell prompt.
+   */
+  private richActivity = false;
+  private current: ActivityEntry | undefined;
+  private currentMessage: string | undefined;
+  private lastPrompt: { exitCode: number | undefined; at: number } | undefined;
+
+  private trackActivity(state: ExecutorState, message: string | undefined): void {
+    if (this.richActivity) return;
+    const a = this.deps.activity;
+    if (state === 'executing' && message && message !== this.currentMessage) {
+      this.finishCurrent();
+      const space = message.indexOf(' ');
+      const kind = space > 0 ? message.slice(0, space) : message;
+      const detail = space > 0 ? message.slice(space + 1) : '';
+      this.current = a.started(kind, kind === 'run' ? detail : `${kind} ${detail}`);
+      this.currentMessage = message;
+      if (kind === 'run') this.deps.terminal.reveal?.();
+    } else if (state !== 'executing') {
+      this.finishCurrent();
+    }
+  }
+
+  private finishCurrent(): void {
+    const entry = this.current;
+    if (!entry) return;
+    this.current = undefined;
+    this.currentMessage = undefined;
+    if (entry.kind !== 'run') {
+      this.deps.activity.finish(entry, 'ok', 'done');
+      return;
+    }
+    // The prompt with the exit code may arrive just before or just after the status change.
+    const settle = () => {
+      const p = this.lastPrompt && this.lastPrompt.at >= entry.startedAt ? this.lastPrompt : undefined;
+      if (p?.exitCode === undefined) this.deps.activity.finish(entry, 'ok', 'finished');
+      else this.deps.activity.finish(entry, p.exitCode === 0 ? 'ok' : 'error', `exit ${p.exitCode}`);
+    };
+    if (this.lastPrompt && this.lastPrompt.at >= entry.startedAt) settle();
+    else setTimeout(settle, 300);
+  }
+
+  /** The agent terminal reports each prompt (exit code of the command that just ended). */
+  promptSeen(exitCode: number | undefined): void {
+    this.lastPrompt = { exitCode, at: this.deps.now?.() ?? Date.now() };
   }
 
   private fail(error: UserError): void {
