@@ -17,9 +17,11 @@
 //!   sorts the matches and fuses adjacent ones, and appends the `(len(a), len(b), 0)` sentinel.
 //!
 //! Internally every element is mapped to a dense integer id (elements of `a` that never occur in
-//! `b` share one id that matches nothing), so the hot loops compare and index integers only. The
-//! run lengths of the previous and current `i` live in two dense arrays stamped with a generation
-//! counter instead of Python's per-row dictionaries; this changes no result.
+//! `b` share one id that matches nothing), so the hot loops compare and index integers only.
+//! Python's per-row dictionaries `j2len` become one dense array indexed by `j` whose entries are
+//! stamped with the row that wrote them; each row is scanned with descending `j` so the previous
+//! row's entry `j - 1` is still intact when read, and the row's winner is chosen exactly as
+//! Python's ascending scan would (longest run, smallest `j`). None of this changes a result.
 
 use std::cell::OnceCell;
 use std::hash::{BuildHasher, Hash};
@@ -101,8 +103,9 @@ pub(crate) struct Index {
 
 /// Reusable buffers for [`Index::find_longest_match`].
 struct Scratch {
-    /// Two rows of `(stamp << 32) | run_length`, indexed by `j`; rows alternate with `i`.
-    rows: [Vec<u64>; 2],
+    /// `(stamp << 32) | run_length` of the run ending at `(i, j)`, indexed by `j`; the stamp
+    /// tells which row `i` wrote it.
+    runs: Vec<u64>,
     /// Last stamp handed out.
     stamp: u32,
 }
@@ -110,7 +113,7 @@ struct Scratch {
 impl Scratch {
     fn new(lb: usize) -> Self {
         Scratch {
-            rows: [vec![0; lb], vec![0; lb]],
+            runs: vec![0; lb],
             stamp: 0,
         }
     }
@@ -287,50 +290,54 @@ impl Index {
         if alo < ahi && blo < bhi {
             let rows_needed = (ahi - alo) as u64 + 2;
             if scratch.stamp as u64 + rows_needed >= u32::MAX as u64 {
-                for row in &mut scratch.rows {
-                    row.iter_mut().for_each(|x| *x = 0);
-                }
+                scratch.runs.iter_mut().for_each(|x| *x = 0);
                 scratch.stamp = 0;
             }
             // Leave a gap of one stamp so that nothing written by an earlier call can pass for
             // the row before `alo`.
             let mut stamp = scratch.stamp + 1;
-            let (row0, row1) = scratch.rows.split_at_mut(1);
-            let (mut prev, mut cur) = (&mut row0[0][..], &mut row1[0][..]);
+            let runs = &mut scratch.runs[..];
             let (blo32, bhi32) = (blo as u32, bhi as u32);
             for (i, &ai) in (alo..ahi).zip(&a[alo..ahi]) {
                 stamp += 1;
-                std::mem::swap(&mut prev, &mut cur);
-                let want = ((stamp - 1) as u64) << 32;
-                let tag = (stamp as u64) << 32;
                 let pos = self.positions(ai);
-                let first = if blo == 0 || pos.first().is_none_or(|&j| j >= blo32) {
+                if pos.is_empty() {
+                    continue;
+                }
+                // Positions inside [blo, bhi).
+                let first = if blo32 <= pos[0] {
                     0
                 } else {
                     pos.partition_point(|&j| j < blo32)
                 };
-                for &j in &pos[first..] {
-                    if j >= bhi32 {
-                        break;
-                    }
+                let end = if pos[pos.len() - 1] < bhi32 {
+                    pos.len()
+                } else {
+                    pos.partition_point(|&j| j < bhi32)
+                };
+                let want = ((stamp - 1) as u64) << 32;
+                let tag = (stamp as u64) << 32;
+                // Descending `j`, so `runs[j - 1]` still holds row `i - 1` when it is read. The
+                // row's winner is its longest run, the smallest `j` among equals: exactly what
+                // Python's ascending scan with `k > bestsize` keeps.
+                let (mut row_k, mut row_j) = (0u32, 0usize);
+                for &j in pos[first..end].iter().rev() {
                     let j = j as usize;
-                    let k = if j > 0 {
-                        let p = prev[j - 1];
-                        if p & 0xffff_ffff_0000_0000 == want {
-                            (p as u32) + 1
-                        } else {
-                            1
-                        }
-                    } else {
-                        1
+                    let k = match j.checked_sub(1).map(|p| runs[p]) {
+                        Some(p) if p & 0xffff_ffff_0000_0000 == want => (p as u32) + 1,
+                        _ => 1,
                     };
-                    cur[j] = tag | k as u64;
-                    let k = k as usize;
-                    if k > bestsize {
-                        besti = i + 1 - k;
-                        bestj = j + 1 - k;
-                        bestsize = k;
+                    runs[j] = tag | k as u64;
+                    if k >= row_k {
+                        row_k = k;
+                        row_j = j;
                     }
+                }
+                let k = row_k as usize;
+                if k > bestsize {
+                    besti = i + 1 - k;
+                    bestj = row_j + 1 - k;
+                    bestsize = k;
                 }
             }
             scratch.stamp = stamp;
