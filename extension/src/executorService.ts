@@ -173,7 +173,11 @@ export class ExecutorService implements vscode.Disposable {
         logLevel: d.logLevel?.() ?? 'info',
       };
       if (key) options.sessionApiKey = key;
-      if (config.shell) options.env = { SHELL: config.shell };
+      if (config.shell && config.shell !== '/bin/bash') {
+        // Passed for executor builds that support it; the current one always runs /bin/bash.
+        options.shell = config.shell;
+        d.log.warn(`openhands.terminal.shell is "${config.shell}", but this executor build always runs /bin/bash (OpenHands' bash semantics); the setting is ignored.`);
+      }
       const executor = new module.Executor(options, d.fsBridge(), this.hooks(generation));
       this.executor = executor;
       await executor.start();

@@ -17,6 +17,8 @@ export interface ExecutorOptions {
   env?: Record<string, string>;
   /** `auth.client` (`name/version`). */
   clientName?: string;
+  /** Shell program; not (yet) read by the addon, which always runs /bin/bash. */
+  shell?: string;
   /** Minimum level of records sent to `onLog`. */
   logLevel?: 'error' | 'warn' | 'info' | 'debug' | 'trace';
 }
