@@ -52,7 +52,7 @@
 //!   exit status, and the next command starts a fresh bash in the last known cwd; the reference
 //!   loses its tmux pane and fails every later command.
 //! * No `~/.bashrc`/profile is read (`--norc --noprofile`), `LANG`/`LC_ALL` are `C.UTF-8`,
-//!   `TERM=screen` (tmux's default), `VSCODE_*`/`ELECTRON_RUN_AS_NODE` are removed; tmux's own
+//!   `TERM=tmux-256color` (what the reference's panes have), `VSCODE_*`/`ELECTRON_RUN_AS_NODE` are removed; tmux's own
 //!   `TMUX`/`TMUX_PANE` variables are not set.
 
 mod keys;
@@ -172,7 +172,7 @@ impl Proc {
         }
         cmd.env("LANG", "C.UTF-8");
         cmd.env("LC_ALL", "C.UTF-8");
-        cmd.env("TERM", "screen");
+        cmd.env("TERM", "tmux-256color");
         cmd.env("PWD", work_dir);
         cmd.env("PS1", "");
         cmd.env("PS2", "");
@@ -509,6 +509,32 @@ fn py_splitlines_count(s: &str) -> usize {
     n
 }
 
+/// tmux's argument parser treats a trailing `;` as the end of the command (it is dropped) and a
+/// trailing `\;` as a literal `;`, which undoes `escape_bash_special_chars` at the end of the
+/// text. Elsewhere the doubling is never typed: bash runs the original command.
+fn tmux_arg(s: &str) -> String {
+    match s.strip_suffix(';') {
+        Some(rest) => match rest.strip_suffix('\\') {
+            Some(r) => format!("{r};"),
+            None => rest.to_string(),
+        },
+        None => s.to_string(),
+    }
+}
+
+/// What is actually typed for `original` (sent as `escaped` to tmux by the reference).
+fn typed_text(original: &str, escaped: &str, is_input: bool) -> String {
+    if !is_input
+        && escaped.ends_with("\\\\;")
+        && original.ends_with("\\;")
+        && !original.ends_with("\\\\;")
+    {
+        original.to_string()
+    } else {
+        tmux_arg(original)
+    }
+}
+
 fn is_special_key(command: &str) -> bool {
     let c = py_strip(command);
     c.starts_with("C-") && c.chars().count() == 3
@@ -597,10 +623,11 @@ impl Inner {
         let sent = !command.is_empty();
         if sent {
             let special = is_special_key(&command);
-            let typed = command.clone();
+            let original = command.clone();
             if !is_input {
                 command = oh_bashlex::escape_bash_special_chars(&command);
             }
+            let typed = typed_text(&original, &command, is_input);
             let mut bytes = keys::encode(&typed, app_cursor);
             if !special {
                 bytes.push(b'\r');

@@ -279,16 +279,18 @@ impl Term {
                 self.utf8_len += 1;
                 if self.utf8_len == self.utf8_need {
                     self.utf8_need = 0;
-                    let s = std::str::from_utf8(&self.utf8_buf[..self.utf8_len])
+                    // Invalid sequences (overlong, surrogates) are dropped, as tmux does.
+                    if let Some(c) = std::str::from_utf8(&self.utf8_buf[..self.utf8_len])
                         .ok()
-                        .and_then(|s| s.chars().next());
-                    self.put_char(s.unwrap_or('_'));
+                        .and_then(|s| s.chars().next())
+                    {
+                        self.put_char(c);
+                    }
                 }
                 return;
             }
-            // Broken sequence: tmux shows an underscore for it.
+            // Broken sequence: dropped; the byte is processed afresh.
             self.utf8_need = 0;
-            self.put_char('_');
         }
         match b {
             0x1b => {
@@ -311,7 +313,7 @@ impl Term {
                     2
                 };
             }
-            _ => self.put_char('_'),
+            _ => {}
         }
     }
 

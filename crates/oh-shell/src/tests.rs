@@ -1,4 +1,6 @@
-use super::term::Term;
+//! Unit tests: the pane renderer on byte input, and the session internals on a real bash.
+use super::term::{Term, COLS, HISTORY_LIMIT, ROWS};
+use super::*;
 
 fn render(bytes: &[u8]) -> String {
     let mut t = Term::new();
@@ -7,10 +9,194 @@ fn render(bytes: &[u8]) -> String {
 }
 
 #[test]
-fn renders_basic_sequences() {
+fn renders_the_spec_table() {
     assert_eq!(render(b"\x1b[31mred\x1b[0m plain\r\n"), "red plain");
     assert_eq!(render(b"a\tb\r\n"), "a       b");
     assert_eq!(render(b"aaa\rbb\r\n"), "bba");
     assert_eq!(render(b"x   \r\ny  \r\n"), "x\ny");
     assert_eq!(render("\u{e9}\u{2713}\r\n".as_bytes()), "\u{e9}\u{2713}");
+    assert_eq!(render(b"\r\n\r\nz\r\n"), "\n\nz");
+}
+
+#[test]
+fn long_lines_wrap_and_join() {
+    let line = "x".repeat(2500);
+    let mut t = Term::new();
+    t.feed(line.as_bytes());
+    t.feed(b"\r\nnext\r\n");
+    assert_eq!(t.capture(), format!("{line}\nnext"));
+    // A CR on a wrapped row goes back to the start of the *row*, as in tmux.
+    let mut t = Term::new();
+    t.feed("y".repeat(COLS + 5).as_bytes());
+    t.feed(b"\rAB\r\n");
+    assert_eq!(t.capture(), format!("{}AByyy", "y".repeat(COLS)));
+}
+
+#[test]
+fn utf8_split_across_chunks_and_wide_chars() {
+    let mut t = Term::new();
+    let s = "日本\u{e9}".as_bytes();
+    for b in s {
+        t.feed(&[*b]);
+    }
+    t.feed(b"|\r\n");
+    assert_eq!(t.capture(), "日本\u{e9}|");
+    // Combining mark stays attached.
+    assert_eq!(render("e\u{301}x\r\n".as_bytes()), "e\u{301}x");
+}
+
+#[test]
+fn erase_and_cursor_sequences() {
+    assert_eq!(render(b"hello world\r\x1b[Kbye\r\n"), "bye");
+    assert_eq!(render(b"abcdef\x1b[3D\x1b[K!\r\n"), "abc!");
+    assert_eq!(render(b"abc\x1b[5Gx\r\n"), "abc x");
+    assert_eq!(render(b"12345\x1b[2G\x1b[2P\r\n"), "145");
+    assert_eq!(render(b"line1\r\nline2\x1b[A\rL\r\n\r\n"), "Line1\nline2");
+    // OSC title and charset designations vanish.
+    assert_eq!(
+        render(b"\x1b]0;title\x07a\x1b(Bb\x1bkname\x1b\\c\r\n"),
+        "abc"
+    );
+    // Backspace.
+    assert_eq!(render(b"abc\x08\x08X\r\n"), "aXc");
+}
+
+#[test]
+fn alternate_screen_is_restored() {
+    assert_eq!(
+        render(b"before\r\n\x1b[?1049hfull screen\x1b[?1049lafter\r\n"),
+        "before\nafter"
+    );
+}
+
+#[test]
+fn clear_moves_screen_into_history() {
+    let mut t = Term::new();
+    t.feed(b"old\r\n\x1b[H\x1b[2Jnew\r\n");
+    assert_eq!(t.history_len(), 1);
+    assert_eq!(t.capture(), "old\nnew");
+}
+
+#[test]
+fn history_drops_a_tenth_when_full() {
+    let mut t = Term::new();
+    let n = HISTORY_LIMIT + ROWS + 1;
+    let mut buf = String::new();
+    for i in 0..n {
+        buf.push_str(&format!("{i}\r\n"));
+    }
+    t.feed(buf.as_bytes());
+    // n + 1 rows written (the cursor row), the screen holds ROWS: n+1-ROWS scrolled out; at the
+    // limit tmux frees HISTORY_LIMIT/10 at once before adding the next row.
+    let scrolled = n + 1 - ROWS;
+    let expect = if scrolled > HISTORY_LIMIT {
+        scrolled - HISTORY_LIMIT / 10
+    } else {
+        scrolled
+    };
+    assert_eq!(t.history_len(), expect);
+}
+
+#[test]
+fn marker_counting_across_chunks() {
+    let mut t = Term::new();
+    t.feed(b"####PS1E");
+    t.feed(b"ND###");
+    assert_eq!(t.markers_seen, 1);
+    t.feed(b"PS1END###");
+    assert_eq!(t.markers_seen, 2, "the trailing ### starts a new marker");
+    t.feed(b"###PS1END##");
+    assert_eq!(t.markers_seen, 2);
+}
+
+#[test]
+fn splitlines_counts_like_python() {
+    assert_eq!(py_splitlines_count(""), 0);
+    assert_eq!(py_splitlines_count("a\n"), 1);
+    assert_eq!(py_splitlines_count("a\n\nb"), 3);
+    assert_eq!(py_splitlines_count("a\r\nb\rc"), 3);
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn content(o: &Observation) -> &str {
+    &o.content
+}
+
+fn md(o: &Observation) -> &CmdOutputMetadata {
+    match &o.extras {
+        oh_protocol::Extras::Run { metadata, .. } => metadata,
+        other => panic!("not a run observation: {other:?}"),
+    }
+}
+
+#[test]
+fn session_prompt_values_match_the_shell() {
+    rt().block_on(async {
+        let dir = std::env::temp_dir();
+        let s = BashSession::start(ShellConfig::new(&dir)).await.unwrap();
+        let o = s
+            .execute(&CmdRunAction::new("echo $USER-$(hostname -s)"))
+            .await;
+        let m = md(&o);
+        assert_eq!(m.exit_code, 0);
+        assert_eq!(m.pid, -1);
+        assert_eq!(
+            m.working_dir.as_deref(),
+            Some(dir.to_str().unwrap().trim_end_matches('/'))
+        );
+        let want_py = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("which python 2>/dev/null || echo \"\"")
+            .output()
+            .unwrap();
+        assert_eq!(
+            m.py_interpreter_path.as_deref(),
+            Some(String::from_utf8_lossy(&want_py.stdout).trim_end())
+        );
+        let host = std::process::Command::new("hostname")
+            .arg("-s")
+            .output()
+            .unwrap();
+        assert_eq!(
+            m.hostname.as_deref(),
+            Some(String::from_utf8_lossy(&host.stdout).trim())
+        );
+        // The alias from the init command is there.
+        let o = s.execute(&CmdRunAction::new("alias git")).await;
+        assert_eq!(content(&o), "alias git='git --no-pager'");
+        // $! shows up as pid.
+        let o = s.execute(&CmdRunAction::new("sleep 0.1 &")).await;
+        assert!(md(&o).pid > 0, "{o:?}");
+        s.close().await;
+    });
+}
+
+#[test]
+fn pane_is_reset_to_one_prompt_after_completion() {
+    rt().block_on(async {
+        let s = BashSession::start(ShellConfig::new(std::env::temp_dir()))
+            .await
+            .unwrap();
+        s.execute(&CmdRunAction::new("seq 1 50")).await;
+        let inner = s.inner.lock().await;
+        let cap = inner
+            .proc
+            .as_ref()
+            .unwrap()
+            .pane
+            .lock()
+            .unwrap()
+            .term
+            .capture();
+        assert!(cap.starts_with("\n###PS1JSON###\n{"), "{cap:?}");
+        assert!(cap.ends_with("}\n###PS1END###"), "{cap:?}");
+        assert_eq!(find_ps1(&cap).len(), 1);
+    });
 }
