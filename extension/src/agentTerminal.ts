@@ -150,8 +150,9 @@ export class AgentTerminal implements vscode.Disposable {
     this.emit(text);
   }
 
-  /** A dimmed status line from the extension itself (connected, stopped, ...). */
-  notice(message: string): void {
+  /** A dimmed status line from the extension itself (connected, stopped, ...); `create` opens the terminal if needed. */
+  notice(message: string, create = false): void {
+    if (create) this.ensure();
     const text = (this.atLineStart ? '' : '\r\n') + dim(`# ${new TerminalSanitizer().push(message)}`) + '\r\n';
     this.emit(text);
   }

@@ -186,7 +186,7 @@ export class ExecutorService implements vscode.Disposable {
         return;
       }
       if (this.snap.state === 'connecting' || this.snap.state === 'starting') this.update({ state: 'connected', message: undefined });
-      d.terminal.notice(`connected to ${config.serverUrl} (conversation ${conversation.id})`);
+      d.terminal.notice(`connected to ${config.serverUrl} (conversation ${conversation.id})`, true);
       void this.watchClose(executor, generation);
     } catch (e) {
       if (!current()) return;
