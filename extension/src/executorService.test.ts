@@ -66,7 +66,7 @@ describe('executor service', () => {
     expect(FakeExecutor.count).toBe(1);
     expect(FakeExecutor.last!.options).toMatchObject({ serverUrl: 'http://localhost:3000', conversationId: 'conv1', sessionApiKey: 'secret', workspaceRoot: '/ws', clientName: 'test', noChangeTimeoutSeconds: 30 });
     expect(service.snapshot).toMatchObject({ state: 'connected', conversationId: 'conv1' });
-    expect(terminal.notice).toHaveBeenCalledWith(expect.stringContaining('connected'));
+    expect(terminal.notice).toHaveBeenCalledWith(expect.stringContaining('connected'), true);
   });
 
   it('refuses in an untrusted workspace or without consent, and never loads the binary', async () => {
