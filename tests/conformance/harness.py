@@ -67,6 +67,9 @@ def base_dir() -> str:
                 os.environ.pop(k, None)
             os.environ['LANG'] = 'C.UTF-8'
             os.environ['LC_ALL'] = 'C.UTF-8'
+            # ~/.bashrc runs `pyenv rehash`, which waits up to 60 s on a lock file that a shell killed
+            # mid-rehash (a short case's tmux session) leaves behind. Both sides get the same value.
+            os.environ['PYENV_REHASH_TIMEOUT'] = '1'
         return _BASE
 
 
@@ -262,6 +265,48 @@ def canonical_action(raw: dict, ws: str, action_id: int) -> dict:
     return {'id': action_id, **d}
 
 
+def settle(session, limit: float = 60.0) -> None:
+    """Wait until the reference pane is idle at a prompt (ends with ###PS1END###, unchanged for 0.3 s).
+
+    Absorbs the [N] race of spec §2.4 (an instant "completed" with empty content and a
+    "last 1 lines" prefix when the shell is still starting: ~/.bashrc, load). A real server has
+    seconds between start-up and the first action; the harness makes that explicit.
+    """
+    deadline = time.monotonic() + limit
+    prev = None
+    while time.monotonic() < deadline:
+        cur = session._get_pane_content()
+        if cur == prev and cur.rstrip().endswith('###PS1END###'):
+            return
+        prev = cur
+        time.sleep(0.3)
+
+
+def harden(session) -> None:
+    """After sending keys, wait (at most 0.5 s) until the pane shows them.
+
+    BashSession polls once immediately after `send_keys`; if tmux has not echoed the keys yet, the
+    pane still ends with the previous prompt and the command "completes" at once with empty
+    content and a "last 1 lines" prefix (spec §2.4 [N], clause 7.2). Seen on ~3 % of actions on a
+    loaded machine. The wait only delays the first poll; the clocks start before the keys are sent,
+    exactly as in the reference.
+    """
+    pane = session.pane
+    original = pane.send_keys
+
+    def send_keys(*args, **kwargs):
+        before = session._get_pane_content()
+        out = original(*args, **kwargs)
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline:
+            if session._get_pane_content() != before:
+                break
+            time.sleep(0.01)
+        return out
+
+    pane.send_keys = send_keys
+
+
 class RefSide:
     """One reference 'action execution server' (in-process) for one case."""
 
@@ -285,6 +330,8 @@ class RefSide:
             # = ActionExecutor._create_bash_session with NO_CHANGE_TIMEOUT_SECONDS=nct
             s = m['BashSession'](work_dir=cwd or ws, username=None, no_change_timeout_seconds=self.nct)
             s.initialize()
+            settle(s)
+            harden(s)
             self.static_sessions.append(s)
             return s
 
@@ -292,7 +339,10 @@ class RefSide:
         self.ex = ex
         ex.bash_session = m['BashSession'](work_dir=ws, username=None, no_change_timeout_seconds=self.nct)
         ex.bash_session.initialize()
+        settle(ex.bash_session)
+        harden(ex.bash_session)
         self.loop.run_until_complete(ex._init_bash_commands())
+        settle(ex.bash_session)
 
     def execute(self, line: dict) -> dict:
         m = self.m
@@ -324,6 +374,19 @@ class RefSide:
 
 # --------------------------------------------------------------------------------------------
 # Our side
+
+
+class RefAsOurs:
+    """A second reference standing in for oh-executor (`--ref-vs-ref`: checks a case is deterministic)."""
+
+    def __init__(self, ws: str, no_change_timeout: int, stderr_path: str):
+        self.side = RefSide(ws, no_change_timeout)
+
+    def execute(self, line: dict, wait: float) -> dict:
+        return self.side.execute(line)
+
+    def close(self) -> None:
+        self.side.close()
 
 
 class OursSide:
@@ -593,7 +656,7 @@ def _wait_budget(line: dict, nct: int) -> float:
     return float(nct) + 120.0
 
 
-def run_case(case: Case, ref: bool = True, ours: bool = True) -> CaseResult:
+def run_case(case: Case, ref: bool = True, ours: bool = True, ours_cls: type | None = None) -> CaseResult:
     """Run a case on both sides (concurrently) and compare."""
     base = base_dir()
     t0 = time.monotonic()
@@ -638,7 +701,7 @@ def run_case(case: Case, ref: bool = True, ours: bool = True) -> CaseResult:
                 return
             side = None
             try:
-                side = OursSide(ws_ours, case.no_change_timeout, os.path.join(case_dir, 'ours.stderr'))
+                side = (ours_cls or OursSide)(ws_ours, case.no_change_timeout, os.path.join(case_dir, 'ours.stderr'))
                 for i, a in enumerate(raw_actions):
                     if a.get('sleep_before'):
                         time.sleep(float(a['sleep_before']))
@@ -696,6 +759,8 @@ def main(argv: list[str]) -> int:
     p.add_argument('--ours-only', action='store_true')
     p.add_argument('--show', action='store_true', help='print every observation')
     p.add_argument('--list', action='store_true')
+    p.add_argument('--ref-vs-ref', action='store_true', help='compare the reference with itself (flakiness check)')
+    p.add_argument('-j', '--jobs', type=int, default=1, help='cases in parallel')
     args = p.parse_args(argv)
     cases = load_cases()
     if args.selectors:
@@ -705,9 +770,17 @@ def main(argv: list[str]) -> int:
             print(c.id)
         return 0
     ok = 0
+    from concurrent.futures import ThreadPoolExecutor
+
+    base_dir()
+    pool = ThreadPoolExecutor(max_workers=max(1, args.jobs))
+    futs = [
+        pool.submit(run_case, c, not args.ours_only, not args.ref_only, RefAsOurs if args.ref_vs_ref else None)
+        for c in cases
+    ]
     try:
-        for c in cases:
-            r = run_case(c, ref=not args.ours_only, ours=not args.ref_only)
+        for c, f in zip(cases, futs):
+            r = f.result()
             if args.ref_only or args.ours_only:
                 print(f'== {c.id} ({r.seconds:.1f} s)' + (f' ERROR {r.error}' if r.error else ''))
                 for s in r.steps:
