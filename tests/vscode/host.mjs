@@ -7,7 +7,8 @@
 // Exit code: the extension host's exit code (0 pass), 2 on a harness failure or timeout.
 // UI requests from inside the tests travel as console lines:
 //   @@oh-ui screenshot <absolute png path>   -> the runner saves a screenshot there
-//   @@oh-ui click-dialog <label>            -> the runner clicks that button in a dialog
+//   @@oh-ui terminal-text <path>            -> the runner writes the visible terminal's text there
+//   @@oh-ui type-quickinput <path>          -> the runner types that file's text into the quick input
 // and the runner acknowledges by creating "<path>.done" (the tests poll for it).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync, existsSync } from 'node:fs';
@@ -154,6 +155,15 @@ async function main() {
               .map((rows) => [...rows.children].map((r) => r.textContent.replace(/\u00a0/g, ' ').trimEnd()).join('\n')).join('\n----\n'));
             writeFileSync(arg, text);
             writeFileSync(`${arg}.done`, 'ok');
+          } else if (verb === 'type-quickinput') {
+            // Types the content of the file into the open quick input (e.g. a password box) + Enter.
+            const { readFileSync } = await import('node:fs');
+            const input = page.locator('.quick-input-widget input').first();
+            await input.waitFor({ state: 'visible', timeout: 20000 });
+            await input.fill(readFileSync(arg, 'utf8'));
+            await input.press('Enter');
+            writeFileSync(`${arg}.done`, 'ok');
+            log('typed into the quick input');
           } else if (verb === 'click-dialog') {
             const btn = page.locator('.monaco-dialog-box .monaco-button', { hasText: arg }).first();
             await btn.waitFor({ timeout: 20000 });

@@ -57,13 +57,18 @@ SESSION="$(mktemp -d /tmp/oh-vscode-run.XXXXXX)"
 WS="$SESSION/workspace"; EXT="$SESSION/ext"
 mkdir -p "$WS/.vscode" "$EXT"
 BACKEND_LOG="$ARTIFACTS/backend.log"
+KEYED_LOG="$ARTIFACTS/backend-keyed.log"
+KEY="k-$RANDOM$RANDOM"
 setsid "$PY" "$HERE/fake_backend.py" --port 0 > "$BACKEND_LOG" 2>&1 &
 BACKEND_PID=$!
-cleanup() { kill -- -"$BACKEND_PID" 2>/dev/null; rm -rf "$SESSION"; }
+setsid "$PY" "$HERE/fake_backend.py" --port 0 --session-api-key "$KEY" > "$KEYED_LOG" 2>&1 &
+KEYED_PID=$!
+cleanup() { kill -- -"$BACKEND_PID" 2>/dev/null; kill -- -"$KEYED_PID" 2>/dev/null; rm -rf "$SESSION"; }
 trap cleanup EXIT
-for _ in $(seq 1 100); do grep -q '^READY' "$BACKEND_LOG" && break; sleep 0.1; done
+for _ in $(seq 1 100); do grep -q '^READY' "$BACKEND_LOG" && grep -q '^READY' "$KEYED_LOG" && break; sleep 0.1; done
 PORT="$(awk '/^READY/ {print $2; exit}' "$BACKEND_LOG")"
-if [ -z "$PORT" ]; then cat "$BACKEND_LOG"; fail "start the protocol backend"; finish; fi
+KEYED_PORT="$(awk '/^READY/ {print $2; exit}' "$KEYED_LOG")"
+if [ -z "$PORT" ] || [ -z "$KEYED_PORT" ]; then cat "$BACKEND_LOG" "$KEYED_LOG"; fail "start the protocol backends"; finish; fi
 cat > "$WS/.vscode/settings.json" <<JSON
 { "openhands.server.url": "http://127.0.0.1:$PORT", "openhands.conversation.mode": "create" }
 JSON
@@ -77,7 +82,7 @@ fi
 
 # 4. the suite inside the extension host
 rm -f "$ARTIFACTS/openhands-tab.png" "$ARTIFACTS/terminal.txt"
-ENV_JSON="{\"OH_TEST_BACKEND\":\"http://127.0.0.1:$PORT\",\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS\"}"
+ENV_JSON="{\"OH_TEST_BACKEND\":\"http://127.0.0.1:$PORT\",\"OH_TEST_KEYED_BACKEND\":\"http://127.0.0.1:$KEYED_PORT\",\"OH_TEST_KEY\":\"$KEY\",\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS\"}"
 "$NODE24" "$HERE/host.mjs" --workspace "$WS" --dev "$HERE/harness-ext" --tests "$HERE/suite/index.js" \
   --env "$ENV_JSON" --extensions-dir "$EXT" --artifacts "$ARTIFACTS" --click-dialog Allow --timeout 240 \
   2>&1 | tee "$ARTIFACTS/host.log" | grep -E '@@oh-test|\[host|oh-test' | sed -E 's/^.*(@@oh-test|oh-test)/\1/'

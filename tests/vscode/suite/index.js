@@ -162,6 +162,32 @@ exports.run = async () => {
     }, 10000);
   });
 
+  await test('a server that needs a session API key: error with a fix, key stored via the command, then connected', async () => {
+    const keyed = process.env.OH_TEST_KEYED_BACKEND;
+    await vscode.workspace.getConfiguration('openhands').update('server.url', keyed, vscode.ConfigurationTarget.Workspace);
+    await api.start();
+    const s = api.snapshot;
+    assert(s.state === 'error' && (s.fixes || []).includes('key'), `expected an error offering "Set Session API Key", got ${JSON.stringify(s)}`);
+    // As a user would: the command opens a password box; the runner types the key into it.
+    const keyFile = path.join(ARTIFACTS, 'key.txt');
+    fs.writeFileSync(keyFile, process.env.OH_TEST_KEY);
+    const done = vscode.commands.executeCommand('openhands.setSessionApiKey');
+    await ui('type-quickinput', keyFile);
+    fs.unlinkSync(keyFile);
+    await done;
+    const snap = await waitFor('the executor to connect with the key', () => {
+      const x = api.snapshot;
+      return ['connected', 'error'].includes(x.state) ? x : undefined;
+    }, 30000);
+    assert(snap.state === 'connected', `state ${snap.state}: ${snap.message}`);
+    const r = await fetch(`${keyed}/test/state`);
+    const st = await r.json();
+    assert(st[snap.conversationId] && st[snap.conversationId].registered, `keyed backend: ${JSON.stringify(st)}`);
+    const settings = fs.readFileSync(path.join(root, '.vscode', 'settings.json'), 'utf8');
+    assert(!settings.includes(process.env.OH_TEST_KEY), 'the key leaked into settings.json');
+    await vscode.commands.executeCommand('openhands.stop');
+  });
+
   const failed = results.filter((r) => !r.ok).length;
   console.log(`@@oh-test SUMMARY ${results.length - failed} passed, ${failed} failed`);
   if (failed) throw new Error(`${failed} integration test(s) failed`);
