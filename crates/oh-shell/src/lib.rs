@@ -420,11 +420,13 @@ impl BashSession {
         }
         let nct = self.no_change_timeout.load(Ordering::Relaxed);
         let obs = inner.execute(action, nct).await;
-        if !inner
-            .proc
-            .as_ref()
-            .is_some_and(|p| !p.pane.lock().expect("pane lock").exited)
-        {
+        let alive = match inner.proc.as_mut() {
+            Some(p) => {
+                !p.pane.lock().expect("pane lock").exited && matches!(p.child.try_wait(), Ok(None))
+            }
+            None => false,
+        };
+        if !alive {
             inner.proc = None;
             inner.status = Status::Idle;
             inner.prev_output.clear();
@@ -468,6 +470,7 @@ impl BashSession {
 
 /// The pane after `C-l` + `clear-history`: readline redraws the prompt at the top.
 fn reset_to_prompt(term: &mut Term, block: &str) {
+    let pending = term.prompt_newline_pending();
     term.reset_grid();
     let mut s = String::with_capacity(block.len() + 16);
     s.push_str("\r\n");
@@ -479,6 +482,9 @@ fn reset_to_prompt(term: &mut Term, block: &str) {
     term.feed(s.as_bytes());
     term.markers_seen = seen;
     term.bytes_seen = bytes;
+    if pending {
+        term.swallow_next_newline();
+    }
 }
 
 /// `len(s.splitlines())`.
@@ -657,8 +663,9 @@ impl Inner {
                     return self.completed(&command, cap, m, action.hidden);
                 }
             }
-            if exited {
-                return self.shell_exited(&command, action.hidden);
+            let dead = exited || matches!(proc.child.try_wait(), Ok(Some(_)));
+            if dead {
+                return self.shell_exited(&command, action.hidden).await;
             }
             let now = Instant::now();
             if !action.blocking && now.duration_since(last_change) >= Duration::from_secs(nct) {
@@ -684,6 +691,10 @@ impl Inner {
                 let d = start + Duration::from_secs_f64(t.max(0.0).min(1e9));
                 deadline = Some(deadline.map_or(d, |x| x.min(d)));
             }
+            // Also wake up now and then to notice a shell that exited while a background job
+            // keeps the terminal open (no EOF then).
+            let tick = Instant::now() + Duration::from_millis(250);
+            let deadline = Some(deadline.map_or(tick, |d| d.min(tick)));
             let proc = self.proc.as_mut().expect("a running shell");
             match deadline {
                 Some(d) => {
@@ -773,17 +784,24 @@ impl Inner {
 
     /// bash itself ended (`exit`, `C-d` at the prompt, killed): report what it printed and its
     /// exit status; the session restarts a shell for the next command.
-    fn shell_exited(&mut self, command: &str, hidden: bool) -> Observation {
+    async fn shell_exited(&mut self, command: &str, hidden: bool) -> Observation {
         let proc = self.proc.as_mut().expect("a running shell");
-        let cap = proc.pane.lock().expect("pane lock").term.capture();
         let mut code = -1i64;
-        for _ in 0..50 {
+        for _ in 0..100 {
             if let Ok(Some(st)) = proc.child.try_wait() {
                 code = st.exit_code() as i64;
+                // Let the reader drain what is left (EOF, unless a job still holds the tty).
+                for _ in 0..50 {
+                    if proc.pane.lock().expect("pane lock").exited {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
                 break;
             }
-            std::thread::sleep(Duration::from_millis(2));
+            tokio::time::sleep(Duration::from_millis(2)).await;
         }
+        let cap = proc.pane.lock().expect("pane lock").term.capture();
         let m = find_ps1(&cap);
         let raw = combine_outputs(&cap, &m, false);
         let mut md = CmdOutputMetadata {

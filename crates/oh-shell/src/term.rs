@@ -152,6 +152,11 @@ pub struct Term {
     pub markers_seen: u64,
     /// Bytes fed so far.
     pub bytes_seen: u64,
+    /// Bytes seen since the last marker (saturating) and whether a newline came right after it.
+    after_marker: u8,
+    newline_after_marker: bool,
+    /// Swallow the newline that ends a prompt which was already redrawn by `reset_grid`.
+    swallow_newline: bool,
 }
 
 impl Default for Term {
@@ -186,6 +191,9 @@ impl Term {
             marker_pos: 0,
             markers_seen: 0,
             bytes_seen: 0,
+            after_marker: 0,
+            newline_after_marker: false,
+            swallow_newline: false,
         }
     }
 
@@ -202,6 +210,17 @@ impl Term {
         self.alt = None;
     }
 
+    /// True when the last prompt marker was printed but the newline ending the prompt was not
+    /// (yet): after redrawing the prompt, that newline must not move the cursor again.
+    pub fn prompt_newline_pending(&self) -> bool {
+        !self.newline_after_marker && self.after_marker == 0
+    }
+
+    /// Drop the next newline (see [`Term::prompt_newline_pending`]).
+    pub fn swallow_next_newline(&mut self) {
+        self.swallow_newline = true;
+    }
+
     /// Number of rows in the history (for tests).
     pub fn history_len(&self) -> usize {
         self.history.len()
@@ -209,6 +228,25 @@ impl Term {
 
     /// Feed raw PTY output.
     pub fn feed(&mut self, data: &[u8]) {
+        let mut data = data;
+        if self.swallow_newline {
+            let mut k = 0;
+            while k < data.len() {
+                match data[k] {
+                    b'\r' => k += 1,
+                    b'\n' => {
+                        k += 1;
+                        self.swallow_newline = false;
+                        break;
+                    }
+                    _ => {
+                        self.swallow_newline = false;
+                        break;
+                    }
+                }
+            }
+            data = &data[k..];
+        }
         self.bytes_seen += data.len() as u64;
         self.scan_marker(data);
         let mut i = 0;
@@ -233,6 +271,10 @@ impl Term {
         const FAIL: [usize; 12] = [0, 1, 2, 0, 0, 0, 0, 0, 0, 1, 2, 3];
         let mut pos = self.marker_pos;
         for &b in data {
+            if self.after_marker == 0 && b != b'\r' {
+                self.newline_after_marker = b == b'\n';
+                self.after_marker = 1;
+            }
             while pos > 0 && b != MARKER[pos] {
                 pos = FAIL[pos - 1];
             }
@@ -240,6 +282,8 @@ impl Term {
                 pos += 1;
                 if pos == MARKER.len() {
                     self.markers_seen += 1;
+                    self.after_marker = 0;
+                    self.newline_after_marker = false;
                     pos = FAIL[pos - 1];
                 }
             }

@@ -297,3 +297,20 @@ async fn settings_sink_exit_and_close() {
         .unwrap_or(false);
     assert!(!alive, "background job {pid} survived close()");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exit_while_a_job_holds_the_terminal() {
+    let (s, d) = session("exitjob", 5).await;
+    s.execute(&run("sleep 300 &")).await;
+    let t = Instant::now();
+    let o = s.execute(&run("exit")).await;
+    assert!(
+        t.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert_eq!(md(&o).exit_code, 0);
+    let o = s.execute(&run("echo back; pwd")).await;
+    assert_eq!(o.content, format!("back\n{}", d.display()));
+    s.close().await;
+}
