@@ -13,8 +13,13 @@ export interface OpenHandsApi {
   stop(): Promise<void>;
 }
 
+// The only module-level state: the live context, so that `deactivate` can await the executor's
+// shutdown (VS Code waits for the returned promise; disposables are not awaited).
+let live: OpenHandsContext | undefined;
+
 export function activate(context: vscode.ExtensionContext): OpenHandsApi {
   const ctx = new OpenHandsContext(context);
+  live = ctx;
   context.subscriptions.push(ctx, ...registerCommands(ctx));
   ctx.log.info(`OpenHands extension ${context.extension?.packageJSON?.version ?? ''} activated (VS Code ${vscode.version}, ${process.platform}-${process.arch}, Node ${process.version})`);
   if (ctx.config.current.autoStart) void ctx.executor.start();
@@ -31,6 +36,10 @@ export function activate(context: vscode.ExtensionContext): OpenHandsApi {
   };
 }
 
-export function deactivate(): void {
-  // Everything is disposed through context.subscriptions.
+export async function deactivate(): Promise<void> {
+  const ctx = live;
+  live = undefined;
+  // Stop the bash session and its children before the extension host goes away; everything else
+  // is disposed through context.subscriptions.
+  await ctx?.executor.stop('stopped: extension deactivated');
 }

@@ -3,7 +3,6 @@
 # against a backend speaking docs/protocol.md. Idempotent setup + run; last line:
 #   vscode: N passed, M failed
 # Options: --update-docs-screenshot  copy the workbench screenshot to docs/screenshot-openhands-tab.png
-#          --backend embedded|fake   (default fake: tests/vscode/fake_backend.py)
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
