@@ -39,6 +39,11 @@ describe('view', () => {
     expect(JSON.parse(JSON.stringify(m))).toEqual(m);
   });
 
+  it('shows the current activity only while executing', () => {
+    expect(buildViewModel(snap('executing', { activity: 'run ls' }) as any, [], false).activity).toBe('run ls');
+    expect(buildViewModel(snap('connected', { activity: 'run ls' }) as any, [], false).activity).toBeUndefined();
+  });
+
   it('formats durations', () => {
     expect(formatDuration(12)).toBe('12 ms');
     expect(formatDuration(61000)).toBe('1 min 1 s');

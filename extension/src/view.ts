@@ -10,6 +10,8 @@ export interface ViewModel {
   state: ExecutorSnapshot['state'];
   stateLabel: string;
   message?: string;
+  /** What is executing right now, e.g. "run npm test". */
+  activity?: string;
   fixes: Array<{ fix: Fix; label: string }>;
   serverUrl: string;
   conversationId?: string;
@@ -33,6 +35,7 @@ export function buildViewModel(s: ExecutorSnapshot, actions: readonly ActivityEn
     state: s.state,
     stateLabel: STATE_LABELS[s.state],
     message: s.message,
+    activity: s.state === 'executing' ? s.activity : undefined,
     fixes: (s.fixes ?? []).map((fix) => ({ fix, label: fixLabel(fix) })),
     serverUrl: s.serverUrl,
     conversationId: s.conversationId,
@@ -158,11 +161,13 @@ export function renderHtml(nonce: string, cspSource: string): string {
   .kind { font-size: .8em; padding: 0 4px; border-radius: 3px; background: var(--vscode-badge-background); color: var(--vscode-badge-foreground); flex: none; }
   .summary { font-family: var(--vscode-editor-font-family); font-size: .95em; word-break: break-all; }
   .result { color: var(--vscode-descriptionForeground); font-size: .9em; margin-left: 1.6em; word-break: break-word; }
+  .activity { margin: -4px 0 8px 18px; font-family: var(--vscode-editor-font-family); font-size: .95em; color: var(--vscode-descriptionForeground); word-break: break-all; }
   .empty { color: var(--vscode-descriptionForeground); font-style: italic; }
 </style>
 </head>
 <body>
   <div class="state"><span id="dot" class="dot"></span><span id="state">Loading…</span></div>
+  <div id="activity" class="activity" hidden></div>
   <div id="message" class="message" hidden></div>
   <div id="fixes" class="buttons"></div>
   <dl>
@@ -191,6 +196,9 @@ export function renderHtml(nonce: string, cspSource: string): string {
     $('dot').className = 'dot ' + m.state;
     $('state').textContent = m.stateLabel;
     document.body.dataset.state = m.state;
+    const act = $('activity');
+    act.hidden = !m.activity;
+    act.textContent = m.activity || '';
     const msg = $('message');
     msg.hidden = !m.message;
     msg.textContent = m.message || '';
