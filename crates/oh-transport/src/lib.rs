@@ -20,6 +20,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use oh_executor::ExecutorConfig;
+use oh_files::FileSystem;
 use futures_util::FutureExt;
 use oh_protocol::{ActionEvent, Observation, ObservationEvent};
 use rust_socketio::asynchronous::{Client, ClientBuilder, ReconnectSettings};
@@ -154,19 +156,69 @@ pub trait ActionHandler: Send + Sync + 'static {
     async fn apply_session(&self, _settings: &Map<String, Value>) {}
 }
 
-/// [`ActionHandler`] over the executor core.
-pub struct ExecutorHandler(pub Arc<oh_executor::Executor>);
+/// [`ActionHandler`] over the executor core, started on first use: when the transport
+/// registers first, the welcome's `session` settings (`no_change_timeout_seconds`) go into the
+/// shell's configuration before the bash session starts.
+pub struct ExecutorHandler {
+    config: Mutex<ExecutorConfig>,
+    fs: Arc<dyn FileSystem>,
+    core: tokio::sync::Mutex<Option<Arc<oh_executor::Executor>>>,
+}
+
+impl ExecutorHandler {
+    pub fn new(config: ExecutorConfig, fs: Arc<dyn FileSystem>) -> Self {
+        ExecutorHandler { config: Mutex::new(config), fs, core: tokio::sync::Mutex::new(None) }
+    }
+
+    /// The running core, started now if needed.
+    pub async fn core(&self) -> std::io::Result<Arc<oh_executor::Executor>> {
+        let mut slot = self.core.lock().await;
+        if let Some(c) = slot.as_ref() {
+            return Ok(c.clone());
+        }
+        let config = self.config.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let core = Arc::new(oh_executor::Executor::start(config, self.fs.clone()).await?);
+        *slot = Some(core.clone());
+        Ok(core)
+    }
+
+    /// Whether the bash session has been started.
+    pub async fn is_started(&self) -> bool {
+        self.core.lock().await.is_some()
+    }
+
+    /// Stop the shell and every process it started (a later action starts a new one).
+    pub async fn shutdown(&self) {
+        let core = self.core.lock().await.take();
+        if let Some(c) = core {
+            c.shutdown().await;
+        }
+    }
+}
 
 #[async_trait]
 impl ActionHandler for ExecutorHandler {
     async fn execute(&self, event: &ActionEvent) -> ObservationEvent {
-        self.0.execute(event).await
-    }
-    async fn apply_session(&self, settings: &Map<String, Value>) {
-        if let Some(secs) = settings.get("no_change_timeout_seconds").and_then(Value::as_f64) {
-            // TODO(oh-executor): apply through Executor::set_no_change_timeout once it exists.
-            tracing::info!(secs, "session setting no_change_timeout_seconds (not applied yet: the executor has no setter)");
+        match self.core().await {
+            Ok(core) => core.execute(event).await,
+            Err(e) => ObservationEvent::reply(event.id, Observation::error(format!("Cannot start the bash session: {e}"))),
         }
+    }
+
+    async fn apply_session(&self, settings: &Map<String, Value>) {
+        let Some(secs) = settings.get("no_change_timeout_seconds").and_then(Value::as_f64) else { return };
+        let secs = secs.max(0.0).round() as u64;
+        let current = self.config.lock().unwrap_or_else(|p| p.into_inner()).shell.no_change_timeout_secs;
+        if current == secs {
+            return;
+        }
+        if self.core.lock().await.is_some() {
+            // TODO(oh-executor): apply through an Executor-level setter (BashSession has one).
+            tracing::warn!(secs, current, "the runtime asks for another no_change_timeout_seconds, but the bash session is already running");
+            return;
+        }
+        tracing::info!(secs, "session setting no_change_timeout_seconds");
+        self.config.lock().unwrap_or_else(|p| p.into_inner()).shell.no_change_timeout_secs = secs;
     }
 }
 
@@ -577,8 +629,14 @@ impl Transport {
         if let Some(h) = self.commands.lock().unwrap_or_else(|p| p.into_inner()).take() {
             h.abort();
         }
-        self.shared.lock().registered = false;
-        self.shared.set_status(ConnectionState::Disconnected, Some("stopped".into()));
+        let keep_error = {
+            let mut st = self.shared.lock();
+            st.registered = false;
+            st.status.as_ref().is_some_and(|s| s.state == ConnectionState::Error)
+        };
+        if !keep_error {
+            self.shared.set_status(ConnectionState::Disconnected, Some("stopped".into()));
+        }
     }
 }
 

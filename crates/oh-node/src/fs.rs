@@ -1,0 +1,158 @@
+//! The core `FileSystem` trait over Promise-returning JS callbacks (the rspack `ThreadsafeNodeFS`
+//! pattern). Every call goes through `call_async_catch`, so a throwing callback becomes an
+//! `FsError` instead of a fatal exception in the extension host.
+
+use std::sync::RwLock;
+
+use async_trait::async_trait;
+use napi::bindgen_prelude::{FnArgs, Promise, Uint8Array};
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi::Status;
+use napi_derive::napi;
+use oh_files::{DirEntry, FileStat, FileSystem, FsError};
+use serde_json::Value;
+
+use crate::dto::{dir_entries_from_js, stat_from_js, Ignored};
+
+type Tsfn<A, R> = ThreadsafeFunction<A, R, A, Status, false>;
+
+/// The filesystem callbacks. Paths are absolute POSIX paths. A callback rejects with a Node error
+/// (`code` such as `ENOENT` in the message) or a `vscode.FileSystemError`.
+#[napi(object, object_to_js = false)]
+pub struct FsCallbacks {
+    #[napi(ts_type = "(path: string) => Promise<Uint8Array>")]
+    pub read_file: ThreadsafeFunction<String, Promise<Uint8Array>, String, Status, false>,
+    #[napi(ts_type = "(path: string, data: Uint8Array) => Promise<void>")]
+    pub write_file: ThreadsafeFunction<FnArgs<(String, Uint8Array)>, Promise<Ignored>, FnArgs<(String, Uint8Array)>, Status, false>,
+    /// `type` is `'file' | 'directory' | 'other'` or a `vscode.FileType` number; `mode` (Unix bits,
+    /// optional) is also used to tell the type when `type` is missing.
+    #[napi(ts_type = "(path: string) => Promise<{ type?: 'file' | 'directory' | 'other' | number, size: number, mtimeMs?: number, mtime?: number, mode?: number }>")]
+    pub stat: ThreadsafeFunction<String, Promise<Value>, String, Status, false>,
+    /// Entries as `{ name, type }` objects or `[name, type]` pairs (what `vscode.workspace.fs.readDirectory` returns).
+    #[napi(ts_type = "(path: string) => Promise<Array<{ name: string, type: 'file' | 'directory' | 'other' | number } | [string, number]>>")]
+    pub read_directory: ThreadsafeFunction<String, Promise<Value>, String, Status, false>,
+    /// `mkdir -p`.
+    #[napi(ts_type = "(path: string) => Promise<unknown>")]
+    pub create_directory: ThreadsafeFunction<String, Promise<Ignored>, String, Status, false>,
+    /// Remove a file.
+    #[napi(ts_type = "(path: string) => Promise<unknown>")]
+    pub delete: ThreadsafeFunction<String, Promise<Ignored>, String, Status, false>,
+    #[napi(ts_type = "(from: string, to: string) => Promise<unknown>")]
+    pub rename: ThreadsafeFunction<FnArgs<(String, String)>, Promise<Ignored>, FnArgs<(String, String)>, Status, false>,
+}
+
+/// `FileSystem` over [`FsCallbacks`]; [`NodeFs::dispose`] drops the callbacks so Node can exit.
+pub struct NodeFs {
+    callbacks: RwLock<Option<std::sync::Arc<FsCallbacks>>>,
+}
+
+impl NodeFs {
+    pub fn new(callbacks: FsCallbacks) -> Self {
+        NodeFs { callbacks: RwLock::new(Some(std::sync::Arc::new(callbacks))) }
+    }
+
+    pub fn dispose(&self) {
+        self.callbacks.write().unwrap_or_else(|p| p.into_inner()).take();
+    }
+
+    fn get(&self) -> Result<std::sync::Arc<FsCallbacks>, FsError> {
+        self.callbacks
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| FsError::new("EIO", "the executor was stopped"))
+    }
+}
+
+async fn call<A: 'static + napi::bindgen_prelude::JsValuesTupleIntoVec, R: napi::bindgen_prelude::FromNapiValue + Send + 'static>(
+    f: &Tsfn<A, Promise<R>>,
+    args: A,
+) -> Result<R, FsError> {
+    let promise = f.call_async_catch(args).await.map_err(fs_error)?;
+    promise.await.map_err(fs_error)
+}
+
+/// Map a rejected JS call to an `FsError` with a POSIX code.
+pub fn fs_error(e: napi::Error) -> FsError {
+    let reason = e.reason.clone();
+    FsError::new(error_code(&reason), clean_message(&reason))
+}
+
+/// Node codes appear in the message (`ENOENT: no such file or directory, open '/x'`);
+/// `vscode.FileSystemError` names its code (`EntryNotFound (FileSystemError)`, code `FileNotFound`).
+pub fn error_code(reason: &str) -> &'static str {
+    const POSIX: &[&str] = &[
+        "ENOENT", "EEXIST", "EISDIR", "ENOTDIR", "EACCES", "EPERM", "ENOTEMPTY", "EBUSY", "EROFS", "ENOSPC", "EMFILE", "ENAMETOOLONG",
+        "ELOOP", "EINVAL", "EXDEV", "EFBIG", "EIO",
+    ];
+    const VSCODE: &[(&str, &str)] = &[
+        ("FileNotFound", "ENOENT"),
+        ("EntryNotFound", "ENOENT"),
+        ("FileExists", "EEXIST"),
+        ("EntryExists", "EEXIST"),
+        ("FileIsADirectory", "EISDIR"),
+        ("EntryIsADirectory", "EISDIR"),
+        ("FileNotADirectory", "ENOTDIR"),
+        ("EntryNotADirectory", "ENOTDIR"),
+        ("NoPermissions", "EACCES"),
+        ("Unavailable", "EIO"),
+    ];
+    for word in reason.split(|c: char| !c.is_ascii_alphanumeric()) {
+        if let Some(code) = POSIX.iter().find(|c| **c == word) {
+            return code;
+        }
+        if let Some((_, code)) = VSCODE.iter().find(|(name, _)| *name == word) {
+            return code;
+        }
+    }
+    "EIO"
+}
+
+fn clean_message(reason: &str) -> String {
+    reason.strip_prefix("Error: ").unwrap_or(reason).to_string()
+}
+
+#[async_trait]
+impl FileSystem for NodeFs {
+    async fn read(&self, path: &str) -> Result<Vec<u8>, FsError> {
+        let cb = self.get()?;
+        let data = call(&cb.read_file, path.to_string()).await?;
+        Ok(data.to_vec())
+    }
+
+    async fn write(&self, path: &str, data: &[u8]) -> Result<(), FsError> {
+        let cb = self.get()?;
+        call(&cb.write_file, FnArgs::from((path.to_string(), Uint8Array::new(data.to_vec())))).await?;
+        Ok(())
+    }
+
+    async fn stat(&self, path: &str) -> Result<FileStat, FsError> {
+        let cb = self.get()?;
+        let v = call(&cb.stat, path.to_string()).await?;
+        stat_from_js(&v).map_err(|m| FsError::new("EIO", format!("stat callback returned {m}")))
+    }
+
+    async fn read_dir(&self, path: &str) -> Result<Vec<DirEntry>, FsError> {
+        let cb = self.get()?;
+        let v = call(&cb.read_directory, path.to_string()).await?;
+        dir_entries_from_js(&v).map_err(|m| FsError::new("EIO", format!("readDirectory callback returned {m}")))
+    }
+
+    async fn create_dir_all(&self, path: &str) -> Result<(), FsError> {
+        let cb = self.get()?;
+        call(&cb.create_directory, path.to_string()).await?;
+        Ok(())
+    }
+
+    async fn remove(&self, path: &str) -> Result<(), FsError> {
+        let cb = self.get()?;
+        call(&cb.delete, path.to_string()).await?;
+        Ok(())
+    }
+
+    async fn rename(&self, from: &str, to: &str) -> Result<(), FsError> {
+        let cb = self.get()?;
+        call(&cb.rename, FnArgs::from((from.to_string(), to.to_string()))).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,242 @@
+//! `openhands-vscode-executor`: the executor core for Node (VS Code extension host or the headless
+//! CLI). Thin: options and callbacks in, the core and the transport do the work.
+//!
+//! ```js
+//! const ex = new Executor({ serverUrl, conversationId, workspaceRoot }, fsCallbacks, { onStatus, onLog, onTerminalData })
+//! await ex.start()          // resolves once registered with the runtime; rejects if refused
+//! await ex.waitUntilClosed() // resolves when the connection ends for good (stop, replaced, refused)
+//! await ex.stop()
+//! ```
+
+mod dto;
+mod fs;
+mod log;
+
+use std::sync::{Arc, Mutex, RwLock};
+
+use napi::bindgen_prelude::{FnArgs, Uint8Array, Unknown};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Error, Result, Status};
+use napi_derive::napi;
+use oh_executor::ExecutorConfig;
+use oh_protocol::{ActionEvent, Observation, ObservationEvent};
+use oh_transport::{ConnectionState, ExecutorHandler, StatusEvent, Transport, TransportConfig, TransportError};
+
+pub use dto::ExecutorOptions;
+pub use fs::FsCallbacks;
+
+type StatusFn = ThreadsafeFunction<FnArgs<(String, Option<String>)>, Unknown<'static>, FnArgs<(String, Option<String>)>, Status, false, true>;
+type DataFn = ThreadsafeFunction<Uint8Array, Unknown<'static>, Uint8Array, Status, false, true>;
+
+/// Optional notification hooks (weak: they never keep Node alive).
+#[napi(object, object_to_js = false)]
+pub struct ExecutorHooks {
+    /// Raw bytes the shell prints (the VS Code terminal mirror).
+    #[napi(ts_type = "(data: Uint8Array) => void")]
+    pub on_terminal_data: Option<ThreadsafeFunction<Uint8Array, Unknown<'static>, Uint8Array, Status, false, true>>,
+    /// Log records (`level` is `error`/`warn`/`info`/`debug`/`trace`).
+    #[napi(ts_type = "(level: string, target: string, message: string) => void")]
+    pub on_log: Option<ThreadsafeFunction<FnArgs<(String, String, String)>, Unknown<'static>, FnArgs<(String, String, String)>, Status, false, true>>,
+    /// Connection status: `connecting`, `connected`, `executing`, `disconnected`, `error`.
+    #[napi(ts_type = "(status: string, message: string | null) => void")]
+    pub on_status: Option<ThreadsafeFunction<FnArgs<(String, Option<String>)>, Unknown<'static>, FnArgs<(String, Option<String>)>, Status, false, true>>,
+}
+
+struct Inner {
+    options: ExecutorOptions,
+    fs: Arc<fs::NodeFs>,
+    status_fn: RwLock<Option<Arc<StatusFn>>>,
+    data_fn: Arc<RwLock<Option<Arc<DataFn>>>>,
+    handler: Arc<ExecutorHandler>,
+    transport: tokio::sync::Mutex<Option<Arc<Transport>>>,
+    status: Mutex<(String, Option<String>)>,
+    executor_id: String,
+}
+
+impl Inner {
+    fn report(&self, ev: &StatusEvent) {
+        *self.status.lock().unwrap_or_else(|p| p.into_inner()) = (ev.state.as_str().to_string(), ev.message.clone());
+        let f = self.status_fn.read().ok().and_then(|f| f.clone());
+        if let Some(f) = f {
+            let _ = f.call(FnArgs::from((ev.state.as_str().to_string(), ev.message.clone())), ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
+
+    /// The executor core's configuration from the options.
+    fn executor_config(&self) -> ExecutorConfig {
+        let mut config = ExecutorConfig::new(&self.options.workspace_root);
+        if let Some(secs) = self.options.no_change_timeout_seconds {
+            config.shell.no_change_timeout_secs = secs as u64;
+        }
+        if let Some(env) = &self.options.env {
+            let mut pairs: Vec<(String, String)> = env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            pairs.sort();
+            config.shell.env = pairs;
+        }
+        let data_fn = self.data_fn.clone();
+        config.shell.output_sink = Some(Arc::new(move |bytes: &[u8]| {
+            let f = data_fn.read().ok().and_then(|f| f.clone());
+            if let Some(f) = f {
+                let _ = f.call(Uint8Array::new(bytes.to_vec()), ThreadsafeFunctionCallMode::NonBlocking);
+            }
+        }));
+        config
+    }
+}
+
+/// The executor: one bash session, file actions through the JS callbacks, and the connection to
+/// the runtime.
+#[napi]
+pub struct Executor {
+    inner: Arc<Inner>,
+}
+
+#[napi]
+impl Executor {
+    #[napi(constructor)]
+    pub fn new(options: ExecutorOptions, fs: FsCallbacks, hooks: Option<ExecutorHooks>) -> Result<Self> {
+        if !options.workspace_root.starts_with('/') && !options.workspace_root.contains(":\\") {
+            return Err(Error::new(Status::InvalidArg, format!("workspaceRoot must be absolute, got {:?}", options.workspace_root)));
+        }
+        let hooks = hooks.unwrap_or(ExecutorHooks { on_terminal_data: None, on_log: None, on_status: None });
+        if let Some(on_log) = hooks.on_log {
+            log::set_sink(Some(on_log), dto::level_from(options.log_level.as_deref()));
+        }
+        let fs = Arc::new(fs::NodeFs::new(fs));
+        let data_fn = Arc::new(RwLock::new(hooks.on_terminal_data.map(Arc::new)));
+        let mut inner = Inner {
+            options,
+            fs: fs.clone(),
+            status_fn: RwLock::new(hooks.on_status.map(Arc::new)),
+            data_fn,
+            handler: Arc::new(ExecutorHandler::new(ExecutorConfig::new("/"), fs.clone())),
+            transport: tokio::sync::Mutex::new(None),
+            status: Mutex::new(("disconnected".into(), None)),
+            executor_id: oh_transport::new_uuid(),
+        };
+        inner.handler = Arc::new(ExecutorHandler::new(inner.executor_config(), fs));
+        Ok(Executor { inner: Arc::new(inner) })
+    }
+
+    /// Start the shell and register with the runtime. Resolves once the runtime's welcome is
+    /// accepted; rejects with the server's message if the registration is refused.
+    #[napi]
+    pub async fn start(&self) -> Result<()> {
+        let inner = self.inner.clone();
+        let mut slot = inner.transport.lock().await;
+        if slot.is_some() {
+            return Ok(());
+        }
+        let o = &inner.options;
+        let mut cfg = TransportConfig::new(&o.server_url, &o.conversation_id, &o.workspace_root);
+        cfg.session_api_key = o.session_api_key.clone();
+        cfg.executor_id = inner.executor_id.clone();
+        cfg.client = o.client_name.clone().unwrap_or_else(|| format!("openhands-vscode-executor/{}", env!("CARGO_PKG_VERSION")));
+        let weak = Arc::downgrade(&inner);
+        let sink: oh_transport::StatusSink = Arc::new(move |ev: &StatusEvent| {
+            if let Some(i) = weak.upgrade() {
+                i.report(ev);
+            }
+        });
+        match Transport::connect(cfg, inner.handler.clone(), Some(sink)).await {
+            Ok(t) => {
+                *slot = Some(Arc::new(t));
+                Ok(())
+            }
+            Err(e) => {
+                let code = match &e {
+                    TransportError::Refused(_) => "ECONNREFUSED_BY_RUNTIME",
+                    TransportError::ProtocolMismatch(_) => "EPROTOCOL",
+                    TransportError::Unreachable(_) => "EUNREACHABLE",
+                    TransportError::Stopped => "ESTOPPED",
+                };
+                Err(Error::new(Status::GenericFailure, format!("{code}: {e}")))
+            }
+        }
+    }
+
+    /// Resolves when the connection has ended for good (stopped, replaced by a newer executor,
+    /// refused); the value is the last status message. Keeps Node alive while connected.
+    #[napi]
+    pub async fn wait_until_closed(&self) -> Result<String> {
+        let t = self.inner.transport.lock().await.clone();
+        if let Some(t) = t {
+            t.closed().await;
+        }
+        let st = self.inner.status.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        Ok(match st.1 {
+            Some(m) => format!("{}: {m}", st.0),
+            None => st.0,
+        })
+    }
+
+    /// Disconnect, kill the shell and its children, and drop every JS callback so Node can exit.
+    #[napi]
+    pub async fn stop(&self) -> Result<()> {
+        let inner = self.inner.clone();
+        let transport = inner.transport.lock().await.take();
+        if let Some(t) = transport {
+            t.shutdown().await;
+        }
+        inner.handler.shutdown().await;
+        inner.fs.dispose();
+        let errored = inner.status.lock().unwrap_or_else(|p| p.into_inner()).0 == "error";
+        if !errored {
+            inner.report(&StatusEvent { state: ConnectionState::Disconnected, message: Some("stopped".into()) });
+        }
+        inner.status_fn.write().unwrap_or_else(|p| p.into_inner()).take();
+        inner.data_fn.write().unwrap_or_else(|p| p.into_inner()).take();
+        Ok(())
+    }
+
+    /// `connecting`, `connected`, `executing`, `disconnected` or `error`.
+    #[napi(getter)]
+    pub fn status(&self) -> String {
+        self.inner.status.lock().unwrap_or_else(|p| p.into_inner()).0.clone()
+    }
+
+    /// The message of the last status change (e.g. why the connection was refused).
+    #[napi(getter)]
+    pub fn status_message(&self) -> Option<String> {
+        self.inner.status.lock().unwrap_or_else(|p| p.into_inner()).1.clone()
+    }
+
+    /// Sent as `auth.executor_id`; stable for this object's lifetime.
+    #[napi(getter)]
+    pub fn executor_id(&self) -> String {
+        self.inner.executor_id.clone()
+    }
+
+    /// Execute one action directly (event_to_dict JSON, with an `id`), without a server; returns
+    /// the observation JSON (`cause` = that id). Starts the shell on first use.
+    #[napi]
+    pub async fn execute(&self, action_json: String) -> Result<String> {
+        let core = self.inner.handler.core().await.map_err(|e| Error::new(Status::GenericFailure, format!("cannot start the bash session: {e}")))?;
+        let value: serde_json::Value = match serde_json::from_str(&action_json) {
+            Ok(v) => v,
+            Err(e) => return Ok(ObservationEvent::reply(None, Observation::error(format!("Invalid action JSON: {e}"))).to_json()),
+        };
+        let cause = value.as_object().and_then(oh_transport::decode::extract_id);
+        let reply = match ActionEvent::from_value(value) {
+            Ok(ev) => core.execute(&ev).await,
+            Err(e) => ObservationEvent::reply(cause, Observation::error(e.to_string())),
+        };
+        Ok(reply.to_json())
+    }
+}
+
+/// Route log records to `callback` (or stop logging with `null`), at `level` and above.
+#[napi(ts_args_type = "callback: ((level: string, target: string, message: string) => void) | null, level?: string")]
+pub fn set_log_handler(
+    callback: Option<ThreadsafeFunction<FnArgs<(String, String, String)>, Unknown<'static>, FnArgs<(String, String, String)>, Status, false, true>>,
+    level: Option<String>,
+) {
+    match callback {
+        Some(cb) => log::set_sink(Some(cb), dto::level_from(level.as_deref())),
+        None => log::clear_sink(),
+    }
+}
+
+/// The protocol version this build speaks.
+#[napi]
+pub const PROTOCOL_VERSION: u32 = oh_transport::PROTOCOL_VERSION as u32;

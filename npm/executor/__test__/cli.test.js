@@ -1,0 +1,69 @@
+'use strict';
+// The headless CLI, as the Python runtime spawns it, against the real test server.
+const test = require('node:test');
+const assert = require('node:assert');
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { tmpdir, PyServer, runAction } = require('./helpers');
+
+const CLI = path.join(__dirname, '..', 'bin', 'openhands-vscode-executor.js');
+
+function run(args) {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stderr: () => stderr })));
+  return { child, exited, stderr: () => stderr };
+}
+
+test('headless round trip and clean exit on SIGTERM', async (t) => {
+  const server = await PyServer.start(['--key', 'sekret']);
+  if (!server) return t.skip('no python with python-socketio');
+  t.after(() => server.close());
+  const ws = tmpdir();
+  const p = run(['--url', server.url, '--conversation', 'conv1', '--session-api-key', 'sekret', '--workspace', ws, '--no-change-timeout', '3']);
+  t.after(() => p.child.kill('SIGKILL'));
+  const reg = await server.expect('registered', () => true, 20000);
+  assert.match(reg.auth.client, /^openhands-vscode-executor-cli\//);
+  server.send(runAction(1, 'echo hi && pwd'));
+  const r1 = await server.reply(1);
+  assert.strictEqual(r1.observation, 'run', JSON.stringify(r1));
+  assert.strictEqual(r1.content.trim(), `hi\n${ws}`);
+  server.send({ id: 2, action: 'write', args: { path: path.join(ws, 'out.txt'), content: 'x' } });
+  assert.strictEqual((await server.reply(2)).observation, 'write');
+  assert.ok(fs.existsSync(path.join(ws, 'out.txt')));
+  // A long command is still running when SIGTERM arrives: the shell and children are killed.
+  server.send(runAction(3, 'sleep 30'));
+  await new Promise((r) => setTimeout(r, 300));
+  const t0 = Date.now();
+  p.child.kill('SIGTERM');
+  const { code } = await p.exited;
+  assert.strictEqual(code, 0, p.stderr());
+  assert.ok(Date.now() - t0 < 5000, 'stopped promptly');
+  await server.expect('disconnected');
+});
+
+test('refused connection: clear message, non-zero exit', async (t) => {
+  const server = await PyServer.start([]);
+  if (!server) return t.skip('no python with python-socketio');
+  t.after(() => server.close());
+  const p = run(['--url', server.url, '--conversation', 'unknown-conv', '--workspace', tmpdir()]);
+  const { code } = await p.exited;
+  assert.strictEqual(code, 2);
+  assert.match(p.stderr(), /no VsCodeRuntime for conversation unknown-conv/);
+
+  const mismatch = await PyServer.start(['--welcome-protocol', '7']);
+  t.after(() => mismatch.close());
+  const q = run(['--url', mismatch.url, '--conversation', 'conv1', '--workspace', tmpdir()]);
+  const r = await q.exited;
+  assert.strictEqual(r.code, 2);
+  assert.match(q.stderr(), /protocol mismatch/);
+});
+
+test('usage errors', async () => {
+  const p = run(['--url', 'http://127.0.0.1:1']);
+  const { code } = await p.exited;
+  assert.strictEqual(code, 64);
+  assert.match(p.stderr(), /missing --conversation, --workspace/);
+});

@@ -1,0 +1,78 @@
+'use strict';
+// The addon against a real python-socketio server implementing docs/protocol.md.
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const path = require('node:path');
+const { addon, countingFs, tmpdir, PyServer, runAction } = require('./helpers');
+
+test('registers, executes delegated actions through JS callbacks, reports status', async (t) => {
+  const server = await PyServer.start(['--no-change-timeout', '2']);
+  if (!server) return t.skip('no python with python-socketio');
+  t.after(() => server.close());
+  const { Executor, setLogHandler } = addon();
+  const ws = tmpdir();
+  const { fs: jsfs, calls } = countingFs();
+  const statuses = [];
+  const logs = [];
+  const ex = new Executor({ serverUrl: server.url, conversationId: 'conv1', workspaceRoot: ws, logLevel: 'info' }, jsfs, {
+    onStatus: (s, m) => statuses.push([s, m]),
+    onLog: (level, target, message) => logs.push({ level, target, message }),
+  });
+  t.after(() => setLogHandler(null));
+  await ex.start();
+  assert.strictEqual(ex.status, 'connected');
+  const reg = await server.expect('registered');
+  assert.strictEqual(reg.auth.protocol, 1);
+  assert.strictEqual(reg.auth.workspace, ws);
+  assert.strictEqual(reg.auth.executor_id, ex.executorId);
+  assert.strictEqual(reg.query.conversation_id, 'conv1');
+
+  server.send(runAction(1, 'echo hi'));
+  const r1 = await server.reply(1);
+  assert.strictEqual(r1.observation, 'run');
+  assert.strictEqual(r1.content.trim(), 'hi');
+  assert.strictEqual(r1.cause, 1);
+  assert.ok(!('id' in r1));
+
+  const file = path.join(ws, 'f.txt');
+  server.send({ id: 2, action: 'write', args: { path: file, content: 'via js' } });
+  assert.strictEqual((await server.reply(2)).observation, 'write');
+  server.send({ id: 3, action: 'read', args: { path: file } });
+  const r3 = await server.reply(3);
+  assert.match(r3.content, /via js/);
+  assert.ok(calls.writeFile >= 1 && calls.readFile >= 1, JSON.stringify(calls));
+  assert.strictEqual(fs.readFileSync(file, 'utf8').replace(/\n$/, ''), 'via js');
+
+  // Not delegated (no id) / not runnable: nothing executed, refusal for the one with an id.
+  server.send({ action: 'run', args: { command: 'touch should-not-exist' } });
+  server.send({ id: 4, action: 'message', args: { content: 'hello' } });
+  assert.strictEqual((await server.reply(4)).observation, 'error');
+  assert.ok(!fs.existsSync(path.join(ws, 'should-not-exist')));
+
+  await ex.stop();
+  assert.strictEqual(ex.status, 'disconnected');
+  const seen = statuses.map((s) => s[0]);
+  assert.deepStrictEqual(seen.slice(0, 2), ['connecting', 'connected']);
+  assert.ok(seen.includes('executing'), JSON.stringify(statuses));
+  assert.ok(logs.some((l) => /registered/.test(l.message)), JSON.stringify(logs.slice(0, 5)));
+});
+
+test('refusals reject start() with the server message', async (t) => {
+  const server = await PyServer.start(['--key', 'k']);
+  if (!server) return t.skip('no python with python-socketio');
+  t.after(() => server.close());
+  const { Executor } = addon();
+  const { fs: jsfs } = countingFs();
+  const ex = new Executor({ serverUrl: server.url, conversationId: 'conv1', sessionApiKey: 'bad', workspaceRoot: tmpdir() }, jsfs);
+  await assert.rejects(ex.start(), /invalid session_api_key/);
+  assert.strictEqual(ex.status, 'error');
+  assert.match(ex.statusMessage, /invalid session_api_key/);
+  await ex.stop();
+
+  const mismatch = await PyServer.start(['--welcome-protocol', '2']);
+  t.after(() => mismatch.close());
+  const ex2 = new Executor({ serverUrl: mismatch.url, conversationId: 'conv1', workspaceRoot: tmpdir() }, jsfs);
+  await assert.rejects(ex2.start(), /EPROTOCOL.*protocol mismatch/);
+  await ex2.stop();
+});

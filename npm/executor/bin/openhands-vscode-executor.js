@@ -1,0 +1,189 @@
+#!/usr/bin/env node
+// The headless OpenHands executor: registers with a VsCodeRuntime (docs/protocol.md) and runs its
+// delegated actions in a persistent bash session, with files through node:fs/promises.
+'use strict';
+
+const fsp = require('node:fs/promises');
+const path = require('node:path');
+
+const USAGE = `usage: openhands-vscode-executor --url URL --conversation ID --workspace DIR
+                                 [--session-api-key KEY] [--no-change-timeout SECONDS] [--log-level LEVEL]
+
+  --url URL                  the OpenHands server / runtime, e.g. http://127.0.0.1:3000
+  --conversation ID          the conversation whose VsCodeRuntime delegates to this executor
+  --workspace DIR            workspace root (the shell starts there)
+  --session-api-key KEY      when the server requires one (or $OH_SESSION_API_KEY)
+  --no-change-timeout N      seconds without output before a command returns (the runtime may override)
+  --log-level LEVEL          error | warn | info (default) | debug | trace; logs go to stderr
+
+Exit status: 0 after SIGTERM/SIGINT or when replaced by a newer executor, 2 when the runtime refuses
+the connection (unknown conversation, bad key, protocol mismatch) or cannot be reached, 1 otherwise.`;
+
+function parseArgs(argv) {
+  const out = {};
+  const names = {
+    '--url': 'url',
+    '--conversation': 'conversation',
+    '--session-api-key': 'sessionApiKey',
+    '--workspace': 'workspace',
+    '--no-change-timeout': 'noChangeTimeout',
+    '--log-level': 'logLevel',
+  };
+  for (let i = 0; i < argv.length; i++) {
+    let arg = argv[i];
+    if (arg === '-h' || arg === '--help') {
+      out.help = true;
+      continue;
+    }
+    if (arg === '--version') {
+      out.version = true;
+      continue;
+    }
+    let value;
+    const eq = arg.indexOf('=');
+    if (arg.startsWith('--') && eq > 0) {
+      value = arg.slice(eq + 1);
+      arg = arg.slice(0, eq);
+    }
+    const key = names[arg];
+    if (!key) throw new Error(`unknown argument ${arg}`);
+    if (value === undefined) {
+      if (i + 1 >= argv.length) throw new Error(`${arg} needs a value`);
+      value = argv[++i];
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+/** The FsCallbacks of the addon over node:fs/promises. */
+const nodeFs = {
+  readFile: (p) => fsp.readFile(p),
+  writeFile: (p, data) => fsp.writeFile(p, data),
+  stat: async (p) => {
+    const s = await fsp.stat(p);
+    return {
+      type: s.isFile() ? 'file' : s.isDirectory() ? 'directory' : 'other',
+      size: s.size,
+      mtimeMs: s.mtimeMs,
+      mode: s.mode,
+    };
+  },
+  readDirectory: async (p) => {
+    const entries = await fsp.readdir(p, { withFileTypes: true });
+    return Promise.all(
+      entries.map(async (e) => {
+        let type = e.isFile() ? 'file' : e.isDirectory() ? 'directory' : 'other';
+        if (e.isSymbolicLink()) {
+          try {
+            const s = await fsp.stat(path.join(p, e.name));
+            type = s.isFile() ? 'file' : s.isDirectory() ? 'directory' : 'other';
+          } catch {
+            type = 'other';
+          }
+        }
+        return { name: e.name, type };
+      }),
+    );
+  },
+  createDirectory: (p) => fsp.mkdir(p, { recursive: true }),
+  delete: (p) => fsp.unlink(p),
+  rename: (from, to) => fsp.rename(from, to),
+};
+
+function log(level, target, message) {
+  process.stderr.write(`${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${target}: ${message}\n`);
+}
+
+async function main() {
+  let args;
+  try {
+    args = parseArgs(process.argv.slice(2));
+  } catch (e) {
+    process.stderr.write(`openhands-vscode-executor: ${e.message}\n${USAGE}\n`);
+    return 64;
+  }
+  if (args.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (args.version) {
+    process.stdout.write(`${require('../package.json').version}\n`);
+    return 0;
+  }
+  const missing = ['url', 'conversation', 'workspace'].filter((k) => !args[k]);
+  if (missing.length) {
+    process.stderr.write(`openhands-vscode-executor: missing --${missing.join(', --')}\n${USAGE}\n`);
+    return 64;
+  }
+  const workspace = path.resolve(args.workspace);
+  try {
+    if (!(await fsp.stat(workspace)).isDirectory()) throw new Error('not a directory');
+  } catch (e) {
+    process.stderr.write(`openhands-vscode-executor: workspace ${workspace}: ${e.message}\n`);
+    return 66;
+  }
+  let noChange;
+  if (args.noChangeTimeout !== undefined) {
+    noChange = Number(args.noChangeTimeout);
+    if (!Number.isInteger(noChange) || noChange < 0) {
+      process.stderr.write(`openhands-vscode-executor: --no-change-timeout must be a whole number of seconds\n`);
+      return 64;
+    }
+  }
+
+  const { Executor } = require('../index.js');
+  const executor = new Executor(
+    {
+      serverUrl: args.url,
+      conversationId: args.conversation,
+      sessionApiKey: args.sessionApiKey || process.env.OH_SESSION_API_KEY || undefined,
+      workspaceRoot: workspace,
+      noChangeTimeoutSeconds: noChange,
+      clientName: `openhands-vscode-executor-cli/${require('../package.json').version}`,
+      logLevel: args.logLevel || 'info',
+    },
+    nodeFs,
+    {
+      onLog: log,
+      onStatus: (status, message) => log('info', 'executor', `status ${status}${message ? `: ${message}` : ''}`),
+    },
+  );
+
+  let stopping = null;
+  const stop = (signal) => {
+    if (!stopping) {
+      log('info', 'executor', `${signal}: stopping`);
+      stopping = executor.stop().catch((e) => log('error', 'executor', `stop failed: ${e.message}`));
+    }
+    return stopping;
+  };
+  process.on('SIGTERM', () => stop('SIGTERM').then(() => process.exit(0)));
+  process.on('SIGINT', () => stop('SIGINT').then(() => process.exit(0)));
+
+  try {
+    await executor.start();
+  } catch (e) {
+    process.stderr.write(`openhands-vscode-executor: ${e.message}\n`);
+    await executor.stop().catch(() => {});
+    return 2;
+  }
+  log('info', 'executor', `registered with ${args.url} for conversation ${args.conversation} (executor ${executor.executorId})`);
+  const why = await executor.waitUntilClosed();
+  if (stopping) {
+    await stopping;
+    return 0;
+  }
+  await executor.stop().catch(() => {});
+  const replaced = why.includes('replaced');
+  process.stderr.write(`openhands-vscode-executor: connection closed (${why})\n`);
+  return replaced ? 0 : why.includes('refused') ? 2 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e) => {
+    process.stderr.write(`openhands-vscode-executor: ${e && e.stack ? e.stack : e}\n`);
+    process.exit(1);
+  },
+);
