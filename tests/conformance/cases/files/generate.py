@@ -110,7 +110,8 @@ case(g, 'not_utf8_existing', [wr(f'{W}/l.txt', 'x')], b64={'l.txt': b'caf\xe9\n'
 case(g, 'deep_parents', [wr(f'{W}/a/b/c/d.txt', 'deep'), view(f'{W}/a')])
 case(g, 'keeps_mode', [wr(f'{W}/s.sh', 'echo hi')], files={'s.sh': '#!/bin/sh\n'}, modes={'s.sh': '0755'})
 case(g, 'unicode', [wr(f'{W}/u.txt', 'ünï\n日本\n'), rd(f'{W}/u.txt')])
-case(g, 'dot_segments', [wr(f'{W}/./x//y/../z.txt', 'z')], notes='.. kept in the path, resolved by the OS')
+case(g, 'dot_segments', [wr(f'{W}/./x//y/z.txt', 'z'), wr(f'{W}/sub/../z.txt', 'z')], dirs=['sub'],
+     notes='// and . removed, .. kept in the reported path and resolved by the OS')
 case(g, 'then_edit', [wr(f'{W}/f.txt', 'one\ntwo'), ed('str_replace', f'{W}/f.txt', old_str='two', new_str='2'), rd(f'{W}/f.txt')])
 
 # ------------------------------------------------------------------ view (file)
@@ -142,8 +143,8 @@ case(g, 'binary_prechecked', [view(f'{W}/bin.dat'), ed('view', f'{W}/bin.dat')],
      notes='read: ERROR_BINARY_FILE; edit view: validation error')
 case(g, 'unicode', [view(f'{W}/u.txt'), view(f'{W}/u.txt', [2, 2])], files={'u.txt': 'héllo\nwörld ✓ 日本語のテキスト\nend'})
 case(g, 'utf8_short_binary', [view(f'{W}/e.txt'), ed('view', f'{W}/e.txt')], files={'e.txt': 'é'}, notes='binaryornot: a lone é is binary')
-case(g, 'view_as_edit', [ed('view', f'{W}/f.txt'), ed('view', f'{W}/f.txt', view_range=[1, 2])], files={'f.txt': FIVE},
-     notes='edit view ignores view_range, diff empty')
+case(g, 'view_as_edit', [ed('view', f'{W}/f.txt'), ed('view', f'{W}')], files={'f.txt': FIVE},
+     notes='a view sent as an edit: FileEditObservation with the view text, diff empty')
 case(g, 'symlink', [view(f'{W}/link'), view(f'{W}/link', [1, 1])], files={'t.txt': 'target\n'}, symlinks={'link': 't.txt'})
 case(g, 'too_large', [run("head -c 11000000 /dev/zero | tr '\\0' a > huge.txt"), view(f'{W}/huge.txt'),
                        ed('str_replace', f'{W}/huge.txt', old_str='a', new_str='b')], notes='10 MiB limit message')
