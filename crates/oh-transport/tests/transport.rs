@@ -298,3 +298,48 @@ fn url_and_auth() {
     assert_eq!(a["protocol"], 1);
     assert_eq!(a["executor_id"].as_str().unwrap().len(), 36);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_executor_round_trip_with_session_settings() {
+    init_tracing();
+    let Some(server) = PyServer::start(&["--no-change-timeout", "1"]) else { return };
+    let ws = tempfile::tempdir().unwrap();
+    let ws_path = std::fs::canonicalize(ws.path()).unwrap();
+    let handler = Arc::new(oh_transport::ExecutorHandler::new(
+        oh_executor::ExecutorConfig::new(&ws_path),
+        Arc::new(oh_executor::LocalFs),
+    ));
+    let mut cfg = config(&server);
+    cfg.workspace = ws_path.display().to_string();
+    let t = Transport::connect(cfg, handler.clone(), None).await.unwrap();
+    let file = ws_path.join("f.txt").display().to_string();
+    let ws_str = ws_path.display().to_string();
+    blocking(move || {
+        let mut server = server;
+        server.expect("registered", T, |_| true);
+        server.send(run_action(1, "echo hi && pwd"));
+        let r = server.reply(1, T);
+        assert_eq!(r["observation"], "run", "{r}");
+        assert_eq!(r["content"].as_str().unwrap().trim(), format!("hi\n{ws_str}"));
+        assert_eq!(r["extras"]["metadata"]["exit_code"], 0);
+        server.send(json!({"id": 2, "action": "write", "args": {"path": file, "content": "abc"}}));
+        assert_eq!(server.reply(2, T)["observation"], "write");
+        server.send(read_action(3, &file));
+        assert!(server.reply(3, T)["content"].as_str().unwrap().contains("abc"));
+        // The welcome's no_change_timeout_seconds (1) reached the shell.
+        let t0 = std::time::Instant::now();
+        server.send(run_action(4, "sleep 4"));
+        let r4 = server.reply(4, T);
+        assert!(t0.elapsed() < Duration::from_millis(3500), "{:?}", t0.elapsed());
+        assert!(r4["extras"]["metadata"]["suffix"].as_str().unwrap().contains("no new output after 1 seconds"), "{r4}");
+        server.send(run_action(5, "C-c").as_object().cloned().map(|mut m| {
+            m["args"]["is_input"] = json!(true);
+            Value::Object(m)
+        }).unwrap());
+        let r5 = server.reply(5, T);
+        assert_eq!(r5["observation"], "run", "{r5}");
+    })
+    .await;
+    t.shutdown().await;
+    handler.shutdown().await;
+}
