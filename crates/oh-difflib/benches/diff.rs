@@ -65,13 +65,74 @@ fn scan(old: &str, new: &str) -> usize {
         .count()
 }
 
-fn time_per_iter(iters: u32, mut f: impl FnMut()) -> Duration {
+/// Thread CPU time (immune to waiting for a core on a busy machine).
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// (min wall, min thread-CPU) per call over `iters` calls, after one warm-up call.
+fn measure(iters: u32, mut f: impl FnMut()) -> (Duration, Duration) {
     f();
-    let start = Instant::now();
+    let (mut wall, mut cpu) = (Duration::MAX, Duration::MAX);
     for _ in 0..iters {
+        let (w0, c0) = (Instant::now(), thread_cpu());
         f();
+        cpu = cpu.min(thread_cpu() - c0);
+        wall = wall.min(w0.elapsed());
     }
-    start.elapsed() / iters
+    (wall, cpu)
+}
+
+/// The reference: `openhands_aci.utils.diff.get_diff` (inlined: difflib + rstrip), timed by
+/// `python3` on the same texts. Returns (min wall, min thread-CPU) in ms, or None without python3.
+fn python_reference(old: &str, new: &str, path: &str) -> Option<(f64, f64)> {
+    let dir = std::env::temp_dir().join(format!("oh-difflib-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).ok()?;
+    let (po, pn) = (dir.join("old"), dir.join("new"));
+    std::fs::write(&po, old).ok()?;
+    std::fs::write(&pn, new).ok()?;
+    let script = r#"
+import difflib, sys, time
+old = open(sys.argv[1], encoding='utf-8', newline='').read()
+new = open(sys.argv[2], encoding='utf-8', newline='').read()
+def get_diff(o, n, p):
+    d = list(difflib.unified_diff(o.split('\n'), n.split('\n'), fromfile=p, tofile=p, n=0))
+    return '\n'.join(map(lambda x: x.rstrip(), d))
+wall = cpu = 1e9
+for _ in range(5):
+    w, c = time.perf_counter(), time.thread_time()
+    get_diff(old, new, sys.argv[3])
+    cpu = min(cpu, time.thread_time() - c)
+    wall = min(wall, time.perf_counter() - w)
+print(wall * 1e3, cpu * 1e3)
+"#;
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(&po)
+        .arg(&pn)
+        .arg(path)
+        .output();
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = match out {
+        Ok(o) if o.status.success() => o,
+        Ok(o) => {
+            eprintln!("python3 failed: {}", String::from_utf8_lossy(&o.stderr));
+            return None;
+        }
+        Err(e) => {
+            eprintln!("python3 not run: {e}");
+            return None;
+        }
+    };
+    let text = String::from_utf8(out.stdout).ok()?;
+    let mut it = text.split_whitespace().map(|x| x.parse::<f64>().ok());
+    Some((it.next()??, it.next()??))
 }
 
 fn main() {
@@ -102,23 +163,45 @@ fn main() {
     g.finish();
     c.final_summary();
 
-    // Same-run ratios.
-    let ours = time_per_iter(30, || {
+    // Same-run comparison: minimum over 40 calls each, wall clock and thread CPU time.
+    let ours = measure(40, || {
         black_box(oh_difflib::get_diff(black_box(&old), black_box(&new), path));
     });
-    let sim = time_per_iter(30, || {
+    let sim = measure(40, || {
         black_box(similar_diff(black_box(&old), black_box(&new), path));
     });
-    let plain = time_per_iter(30, || {
+    let plain = measure(40, || {
         black_box(scan(black_box(&old), black_box(&new)));
     });
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!("min of 40 calls (wall / thread CPU):");
     println!(
-        "get_diff {:.2} ms | similar {:.2} ms (ours is {:.2}x its time) | scan {:.2} ms (ours is {:.2}x)",
-        ms(ours),
-        ms(sim),
-        ours.as_secs_f64() / sim.as_secs_f64(),
-        ms(plain),
-        ours.as_secs_f64() / plain.as_secs_f64(),
+        "  oh_difflib::get_diff      {:8.2} / {:8.2} ms",
+        ms(ours.0),
+        ms(ours.1)
     );
+    println!(
+        "  similar unified (Myers)   {:8.2} / {:8.2} ms   ours/similar = {:.2} / {:.2}",
+        ms(sim.0),
+        ms(sim.1),
+        ms(ours.0) / ms(sim.0),
+        ms(ours.1) / ms(sim.1)
+    );
+    println!(
+        "  split + line-equal scan   {:8.2} / {:8.2} ms   ours/scan    = {:.2} / {:.2}",
+        ms(plain.0),
+        ms(plain.1),
+        ms(ours.0) / ms(plain.0),
+        ms(ours.1) / ms(plain.1)
+    );
+    match python_reference(&old, &new, path) {
+        Some((wall, cpu)) => println!(
+            "  python difflib get_diff   {:8.2} / {:8.2} ms   python/ours  = {:.1}x / {:.1}x",
+            wall,
+            cpu,
+            wall / ms(ours.0),
+            cpu / ms(ours.1)
+        ),
+        None => println!("  python difflib get_diff   (python3 not available)"),
+    }
 }
