@@ -20,13 +20,14 @@ use napi::{Error, Result, Status};
 use napi_derive::napi;
 use oh_executor::ExecutorConfig;
 use oh_protocol::{ActionEvent, Observation, ObservationEvent};
-use oh_transport::{ConnectionState, ExecutorHandler, StatusEvent, Transport, TransportConfig, TransportError};
+use oh_transport::{ActionHandler, ConnectionState, ExecutorHandler, StatusEvent, Transport, TransportConfig, TransportError};
 
 pub use dto::ExecutorOptions;
 pub use fs::FsCallbacks;
 
 type StatusFn = ThreadsafeFunction<FnArgs<(String, Option<String>)>, Unknown<'static>, FnArgs<(String, Option<String>)>, Status, false, true>;
 type DataFn = ThreadsafeFunction<Uint8Array, Unknown<'static>, Uint8Array, Status, false, true>;
+type JsonFn = ThreadsafeFunction<String, Unknown<'static>, String, Status, false, true>;
 
 /// Optional notification hooks (weak: they never keep Node alive).
 #[napi(object, object_to_js = false)]
@@ -40,6 +41,47 @@ pub struct ExecutorHooks {
     /// Connection status: `connecting`, `connected`, `executing`, `disconnected`, `error`.
     #[napi(ts_type = "(status: string, message: string | null) => void")]
     pub on_status: Option<ThreadsafeFunction<FnArgs<(String, Option<String>)>, Unknown<'static>, FnArgs<(String, Option<String>)>, Status, false, true>>,
+    /// Each delegated action as it starts (event_to_dict JSON).
+    #[napi(ts_type = "(eventJson: string) => void")]
+    pub on_action: Option<ThreadsafeFunction<String, Unknown<'static>, String, Status, false, true>>,
+    /// Each observation sent back (JSON, `cause` = the action's id).
+    #[napi(ts_type = "(eventJson: string) => void")]
+    pub on_observation: Option<ThreadsafeFunction<String, Unknown<'static>, String, Status, false, true>>,
+}
+
+/// The transport's handler: the core plus the optional action/observation hooks.
+struct NodeHandler {
+    core: Arc<ExecutorHandler>,
+    on_action: RwLock<Option<Arc<JsonFn>>>,
+    on_observation: RwLock<Option<Arc<JsonFn>>>,
+}
+
+impl NodeHandler {
+    fn notify(slot: &RwLock<Option<Arc<JsonFn>>>, json: impl FnOnce() -> String) {
+        let f = slot.read().ok().and_then(|f| f.clone());
+        if let Some(f) = f {
+            let _ = f.call(json(), ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
+
+    fn dispose(&self) {
+        self.on_action.write().unwrap_or_else(|p| p.into_inner()).take();
+        self.on_observation.write().unwrap_or_else(|p| p.into_inner()).take();
+    }
+}
+
+#[async_trait::async_trait]
+impl ActionHandler for NodeHandler {
+    async fn execute(&self, event: &ActionEvent) -> ObservationEvent {
+        Self::notify(&self.on_action, || serde_json::to_string(event).unwrap_or_default());
+        let reply = self.core.execute(event).await;
+        Self::notify(&self.on_observation, || reply.to_json());
+        reply
+    }
+
+    async fn apply_session(&self, settings: &serde_json::Map<String, serde_json::Value>) {
+        self.core.apply_session(settings).await
+    }
 }
 
 struct Inner {
@@ -48,6 +90,7 @@ struct Inner {
     status_fn: RwLock<Option<Arc<StatusFn>>>,
     data_fn: Arc<RwLock<Option<Arc<DataFn>>>>,
     handler: Arc<ExecutorHandler>,
+    hooks: Arc<NodeHandler>,
     transport: tokio::sync::Mutex<Option<Arc<Transport>>>,
     status: Mutex<(String, Option<String>)>,
     executor_id: String,
@@ -98,7 +141,7 @@ impl Executor {
         if !options.workspace_root.starts_with('/') && !options.workspace_root.contains(":\\") {
             return Err(Error::new(Status::InvalidArg, format!("workspaceRoot must be absolute, got {:?}", options.workspace_root)));
         }
-        let hooks = hooks.unwrap_or(ExecutorHooks { on_terminal_data: None, on_log: None, on_status: None });
+        let hooks = hooks.unwrap_or(ExecutorHooks { on_terminal_data: None, on_log: None, on_status: None, on_action: None, on_observation: None });
         if let Some(on_log) = hooks.on_log {
             log::set_sink(Some(on_log), dto::level_from(options.log_level.as_deref()));
         }
@@ -110,11 +153,21 @@ impl Executor {
             status_fn: RwLock::new(hooks.on_status.map(Arc::new)),
             data_fn,
             handler: Arc::new(ExecutorHandler::new(ExecutorConfig::new("/"), fs.clone())),
+            hooks: Arc::new(NodeHandler {
+                core: Arc::new(ExecutorHandler::new(ExecutorConfig::new("/"), fs.clone())),
+                on_action: RwLock::new(hooks.on_action.map(Arc::new)),
+                on_observation: RwLock::new(hooks.on_observation.map(Arc::new)),
+            }),
             transport: tokio::sync::Mutex::new(None),
             status: Mutex::new(("disconnected".into(), None)),
             executor_id: oh_transport::new_uuid(),
         };
         inner.handler = Arc::new(ExecutorHandler::new(inner.executor_config(), fs));
+        let (on_action, on_observation) = {
+            let h = &inner.hooks;
+            (h.on_action.write().unwrap_or_else(|p| p.into_inner()).take(), h.on_observation.write().unwrap_or_else(|p| p.into_inner()).take())
+        };
+        inner.hooks = Arc::new(NodeHandler { core: inner.handler.clone(), on_action: RwLock::new(on_action), on_observation: RwLock::new(on_observation) });
         Ok(Executor { inner: Arc::new(inner) })
     }
 
@@ -138,7 +191,7 @@ impl Executor {
                 i.report(ev);
             }
         });
-        match Transport::connect(cfg, inner.handler.clone(), Some(sink)).await {
+        match Transport::connect(cfg, inner.hooks.clone(), Some(sink)).await {
             Ok(t) => {
                 *slot = Some(Arc::new(t));
                 Ok(())
@@ -179,6 +232,7 @@ impl Executor {
             t.shutdown().await;
         }
         inner.handler.shutdown().await;
+        inner.hooks.dispose();
         inner.fs.dispose();
         let errored = inner.status.lock().unwrap_or_else(|p| p.into_inner()).0 == "error";
         if !errored {

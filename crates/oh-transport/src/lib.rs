@@ -279,6 +279,8 @@ struct State {
     started: HashSet<i64>,
     finished: HashMap<i64, Value>,
     finished_order: VecDeque<i64>,
+    finished_bytes: usize,
+    running_ids: HashSet<i64>,
     outbox: VecDeque<Outgoing>,
     latest_id: Option<i64>,
     running: usize,
@@ -300,6 +302,8 @@ enum Admit {
     New,
     Running,
     Finished(Value),
+    /// Finished so long ago that its reply left the cache.
+    Evicted,
 }
 
 impl Shared {
@@ -347,6 +351,8 @@ impl Shared {
             st.started.clear();
             st.finished.clear();
             st.finished_order.clear();
+            st.finished_bytes = 0;
+            st.running_ids.clear();
             st.outbox.retain(|o| o.session == session);
         }
         st.registered = true;
@@ -360,10 +366,14 @@ impl Shared {
             st.stats.cached_replies += 1;
             return Admit::Finished(reply);
         }
-        if !st.started.insert(id) {
+        if st.running_ids.contains(&id) {
             st.stats.ignored_running += 1;
             return Admit::Running;
         }
+        if !st.started.insert(id) {
+            return Admit::Evicted;
+        }
+        st.running_ids.insert(id);
         Admit::New
     }
 
@@ -386,6 +396,7 @@ impl Shared {
                 }
                 Admit::Running => {}
                 Admit::Finished(reply) => self.enqueue(&session, id, reply),
+                Admit::Evicted => self.evicted(&session, id),
             },
             Incoming::Execute { id, event } => match self.admit(id) {
                 Admit::Running => tracing::debug!(id, "re-delivered while running: ignored"),
@@ -393,6 +404,7 @@ impl Shared {
                     tracing::debug!(id, "re-delivered after finishing: cached reply sent again");
                     self.enqueue(&session, id, reply)
                 }
+                Admit::Evicted => self.evicted(&session, id),
                 Admit::New => {
                     {
                         let mut st = self.lock();
@@ -447,6 +459,16 @@ impl Shared {
         self.idle_state();
     }
 
+    /// A re-delivery of an id whose reply is no longer cached: never run it again.
+    fn evicted(&self, session: &str, id: i64) {
+        tracing::warn!(id, "re-delivered long after finishing: reply no longer cached");
+        let reply = ObservationEvent::reply(
+            Some(id),
+            Observation::error(format!("This action (id {id}) was already executed; its result is no longer available.")),
+        );
+        self.enqueue(session, id, reply.to_value());
+    }
+
     fn finish(&self, session: &str, id: i64, reply: Value) {
         {
             let mut st = self.lock();
@@ -454,11 +476,19 @@ impl Shared {
                 tracing::warn!(id, "reply for a previous runtime session: dropped");
                 return;
             }
+            st.running_ids.remove(&id);
+            let size = approx_size(&reply);
             st.finished.insert(id, reply.clone());
             st.finished_order.push_back(id);
-            while st.finished_order.len() > self.config.finished_cache.max(1) {
+            st.finished_bytes += size;
+            // Bounded by count (the protocol's 1024) and by bytes (edit replies carry whole files).
+            while st.finished_order.len() > self.config.finished_cache.max(1)
+                || (st.finished_bytes > FINISHED_CACHE_BYTES && st.finished_order.len() > 1)
+            {
                 if let Some(old) = st.finished_order.pop_front() {
-                    st.finished.remove(&old);
+                    if let Some(v) = st.finished.remove(&old) {
+                        st.finished_bytes = st.finished_bytes.saturating_sub(approx_size(&v));
+                    }
                 }
             }
         }
@@ -484,6 +514,18 @@ impl Shared {
     fn outbox_acked(&self, cause: i64) {
         let mut st = self.lock();
         st.outbox.retain(|o| o.cause != cause);
+    }
+}
+
+/// Byte budget of the finished-reply cache.
+const FINISHED_CACHE_BYTES: usize = 64 << 20;
+
+fn approx_size(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.len() + 8,
+        Value::Array(a) => a.iter().map(approx_size).sum::<usize>() + 8,
+        Value::Object(m) => m.iter().map(|(k, v)| k.len() + approx_size(v)).sum::<usize>() + 8,
+        _ => 8,
     }
 }
 

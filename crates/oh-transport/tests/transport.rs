@@ -140,6 +140,34 @@ async fn dedupe_executes_once_and_resends_cached_reply() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evicted_replies_are_never_executed_again() {
+    init_tracing();
+    let Some(server) = PyServer::start(&[]) else { return };
+    let h = MockHandler::new();
+    let mut cfg = config(&server);
+    cfg.finished_cache = 2;
+    let t = Transport::connect(cfg, h.clone(), None).await.unwrap();
+    let h2 = h.clone();
+    blocking(move || {
+        let mut server = server;
+        server.expect("registered", T, |_| true);
+        for id in 1..=3 {
+            server.send(run_action(id, "echo x"));
+            server.reply(id, T);
+        }
+        server.send(run_action(1, "echo x"));
+        let r = server.reply(1, T);
+        assert_eq!(r["observation"], "error", "{r}");
+        assert!(r["content"].as_str().unwrap().contains("already executed"), "{r}");
+        server.send(run_action(3, "echo x"));
+        assert_eq!(server.reply(3, T)["observation"], "run");
+        assert_eq!(h2.count(1), 1);
+    })
+    .await;
+    t.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commands_in_order_files_concurrently() {
     init_tracing();
     let Some(server) = PyServer::start(&[]) else { return };

@@ -15,9 +15,13 @@ test('registers, executes delegated actions through JS callbacks, reports status
   const { fs: jsfs, calls } = countingFs();
   const statuses = [];
   const logs = [];
+  const actions = [];
+  const observations = [];
   const ex = new Executor({ serverUrl: server.url, conversationId: 'conv1', workspaceRoot: ws, logLevel: 'info' }, jsfs, {
     onStatus: (s, m) => statuses.push([s, m]),
     onLog: (level, target, message) => logs.push({ level, target, message }),
+    onAction: (json) => actions.push(JSON.parse(json)),
+    onObservation: (json) => observations.push(JSON.parse(json)),
   });
   t.after(() => setLogHandler(null));
   await ex.start();
@@ -50,6 +54,8 @@ test('registers, executes delegated actions through JS callbacks, reports status
   assert.strictEqual((await server.reply(4)).observation, 'error');
   assert.ok(!fs.existsSync(path.join(ws, 'should-not-exist')));
 
+  assert.deepStrictEqual(actions.map((a) => a.id), [1, 2, 3]);
+  assert.deepStrictEqual(observations.map((o) => o.cause), [1, 2, 3]);
   await ex.stop();
   assert.strictEqual(ex.status, 'disconnected');
   const seen = statuses.map((s) => s[0]);

@@ -100,6 +100,13 @@ async def disconnect(sid, *a):
 
 @sio.on("oh_event", namespace=NS)
 async def on_reply(sid, data=None):
+    now = time.perf_counter()
+    if isinstance(data, dict):
+        waiter = state.setdefault("waiters", {}).pop(data.get("cause"), None)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(now)
+            state["pending"].pop(data.get("cause"), None)
+            return {"ok": True}
     out({"ev": "reply", "data": data})
     if not isinstance(data, dict) or "observation" not in data or "cause" not in data:
         return {"ok": False, "error": "not an observation with a cause"}
@@ -129,6 +136,22 @@ async def command(cmd):
             eio_sid = sio.manager.eio_sid_from_sid(sid, NS)
             state["sid"] = None
             await sio.eio.disconnect(eio_sid)
+    elif c == "bench":
+        # Sequential round trips: emit an action, wait for its reply; report each RTT in ms.
+        rtts = []
+        base = cmd.get("first_id", 1_000_000)
+        for i in range(cmd.get("n", 100)):
+            aid = base + i
+            payload = {"id": aid, "action": "run", "args": {"command": cmd.get("command", "echo hi"), "is_input": False, "thought": "",
+                       "blocking": False, "is_static": False, "cwd": None, "hidden": False, "confirmation_state": "confirmed",
+                       "security_risk": -1}, "timeout": 120.0}
+            fut = asyncio.get_running_loop().create_future()
+            state.setdefault("waiters", {})[aid] = fut
+            t0 = time.perf_counter()
+            await sio.emit("oh_event", payload, to=state["sid"], namespace=NS)
+            t1 = await asyncio.wait_for(fut, 30)
+            rtts.append((t1 - t0) * 1000)
+        out({"ev": "bench", "rtts": rtts})
     elif c == "quit":
         out({"ev": "bye"})
         sys.stdout.flush()
