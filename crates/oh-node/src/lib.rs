@@ -98,7 +98,14 @@ struct Inner {
 
 impl Inner {
     fn report(&self, ev: &StatusEvent) {
-        *self.status.lock().unwrap_or_else(|p| p.into_inner()) = (ev.state.as_str().to_string(), ev.message.clone());
+        {
+            let mut st = self.status.lock().unwrap_or_else(|p| p.into_inner());
+            let new = (ev.state.as_str().to_string(), ev.message.clone());
+            if *st == new {
+                return;
+            }
+            *st = new;
+        }
         let f = self.status_fn.read().ok().and_then(|f| f.clone());
         if let Some(f) = f {
             let _ = f.call(FnArgs::from((ev.state.as_str().to_string(), ev.message.clone())), ThreadsafeFunctionCallMode::NonBlocking);

@@ -22,7 +22,7 @@ test('headless round trip and clean exit on SIGTERM', async (t) => {
   if (!server) return t.skip('no python with python-socketio');
   t.after(() => server.close());
   const ws = tmpdir();
-  const p = run(['--url', server.url, '--conversation', 'conv1', '--session-api-key', 'sekret', '--workspace', ws, '--no-change-timeout', '3']);
+  const p = run(['--url', server.url, '--conversation', 'conv1', '--session-api-key', 'sekret', '--workspace', ws, '--no-change-timeout', '2.5']);
   t.after(() => p.child.kill('SIGKILL'));
   const reg = await server.expect('registered', () => true, 20000);
   assert.match(reg.auth.client, /^openhands-vscode-executor-cli\//);

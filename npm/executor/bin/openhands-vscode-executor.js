@@ -126,10 +126,12 @@ async function main() {
   let noChange;
   if (args.noChangeTimeout !== undefined) {
     noChange = Number(args.noChangeTimeout);
-    if (!Number.isInteger(noChange) || noChange < 0) {
-      process.stderr.write(`openhands-vscode-executor: --no-change-timeout must be a whole number of seconds\n`);
+    if (!Number.isFinite(noChange) || noChange < 0) {
+      process.stderr.write(`openhands-vscode-executor: --no-change-timeout must be a number of seconds\n`);
       return 64;
     }
+    // The bash session counts whole seconds.
+    noChange = Math.max(noChange > 0 ? 1 : 0, Math.round(noChange));
   }
 
   const { Executor } = require('../index.js');
