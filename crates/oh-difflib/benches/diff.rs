@@ -1,11 +1,14 @@
-//! `get_diff` on the editor benchmark's shape: a 100,000-line, ~5.9 MB file with one line
-//! changed near the end (a `str_replace`), against two baselines measured in the same run:
+//! `get_diff` on the editor benchmark's inputs: its 100,000-line, 5.9 MB file after the
+//! `str_replace` near the end and after the two-line insert at line 50000, plus a source-like
+//! file with many repeated lines; against baselines measured in the same run:
 //!
 //! * `similar` (Myers) line diff rendered as a zero-context unified diff;
-//! * a plain scan: split both texts into lines and compare them pairwise (a lower bound for any
-//!   line diff).
+//! * a plain scan: split both texts into lines and compare them pairwise (the cost of merely
+//!   reading both texts line by line; not a diff);
+//! * Python's difflib-based `get_diff` on the same texts, when `python3` is on PATH.
 //!
-//! Criterion reports each; afterwards a short fixed-iteration timing prints the ratios.
+//! Criterion reports each; afterwards a same-run table prints the minimum wall-clock and
+//! thread-CPU time of each (thread CPU is the fairer figure on a busy machine) and the ratios.
 //!
 //!     CARGO_TARGET_DIR=/tmp/tgt-difflib cargo bench -p oh-difflib --bench diff
 
@@ -135,73 +138,116 @@ print(wall * 1e3, cpu * 1e3)
     Some((it.next()??, it.next()??))
 }
 
+/// The editor benchmark's file (`bench/editor_reference.py`): 100,000 unique ~59-byte lines.
+fn editor_file() -> String {
+    let mut out = String::with_capacity(6_000_000);
+    for i in 0..100_000 {
+        out.push_str(&format!(
+            "value_{i:06} = compute_something(alpha, beta, gamma) + {i:06}\n"
+        ));
+    }
+    out
+}
+
 fn main() {
-    let old = make_file(100_000);
-    let new = replace_line(&old, 99_000, "    let value_99000 = compute(\"CHANGED\");");
-    let path = "/workspace/big.rs";
-    eprintln!(
-        "input: {} lines, {} bytes; diff:\n{}",
-        old.split('\n').count(),
-        old.len(),
-        oh_difflib::get_diff(&old, &new, path)
+    let path = "/workspace/big.py";
+    let editor = editor_file();
+    // The editor benchmark's str_replace near the end, and its two-line insert at line 50000.
+    let replaced = editor.replacen(
+        "value_099990 = compute_something(alpha",
+        "value_099990 = compute_something(ALPHA0",
+        1,
     );
+    let inserted = {
+        let mut lines: Vec<&str> = editor.split('\n').collect();
+        lines.splice(
+            50_000..50_000,
+            ["inserted_line_0 = 1", "inserted_again = 2"],
+        );
+        lines.join("\n")
+    };
+    // Source-like text with blank and very common lines (popular under autojunk).
+    let source = make_file(100_000);
+    let source_new = replace_line(
+        &source,
+        99_000,
+        "    let value_99000 = compute(\"CHANGED\");",
+    );
+    let cases: [(&str, &str, &str); 3] = [
+        ("editor_file_str_replace_near_end", &editor, &replaced),
+        ("editor_file_insert_at_50000", &editor, &inserted),
+        ("source_like_one_change_near_end", &source, &source_new),
+    ];
+    for (name, old, new) in cases {
+        eprintln!(
+            "{name}: {} lines, {} bytes; diff:\n{}\n",
+            old.split('\n').count(),
+            old.len(),
+            oh_difflib::get_diff(old, new, path)
+        );
+    }
 
     let mut c = Criterion::default()
         .configure_from_args()
         .sample_size(30)
         .measurement_time(Duration::from_secs(4));
-    let mut g = c.benchmark_group("diff_100k_lines_one_change");
-    g.bench_function("oh_difflib::get_diff", |b| {
-        b.iter(|| oh_difflib::get_diff(black_box(&old), black_box(&new), path))
-    });
-    g.bench_function("similar unified (baseline)", |b| {
-        b.iter(|| similar_diff(black_box(&old), black_box(&new), path))
-    });
-    g.bench_function("line equality scan (baseline)", |b| {
-        b.iter(|| scan(black_box(&old), black_box(&new)))
-    });
-    g.finish();
+    for (name, old, new) in cases {
+        let mut g = c.benchmark_group(name);
+        g.bench_function("oh_difflib::get_diff", |b| {
+            b.iter(|| oh_difflib::get_diff(black_box(old), black_box(new), path))
+        });
+        g.bench_function("similar unified (baseline)", |b| {
+            b.iter(|| similar_diff(black_box(old), black_box(new), path))
+        });
+        g.bench_function("line equality scan (baseline)", |b| {
+            b.iter(|| scan(black_box(old), black_box(new)))
+        });
+        g.finish();
+    }
     c.final_summary();
 
     // Same-run comparison: minimum over 40 calls each, wall clock and thread CPU time.
-    let ours = measure(40, || {
-        black_box(oh_difflib::get_diff(black_box(&old), black_box(&new), path));
-    });
-    let sim = measure(40, || {
-        black_box(similar_diff(black_box(&old), black_box(&new), path));
-    });
-    let plain = measure(40, || {
-        black_box(scan(black_box(&old), black_box(&new)));
-    });
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    println!("min of 40 calls (wall / thread CPU):");
-    println!(
-        "  oh_difflib::get_diff      {:8.2} / {:8.2} ms",
-        ms(ours.0),
-        ms(ours.1)
-    );
-    println!(
-        "  similar unified (Myers)   {:8.2} / {:8.2} ms   ours/similar = {:.2} / {:.2}",
-        ms(sim.0),
-        ms(sim.1),
-        ms(ours.0) / ms(sim.0),
-        ms(ours.1) / ms(sim.1)
-    );
-    println!(
-        "  split + line-equal scan   {:8.2} / {:8.2} ms   ours/scan    = {:.2} / {:.2}",
-        ms(plain.0),
-        ms(plain.1),
-        ms(ours.0) / ms(plain.0),
-        ms(ours.1) / ms(plain.1)
-    );
-    match python_reference(&old, &new, path) {
-        Some((wall, cpu)) => println!(
-            "  python difflib get_diff   {:8.2} / {:8.2} ms   python/ours  = {:.1}x / {:.1}x",
-            wall,
-            cpu,
-            wall / ms(ours.0),
-            cpu / ms(ours.1)
-        ),
-        None => println!("  python difflib get_diff   (python3 not available)"),
+    println!("min of 40 calls, wall / thread CPU, ms");
+    for (name, old, new) in cases {
+        let ours = measure(40, || {
+            black_box(oh_difflib::get_diff(black_box(old), black_box(new), path));
+        });
+        let sim = measure(40, || {
+            black_box(similar_diff(black_box(old), black_box(new), path));
+        });
+        let plain = measure(40, || {
+            black_box(scan(black_box(old), black_box(new)));
+        });
+        println!("{name}:");
+        println!(
+            "  oh_difflib::get_diff      {:8.2} / {:8.2}",
+            ms(ours.0),
+            ms(ours.1)
+        );
+        println!(
+            "  similar unified (Myers)   {:8.2} / {:8.2}   ours/similar = {:.2} / {:.2}",
+            ms(sim.0),
+            ms(sim.1),
+            ms(ours.0) / ms(sim.0),
+            ms(ours.1) / ms(sim.1)
+        );
+        println!(
+            "  split + line-equal scan   {:8.2} / {:8.2}   ours/scan    = {:.2} / {:.2}",
+            ms(plain.0),
+            ms(plain.1),
+            ms(ours.0) / ms(plain.0),
+            ms(ours.1) / ms(plain.1)
+        );
+        match python_reference(old, new, path) {
+            Some((wall, cpu)) => println!(
+                "  python difflib get_diff   {:8.2} / {:8.2}   python/ours  = {:.1}x / {:.1}x",
+                wall,
+                cpu,
+                wall / ms(ours.0),
+                cpu / ms(ours.1)
+            ),
+            None => println!("  python difflib get_diff   (python3 not available)"),
+        }
     }
 }
