@@ -19,12 +19,17 @@ import sys
 ours = {l.split()[0]: l.split()[1:] for l in sys.argv[1].strip().splitlines() if l.strip()}
 ref = {l.split()[0]: l.split()[1:] for l in sys.argv[2].strip().splitlines() if l.strip()}
 ops = ['view', 'view_range', 'str_replace', 'insert', 'undo']
-print(f"{'operation':<12} {'OHEditor ms':>12} {'server ms':>10} {'ours ms':>9} {'vs OHEditor':>12} {'vs server':>10}")
+print('editor only = OHEditor called directly vs our editor + wrapper (no diff)')
+print('with diff   = ActionExecutor.read/edit (editor + wrapper + get_diff) vs FileActions')
+print()
+print(f"{'operation':<12} {'OHEditor':>9} {'ours':>8} {'ratio':>7}   {'server':>9} {'ours':>8} {'ratio':>7}")
+print(f"{'':<12} {'editor only (ms, median)':>26}   {'with diff (ms, median)':>26}")
 print('-' * 70)
 for op in ops:
-    d, s, o = float(ref[op][0]), float(ref[op][2]), float(ours[op][0])
-    print(f"{op:<12} {d:>12.2f} {s:>10.2f} {o:>9.2f} {d / o:>11.1f}x {s / o:>9.1f}x")
+    d, s = float(ref[op][0]), float(ref[op][2])
+    oe, of = float(ours[op][0]), float(ours[op][2])
+    print(f"{op:<12} {d:>9.2f} {oe:>8.2f} {d / oe:>6.1f}x   {s:>9.2f} {of:>8.2f} {s / of:>6.1f}x")
 print('-' * 70)
-print('medians; "server" = ActionExecutor.read/edit (editor + wrapper + get_diff), which is what ours does')
-print(f"peak RSS: reference {int(ref['peak_rss_kb'][0]) / 1024:.1f} MiB, ours {int(ours['peak_rss_kb'][0]) / 1024:.1f} MiB")
+print(f"peak RSS: reference {int(ref['peak_rss_kb'][0]) / 1024:.1f} MiB (one Python process, both columns), "
+      f"ours {int(ours['peak_rss_kb'][0]) / 1024:.1f} MiB")
 PYEOF

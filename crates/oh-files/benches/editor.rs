@@ -1,15 +1,17 @@
-//! Editor benchmark on a 100,000-line (~5.9 MB) file, through `FileActions` (server wrapper and
-//! diff included) on `LocalFs`.
+//! Editor benchmark on a 100,000-line (~6 MB) file, through `FileActions` on `LocalFs`.
 //!
-//! `cargo bench -p oh-files --bench editor` prints one `name median_ms min_ms` line per operation
-//! and the peak RSS; `bench/editor.sh` runs it next to `bench/editor_reference.py`.
+//! Two figures per operation: "editor" (editor + server wrapper, what `OHEditor` does) and
+//! "full" (plus `get_diff`, what the action execution server does). Output lines:
+//! `name editor_median editor_min full_median full_min` (ms), then `peak_rss_kb N`.
+//! `bench/editor.sh` runs it next to `bench/editor_reference.py`.
 //! Env: `EDITOR_BENCH_ITERS` (default 15), `EDITOR_BENCH_DIR` (default a fresh temp dir).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use oh_files::{FileActions, LocalFs};
-use oh_protocol::{FileEditAction, FileReadAction, ImplSource, Observation};
+use oh_protocol::{FileEditAction, FileReadAction, ImplSource};
 use serde_json::json;
 
 fn edit(path: &str, command: &str) -> FileEditAction {
@@ -38,15 +40,16 @@ fn view(path: &str, range: Option<serde_json::Value>) -> FileReadAction {
     }
 }
 
-fn check(obs: &Observation, what: &str) {
+fn check(content: &str, what: &str) {
     assert!(
-        !obs.content.starts_with("ERROR"),
+        !content.starts_with("ERROR"),
         "{what}: {}",
-        &obs.content[..obs.content.len().min(300)]
+        &content[..content.len().min(300)]
     );
 }
 
-fn stats(mut v: Vec<f64>) -> (f64, f64) {
+fn stats(v: &[f64]) -> (f64, f64) {
+    let mut v = v.to_vec();
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     (v[v.len() / 2], v[0])
 }
@@ -63,7 +66,6 @@ fn peak_rss_kb() -> u64 {
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; nothing else to parse.
     let iters: usize = std::env::var("EDITOR_BENCH_ITERS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -74,7 +76,7 @@ fn main() {
     });
     std::fs::create_dir_all(&dir).unwrap();
     let path = format!("{dir}/big.py");
-    let mut text = String::with_capacity(6_000_000);
+    let mut text = String::with_capacity(6_300_000);
     for i in 0..100_000 {
         text.push_str(&format!(
             "value_{i:06} = compute_something(alpha, beta, gamma) + {i:06}\n"
@@ -91,59 +93,66 @@ fn main() {
         .build()
         .unwrap();
     let fa = FileActions::new(Arc::new(LocalFs), dir.clone());
-    let mut t = std::collections::BTreeMap::<&str, Vec<f64>>::new();
+    // (name, full?) -> samples
+    let mut t = BTreeMap::<(&str, bool), Vec<f64>>::new();
     rt.block_on(async {
         for i in 0..iters {
             let s = Instant::now();
             let o = fa.read(&view(&path, None), &dir).await;
-            t.entry("view")
-                .or_default()
-                .push(s.elapsed().as_secs_f64() * 1e3);
-            check(&o, "view");
+            let ms = s.elapsed().as_secs_f64() * 1e3;
+            check(&o.content, "view");
+            t.entry(("view", false)).or_default().push(ms);
+            t.entry(("view", true)).or_default().push(ms);
 
             let s = Instant::now();
             let o = fa
                 .read(&view(&path, Some(json!([50000, 50100]))), &dir)
                 .await;
-            t.entry("view_range")
-                .or_default()
-                .push(s.elapsed().as_secs_f64() * 1e3);
-            check(&o, "view_range");
+            let ms = s.elapsed().as_secs_f64() * 1e3;
+            check(&o.content, "view_range");
+            t.entry(("view_range", false)).or_default().push(ms);
+            t.entry(("view_range", true)).or_default().push(ms);
 
-            let mut a = edit(&path, "str_replace");
-            a.old_str = Some("value_099990 = compute_something(alpha".into());
-            a.new_str = Some(format!("value_099990 = compute_something(ALPHA{i}"));
-            let s = Instant::now();
-            let o = fa.edit(&a).await;
-            t.entry("str_replace")
-                .or_default()
-                .push(s.elapsed().as_secs_f64() * 1e3);
-            check(&o, "str_replace");
+            for full in [false, true] {
+                let run = |a: FileEditAction| {
+                    let fa = &fa;
+                    async move {
+                        let s = Instant::now();
+                        let c = if full {
+                            fa.edit(&a).await.content
+                        } else {
+                            fa.edit_without_diff(&a).await
+                        };
+                        (s.elapsed().as_secs_f64() * 1e3, c)
+                    }
+                };
+                let mut a = edit(&path, "str_replace");
+                a.old_str = Some("value_099990 = compute_something(alpha".into());
+                a.new_str = Some(format!("value_099990 = compute_something(ALPHA{i}"));
+                let (ms, c) = run(a).await;
+                check(&c, "str_replace");
+                t.entry(("str_replace", full)).or_default().push(ms);
 
-            let s = Instant::now();
-            let o = fa.edit(&edit(&path, "undo_edit")).await;
-            t.entry("undo")
-                .or_default()
-                .push(s.elapsed().as_secs_f64() * 1e3);
-            check(&o, "undo");
+                let (ms, c) = run(edit(&path, "undo_edit")).await;
+                check(&c, "undo");
+                t.entry(("undo", full)).or_default().push(ms);
 
-            let mut a = edit(&path, "insert");
-            a.insert_line = Some(json!(50000));
-            a.new_str = Some(format!("inserted_line_{i} = 1\ninserted_again = 2"));
-            let s = Instant::now();
-            let o = fa.edit(&a).await;
-            t.entry("insert")
-                .or_default()
-                .push(s.elapsed().as_secs_f64() * 1e3);
-            check(&o, "insert");
-            // restore (not timed)
-            let o = fa.edit(&edit(&path, "undo_edit")).await;
-            check(&o, "undo after insert");
+                let mut a = edit(&path, "insert");
+                a.insert_line = Some(json!(50000));
+                a.new_str = Some(format!("inserted_line_{i} = 1\ninserted_again = 2"));
+                let (ms, c) = run(a).await;
+                check(&c, "insert");
+                t.entry(("insert", full)).or_default().push(ms);
+
+                let c = fa.edit_without_diff(&edit(&path, "undo_edit")).await; // restore, not timed
+                check(&c, "undo after insert");
+            }
         }
     });
     for name in ["view", "view_range", "str_replace", "insert", "undo"] {
-        let (med, min) = stats(t.remove(name).unwrap());
-        println!("{name} {med:.3} {min:.3}");
+        let (em, en) = stats(&t[&(name, false)]);
+        let (fm, fne) = stats(&t[&(name, true)]);
+        println!("{name} {em:.3} {en:.3} {fm:.3} {fne:.3}");
     }
     println!("peak_rss_kb {}", peak_rss_kb());
     if std::env::var("EDITOR_BENCH_DIR").is_err() {

@@ -13,7 +13,7 @@ use crate::py::{self, norm_path, os_error_str, py_int_list, py_str, py_strip};
 use crate::text::{self, Encoding};
 
 const TOOL_NAME: &str = "oh_editor";
-const MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
+pub(crate) const MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
 const MAX_HISTORY_PER_FILE: usize = 10;
 const SUPPORTED_BINARY_EXTENSIONS: [&str; 8] = [
     ".docx", ".xlsx", ".pptx", ".pdf", ".mp3", ".wav", ".m4a", ".flac",
@@ -22,8 +22,8 @@ const SUPPORTED_BINARY_EXTENSIONS: [&str; 8] = [
 /// What the editor returns: its output and the before/after texts the server diffs.
 pub(crate) struct EditorResult {
     pub output: String,
-    pub old_content: Option<String>,
-    pub new_content: Option<String>,
+    pub old_content: Option<Arc<String>>,
+    pub new_content: Option<Arc<String>>,
 }
 
 impl EditorResult {
@@ -55,7 +55,7 @@ pub(crate) struct Preloaded {
 pub(crate) struct Editor {
     fs: Arc<dyn FileSystem>,
     workspace_root: Option<String>,
-    history: Mutex<HashMap<String, VecDeque<Arc<str>>>>,
+    history: Mutex<HashMap<String, VecDeque<Arc<String>>>>,
 }
 
 fn invalid(param: &str, value: &str, hint: &str) -> String {
@@ -86,7 +86,7 @@ impl Editor {
         }
     }
 
-    fn push_history(&self, key: &str, text: Arc<str>) {
+    fn push_history(&self, key: &str, text: Arc<String>) {
         let mut h = self.history.lock().unwrap_or_else(|e| e.into_inner());
         let q = h.entry(key.to_string()).or_default();
         q.push_back(text);
@@ -95,7 +95,7 @@ impl Editor {
         }
     }
 
-    fn pop_history(&self, key: &str) -> Option<Arc<str>> {
+    fn pop_history(&self, key: &str) -> Option<Arc<String>> {
         let mut h = self.history.lock().unwrap_or_else(|e| e.into_inner());
         h.get_mut(key).and_then(|q| q.pop_back())
     }
@@ -132,11 +132,12 @@ impl Editor {
             "create" => {
                 let file_text = file_text.ok_or_else(|| missing(command, "file_text"))?;
                 self.write_encoded(&path, file_text, Encoding::Utf8).await?;
-                self.push_history(&path, Arc::from(file_text));
+                let file_text = Arc::new(file_text.to_string());
+                self.push_history(&path, file_text.clone());
                 Ok(EditorResult {
                     output: format!("File created successfully at: {path}"),
                     old_content: None,
-                    new_content: Some(file_text.to_string()),
+                    new_content: Some(file_text),
                 })
             }
             "str_replace" => {
@@ -249,7 +250,7 @@ impl Editor {
                 "File validation failed for {path}: File appears to be binary and this file type cannot be read or edited by this tool."
             ));
         }
-        let (enc, text) = text::read_text(&bytes);
+        let (enc, text) = text::read_text(bytes);
         Ok(Loaded { enc, text })
     }
 
@@ -507,7 +508,7 @@ impl Editor {
         new_content.push_str(new_str);
         new_content.push_str(&content[idx + old_str.len()..]);
         self.write_encoded(path, &new_content, enc).await?;
-        let content: Arc<str> = Arc::from(content);
+        let content = Arc::new(content);
         self.push_history(path, content.clone());
 
         let start = (line - text::SNIPPET_CONTEXT_WINDOW).max(0);
@@ -524,8 +525,8 @@ impl Editor {
         drop(reread);
         Ok(EditorResult {
             output,
-            old_content: Some(content.to_string()),
-            new_content: Some(new_content),
+            old_content: Some(content),
+            new_content: Some(Arc::new(new_content)),
         })
     }
 
@@ -582,12 +583,12 @@ impl Editor {
             (line - text::SNIPPET_CONTEXT_WINDOW + 1).max(1),
         ));
         output.push_str("Review the changes and make sure they are as expected (correct indentation, no duplicate lines, etc). Edit the file again if necessary.");
-        let content: Arc<str> = Arc::from(content);
+        let content = Arc::new(content);
         self.push_history(path, content.clone());
         Ok(EditorResult {
             output,
-            old_content: Some(content.to_string()),
-            new_content: Some(new_content),
+            old_content: Some(content),
+            new_content: Some(Arc::new(new_content)),
         })
     }
 
@@ -603,8 +604,8 @@ impl Editor {
         );
         Ok(EditorResult {
             output,
-            old_content: Some(current),
-            new_content: Some(old.to_string()),
+            old_content: Some(Arc::new(current)),
+            new_content: Some(old),
         })
     }
 }

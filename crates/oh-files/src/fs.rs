@@ -64,6 +64,17 @@ impl From<std::io::Error> for FsError {
             Some(20) => "ENOTDIR",
             Some(21) => "EISDIR",
             Some(1) => "EPERM",
+            Some(16) => "EBUSY",
+            Some(18) => "EXDEV",
+            Some(22) => "EINVAL",
+            Some(26) => "ETXTBSY",
+            Some(27) => "EFBIG",
+            Some(28) => "ENOSPC",
+            Some(30) => "EROFS",
+            Some(36) => "ENAMETOOLONG",
+            Some(39) => "ENOTEMPTY",
+            Some(40) => "ELOOP",
+            Some(122) => "EDQUOT",
             _ => "EIO",
         };
         FsError::new(code, e.to_string())
@@ -75,6 +86,13 @@ impl From<std::io::Error> for FsError {
 pub trait FileSystem: Send + Sync + 'static {
     /// Whole-file read.
     async fn read(&self, path: &str) -> Result<Vec<u8>, FsError>;
+    /// The first `len` bytes (fewer if the file is shorter). Used for the binary check of files
+    /// too large to read whole; the default reads the whole file and cuts it.
+    async fn read_head(&self, path: &str, len: usize) -> Result<Vec<u8>, FsError> {
+        let mut v = self.read(path).await?;
+        v.truncate(len);
+        Ok(v)
+    }
     /// Create or truncate, then write all bytes. Parent directories must exist.
     async fn write(&self, path: &str, data: &[u8]) -> Result<(), FsError>;
     /// Stat, following symlinks.
@@ -101,6 +119,13 @@ pub struct LocalFs;
 impl FileSystem for LocalFs {
     async fn read(&self, path: &str) -> Result<Vec<u8>, FsError> {
         Ok(tokio::fs::read(path).await?)
+    }
+    async fn read_head(&self, path: &str, len: usize) -> Result<Vec<u8>, FsError> {
+        use tokio::io::AsyncReadExt;
+        let f = tokio::fs::File::open(path).await?;
+        let mut v = Vec::with_capacity(len.min(1 << 20));
+        f.take(len as u64).read_to_end(&mut v).await?;
+        Ok(v)
     }
     async fn write(&self, path: &str, data: &[u8]) -> Result<(), FsError> {
         Ok(tokio::fs::write(path, data).await?)

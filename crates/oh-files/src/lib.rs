@@ -115,10 +115,21 @@ impl FileActions {
         let pre = if norm.starts_with('/') {
             let stat = self.fs.stat(&norm).await;
             let bytes = match &stat {
+                // Too large for the editor anyway: only the head is needed for the check.
+                Ok(s) if s.kind != FileKind::Dir && s.size > editor::MAX_FILE_SIZE => {
+                    let head = self.fs.read_head(&norm, 1024).await.ok();
+                    if text::is_binary(&action.path, head.as_deref()) {
+                        return Observation::error("ERROR_BINARY_FILE");
+                    }
+                    None
+                }
                 Ok(s) if s.kind != FileKind::Dir => self.fs.read(&norm).await.ok(),
                 _ => None,
             };
-            if text::is_binary(&action.path, bytes.as_deref()) {
+            if bytes.is_some() && text::is_binary(&action.path, bytes.as_deref()) {
+                return Observation::error("ERROR_BINARY_FILE");
+            }
+            if bytes.is_none() && action.path.ends_with(".pyc") {
                 return Observation::error("ERROR_BINARY_FILE");
             }
             Some(Preloaded { stat, bytes })
@@ -297,8 +308,8 @@ impl FileActions {
     pub async fn edit(&self, action: &FileEditAction) -> Observation {
         let (content, before, after) = self.run_editor(action).await;
         let diff = oh_difflib::get_diff(
-            before.as_deref().unwrap_or(""),
-            after.as_deref().unwrap_or(""),
+            before.as_deref().map_or("", String::as_str),
+            after.as_deref().map_or("", String::as_str),
             &action.path,
         );
         Observation {
@@ -314,11 +325,17 @@ impl FileActions {
         }
     }
 
+    /// The editor and its wrapper without the diff: the benchmark's "editor only" figure.
+    #[doc(hidden)]
+    pub async fn edit_without_diff(&self, action: &FileEditAction) -> String {
+        self.run_editor(action).await.0
+    }
+
     /// `_execute_file_editor`: the wrapper text and the before/after texts.
     async fn run_editor(
         &self,
         action: &FileEditAction,
-    ) -> (String, Option<String>, Option<String>) {
+    ) -> (String, Option<Arc<String>>, Option<Arc<String>>) {
         let insert_line = match &action.insert_line {
             None | Some(Value::Null) => InsertLine::Missing,
             Some(Value::String(s)) => match py_int(s) {

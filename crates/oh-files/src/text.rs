@@ -28,30 +28,6 @@ pub enum Encoding {
 }
 
 impl Encoding {
-    pub fn detect(bytes: &[u8]) -> Encoding {
-        if let Some(rest) = bytes.strip_prefix(UTF8_BOM) {
-            if std::str::from_utf8(rest).is_ok() {
-                return Encoding::Utf8Sig;
-            }
-        }
-        if std::str::from_utf8(bytes).is_ok() {
-            Encoding::Utf8
-        } else {
-            Encoding::Latin1
-        }
-    }
-
-    /// Decode (never fails for the encoding [`Encoding::detect`] chose).
-    pub fn decode<'a>(self, bytes: &'a [u8]) -> Cow<'a, str> {
-        match self {
-            Encoding::Utf8 => String::from_utf8_lossy(bytes),
-            Encoding::Utf8Sig => {
-                String::from_utf8_lossy(bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes))
-            }
-            Encoding::Latin1 => Cow::Owned(bytes.iter().map(|&b| b as char).collect()),
-        }
-    }
-
     /// Encode, with Python's `UnicodeEncodeError` text on failure.
     pub fn encode(self, text: &str) -> Result<Vec<u8>, String> {
         match self {
@@ -116,12 +92,25 @@ pub fn universal_newlines(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Decode a file the way the editor reads it: detected encoding, universal newlines.
-pub fn read_text(bytes: &[u8]) -> (Encoding, String) {
-    let enc = Encoding::detect(bytes);
-    let decoded = enc.decode(bytes);
+/// Decode a file the way the editor reads it: detected encoding, universal newlines. Takes the
+/// bytes by value so that a UTF-8 file without CRs is not copied.
+pub fn read_text(bytes: Vec<u8>) -> (Encoding, String) {
+    let (enc, decoded) = match String::from_utf8(bytes) {
+        Ok(mut s) => {
+            if s.starts_with('\u{feff}') {
+                s.drain(..3);
+                (Encoding::Utf8Sig, s)
+            } else {
+                (Encoding::Utf8, s)
+            }
+        }
+        Err(e) => (
+            Encoding::Latin1,
+            e.into_bytes().iter().map(|&b| b as char).collect(),
+        ),
+    };
     let text = match universal_newlines(&decoded) {
-        Cow::Borrowed(_) => decoded.into_owned(),
+        Cow::Borrowed(_) => decoded,
         Cow::Owned(s) => s,
     };
     (enc, text)
