@@ -104,6 +104,59 @@ fn main() {
     let floor_seq = t.elapsed();
     drop(b);
 
+    // ---- raw PTY throughput (no rendering) and the renderer alone ----
+    let pty_seq = {
+        use portable_pty::{native_pty_system, CommandBuilder, PtySize};
+        use std::io::Read;
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: 1000,
+                cols: 1000,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new("seq");
+        cmd.args(["1", "1000000"]);
+        let t = Instant::now();
+        let mut child = pair.slave.spawn_command(cmd).unwrap();
+        drop(pair.slave);
+        let mut r = pair.master.try_clone_reader().unwrap();
+        let mut buf = vec![0u8; 65536];
+        let mut n = 0usize;
+        while let Ok(k) = r.read(&mut buf) {
+            if k == 0 {
+                break;
+            }
+            n += k;
+        }
+        let _ = child.wait();
+        assert!(n > 6_000_000);
+        t.elapsed()
+    };
+    let seq_bytes: Vec<u8> = (1..=1_000_000)
+        .flat_map(|i| format!("{i}\r\n").into_bytes())
+        .collect();
+    let t = Instant::now();
+    let mut term = oh_shell::term::Term::new();
+    for chunk in seq_bytes.chunks(4096) {
+        term.feed(chunk);
+    }
+    let render_seq = t.elapsed();
+    drop(term);
+    drop(seq_bytes);
+    let chunk: Vec<u8> = "a line of output\r\n".repeat(4000).into_bytes();
+    reset_peak();
+    let base = status_kb("VmRSS:");
+    let mut term = oh_shell::term::Term::new();
+    for _ in 0..(100_000_000 / chunk.len()) {
+        term.feed(&chunk);
+    }
+    let cap = term.capture();
+    let render_mem = status_kb("VmHWM:").saturating_sub(base);
+    drop(cap);
+    drop(term);
+
     // ---- oh-shell ----
     let mut start = Vec::new();
     for _ in 0..20 {
@@ -169,6 +222,11 @@ fn main() {
     println!(
         "  seq 1 1000000: {seq:?}   floor {floor_seq:?}   (x{:.2})",
         r(seq, floor_seq)
+    );
+    println!("  seq 1 1000000 on a bare PTY (read to EOF, no rendering): {pty_seq:?};  renderer alone on the same bytes: {render_seq:?}");
+    println!(
+        "  renderer alone, 100 MB of short lines: peak RSS growth {} MB",
+        render_mem / 1024
     );
     println!("  RSS before big outputs: {} MB", rss0 / 1024);
     println!("  peak RSS during seq 1 1000000: {} MB", seq_peak / 1024);

@@ -110,9 +110,13 @@ impl ShellConfig {
 /// reference's `export PS1="…$!…$?…$(pwd)…$(which python …)…"` gives, without forking.
 /// `which` (debianutils) is re-stated: PATH split on `:`, an empty element is `.`, a trailing
 /// `:` adds an empty element, first regular executable file wins.
+/// While bash has children (jobs), one `(:)` subshell stands in for the reference's two command
+/// substitutions: waiting for it reaps jobs that just died, so job notifications printed before
+/// the prompt ("Killed", "Done") match the reference's.
 const PS1_FUNCTION: &str = r#"() {  local __oh_e=$? __oh_p=$! __oh_py= __oh_d __oh_path=$PATH IFS=:;
  local -; set -f;
  [[ -n $__oh_rl ]] || { __oh_rl=1; bind 'set disable-completion on' 2>/dev/null; };
+ local __oh_k=; { read -r __oh_k < /proc/$$/task/$$/children; } 2>/dev/null; [[ -n $__oh_k ]] && (:);
  case $__oh_path in (*[!:]:) __oh_path="$__oh_path:" ;; esac;
  for __oh_d in $__oh_path; do [ -z "$__oh_d" ] && __oh_d=.; if [ -f "$__oh_d/python" ] && [ -x "$__oh_d/python" ]; then __oh_py=$__oh_d/python; break; fi; done;
  PS1=$'\n###PS1JSON###\n{\n  "pid": "'"$__oh_p"$'",\n  "exit_code": "'"$__oh_e"$'",\n  "username": "\\u",\n  "hostname": "\\h",\n  "working_dir": "'"$PWD"$'",\n  "py_interpreter_path": "'"$__oh_py"$'"\n}\n###PS1END###\n';
@@ -547,24 +551,25 @@ fn is_special_key(command: &str) -> bool {
 }
 
 impl Inner {
+    /// `_get_command_output`. `keep` stores `raw` as `prev_output` (timeouts and NOT-executed
+    /// replies); a completed reply clears it anyway.
     fn get_command_output(
         &mut self,
         command: &str,
-        raw: String,
+        raw: &str,
         md: &mut CmdOutputMetadata,
         continue_prefix: &str,
+        keep: bool,
     ) -> String {
         let out = if !self.prev_output.is_empty() {
             md.prefix = continue_prefix.to_string();
-            strip_command_echo(
-                raw.strip_prefix(self.prev_output.as_str()).unwrap_or(&raw),
-                command,
-            )
+            raw.strip_prefix(self.prev_output.as_str()).unwrap_or(raw)
         } else {
-            strip_command_echo(&raw, command)
+            raw
         };
-        self.prev_output = raw;
-        out
+        let content = strip_command_echo(out, command).to_string();
+        self.prev_output = if keep { raw.to_string() } else { String::new() };
+        content
     }
 
     async fn execute(&mut self, action: &CmdRunAction, nct: u64) -> Observation {
@@ -621,7 +626,7 @@ impl Inner {
                 ),
                 ..CmdOutputMetadata::default()
             };
-            let content = self.get_command_output(&command, raw, &mut md, CONTINUE_PREFIX);
+            let content = self.get_command_output(&command, &raw, &mut md, CONTINUE_PREFIX, true);
             return Observation::cmd_output(content, command, md, action.hidden);
         }
 
@@ -752,7 +757,7 @@ impl Inner {
         } else {
             format!("\n[The command completed with exit code {}.]", md.exit_code)
         };
-        let content = self.get_command_output(command, raw, &mut md, "");
+        let content = self.get_command_output(command, &raw, &mut md, "", false);
         self.status = Status::Idle;
         self.prev_output.clear();
         let block = cap[last.start..last.end].to_string();
@@ -778,7 +783,7 @@ impl Inner {
             suffix,
             ..CmdOutputMetadata::default()
         };
-        let content = self.get_command_output(command, raw, &mut md, CONTINUE_PREFIX);
+        let content = self.get_command_output(command, &raw, &mut md, CONTINUE_PREFIX, true);
         Observation::cmd_output(content, command, md, false)
     }
 
@@ -810,7 +815,7 @@ impl Inner {
             suffix: format!("\n[The command completed with exit code {code}. The shell exited; a new one will be started.]"),
             ..CmdOutputMetadata::default()
         };
-        let content = self.get_command_output(command, raw, &mut md, "");
+        let content = self.get_command_output(command, &raw, &mut md, "", false);
         self.status = Status::Idle;
         self.prev_output.clear();
         Observation::cmd_output(content, command, md, hidden)

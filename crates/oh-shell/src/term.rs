@@ -41,6 +41,11 @@ impl Row {
 
     fn text(&self) -> String {
         let mut s = String::with_capacity(self.cells.len());
+        self.push_text(&mut s);
+        s
+    }
+
+    fn push_text(&self, s: &mut String) {
         for (i, &c) in self.cells.iter().enumerate() {
             if c != PAD {
                 s.push(c);
@@ -53,7 +58,6 @@ impl Row {
                 }
             }
         }
-        s
     }
 
     fn ensure(&mut self, len: usize) {
@@ -782,38 +786,59 @@ impl Term {
     /// The pane text as the reference sees it: history and screen, wrapped rows joined, trailing
     /// empty lines dropped, each line right-stripped, joined with `\n`.
     pub fn capture(&self) -> String {
-        let mut lines: Vec<String> = Vec::new();
-        let mut cur = String::new();
+        // Streamed into one string (no per-line allocations): a full pane of 1000-column rows
+        // is ~11 MB and is captured only when a reply is built.
+        let est: usize = self.history.iter().map(|h| h.text.len() + 1).sum::<usize>()
+            + self.screen.iter().map(|r| r.cells.len() + 1).sum::<usize>();
+        let mut out = String::with_capacity(est);
+        let mut line_start = 0usize;
         let mut open = false;
-        for h in &self.history {
-            cur.push_str(&h.text);
-            open = true;
-            if !h.wrapped {
-                lines.push(std::mem::take(&mut cur));
-                open = false;
+        let mut raw_nonempty = false;
+        let mut keep_to = 0usize;
+        let mut first = true;
+        let finish =
+            |out: &mut String, line_start: usize, raw_nonempty: bool, keep_to: &mut usize| {
+                let trimmed = crate::text::py_rstrip(&out[line_start..]).len();
+                out.truncate(line_start + trimmed);
+                if raw_nonempty {
+                    *keep_to = out.len();
+                }
+            };
+        let rows = self
+            .history
+            .iter()
+            .map(|h| (Some(&*h.text), None, h.wrapped))
+            .chain(self.screen.iter().map(|r| (None, Some(r), r.wrapped)));
+        for (hist, row, wrapped) in rows {
+            if !open {
+                if !first {
+                    out.push('\n');
+                }
+                first = false;
+                line_start = out.len();
+                raw_nonempty = false;
+                open = true;
             }
-        }
-        for r in &self.screen {
-            cur.push_str(&r.text());
-            open = true;
-            if !r.wrapped {
-                lines.push(std::mem::take(&mut cur));
+            match (hist, row) {
+                (Some(text), _) => {
+                    raw_nonempty |= !text.is_empty();
+                    out.push_str(text);
+                }
+                (None, Some(r)) => {
+                    raw_nonempty |= !r.cells.is_empty();
+                    r.push_text(&mut out);
+                }
+                _ => {}
+            }
+            if !wrapped {
+                finish(&mut out, line_start, raw_nonempty, &mut keep_to);
                 open = false;
             }
         }
         if open {
-            lines.push(cur);
+            finish(&mut out, line_start, raw_nonempty, &mut keep_to);
         }
-        while lines.last().is_some_and(|l| l.is_empty()) {
-            lines.pop();
-        }
-        let mut out = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
-        for (i, l) in lines.iter().enumerate() {
-            if i > 0 {
-                out.push('\n');
-            }
-            out.push_str(crate::text::py_rstrip(l));
-        }
+        out.truncate(keep_to);
         out
     }
 }

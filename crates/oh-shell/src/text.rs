@@ -127,14 +127,18 @@ fn tail(p: &str, from: usize) -> &str {
 }
 
 /// `_combine_outputs_between_matches`.
-pub fn combine_outputs(p: &str, m: &[Ps1Match], before_last: bool) -> String {
+pub fn combine_outputs<'a>(
+    p: &'a str,
+    m: &[Ps1Match],
+    before_last: bool,
+) -> std::borrow::Cow<'a, str> {
     match m.len() {
-        0 => p.to_string(),
+        0 => p.into(),
         1 => {
             if before_last {
-                p[..m[0].start].to_string()
+                p[..m[0].start].into()
             } else {
-                tail(p, m[0].end + 1).to_string()
+                tail(p, m[0].end + 1).into()
             }
         }
         _ => {
@@ -146,17 +150,17 @@ pub fn combine_outputs(p: &str, m: &[Ps1Match], before_last: bool) -> String {
                 out.push('\n');
             }
             out.push_str(tail(p, m[m.len() - 1].end + 1));
-            out
+            out.into()
         }
     }
 }
 
 /// `_remove_command_prefix(...).rstrip()`: the final content.
-pub fn strip_command_echo(output: &str, command: &str) -> String {
+pub fn strip_command_echo<'a>(output: &'a str, command: &str) -> &'a str {
     let o = py_lstrip(output);
     let c = py_lstrip(command);
     let o = o.strip_prefix(c).unwrap_or(o);
-    py_rstrip(py_lstrip(o)).to_string()
+    py_rstrip(py_lstrip(o))
 }
 
 #[cfg(test)]
