@@ -2,6 +2,8 @@
 //! `parse.y` lexer). Positions are indices into the input in Unicode scalar values, like Python
 //! string indices.
 
+#![allow(clippy::if_same_then_else)]
+
 use crate::{Err, ErrKind, R};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -238,9 +240,9 @@ fn dquote_char(c: char) -> bool {
     "\\`$\"\n".contains(c)
 }
 
-/// Python's `str.isdigit` for one character (approximated by Unicode decimal digits).
+/// Python's `str.isdigit` for one character.
 pub(crate) fn py_isdigit(c: char) -> bool {
-    c.is_ascii_digit() || (!c.is_ascii() && c.is_numeric() && c.to_digit(10).is_some())
+    crate::pyunicode::isdigit(c)
 }
 
 pub(crate) struct Tokenizer {
@@ -266,7 +268,12 @@ pub(crate) struct Tokenizer {
 }
 
 impl Tokenizer {
-    pub fn new(src: &[char], pstate: u32, prev: Option<(Tok, Tok, Tok)>, depth: usize) -> Tokenizer {
+    pub fn new(
+        src: &[char],
+        pstate: u32,
+        prev: Option<(Tok, Tok, Tok)>,
+        depth: usize,
+    ) -> Tokenizer {
         let mut s = src.to_vec();
         if !s.is_empty() && *s.last().unwrap() != '\n' {
             s.push('\n');
@@ -293,12 +300,23 @@ impl Tokenizer {
     }
 
     fn mk(&mut self, tt: Tt, value: Option<String>, flags: u32) -> R<Tok> {
-        let p2 = self.positions.pop().ok_or_else(|| Err::new(ErrKind::Assertion))?;
-        let p1 = self.positions.pop().ok_or_else(|| Err::new(ErrKind::Assertion))?;
+        let p2 = self
+            .positions
+            .pop()
+            .ok_or_else(|| Err::new(ErrKind::Assertion))?;
+        let p1 = self
+            .positions
+            .pop()
+            .ok_or_else(|| Err::new(ErrKind::Assertion))?;
         if p1 >= p2 {
             return Err(Err::new(ErrKind::Assertion));
         }
-        Ok(Tok { tt: Some(tt), value, pos: (p1, p2), flags })
+        Ok(Tok {
+            tt: Some(tt),
+            value,
+            pos: (p1, p2),
+            flags,
+        })
     }
 
     pub fn token(&mut self) -> R<Tok> {
@@ -323,7 +341,14 @@ impl Tokenizer {
             ch = self.getc(true)?;
         }
         let mut c = match ch {
-            None => return Ok(RT::Tok(Tok { tt: Some(Tt::Eof), value: None, pos: (0, 0), flags: 0 })),
+            None => {
+                return Ok(RT::Tok(Tok {
+                    tt: Some(Tt::Eof),
+                    value: None,
+                    pos: (0, 0),
+                    flags: 0,
+                }))
+            }
             Some(c) => c,
         };
         if c == '#' {
@@ -387,7 +412,10 @@ impl Tokenizer {
                 }
             }
             self.ungetc(peek);
-            if c == ')' && self.last_read.value.as_deref() == Some("(") && self.before_that.is(Tt::Word) {
+            if c == ')'
+                && self.last_read.value.as_deref() == Some("(")
+                && self.before_that.is(Tt::Word)
+            {
                 self.pstate |= P_ALLOWOPNBRC;
             }
             if c == '(' && self.pstate & P_CASEPAT == 0 {
@@ -449,7 +477,16 @@ impl Tokenizer {
                     }
                 } else if shellquote(ch) {
                     self.dstack.push(ch);
-                    let r = self.parse_matched_pair(Some(ch), ch, ch, ch == '`', false, false, false, false);
+                    let r = self.parse_matched_pair(
+                        Some(ch),
+                        ch,
+                        ch,
+                        ch == '`',
+                        false,
+                        false,
+                        false,
+                        false,
+                    );
                     self.dstack.pop();
                     let ttok = r?;
                     word.push(ch);
@@ -476,7 +513,9 @@ impl Tokenizer {
                             self.dstack.pop();
                             r?
                         } else {
-                            self.parse_matched_pair(cd, '[', ']', false, false, false, false, false)?
+                            self.parse_matched_pair(
+                                cd, '[', ']', false, false, false, false, false,
+                            )?
                         };
                         word.push(ch);
                         word.push(peek.unwrap());
@@ -487,7 +526,16 @@ impl Tokenizer {
                     } else if ch == '$' && matches!(peek, Some('\'') | Some('"')) {
                         let p = peek.unwrap();
                         self.dstack.push(p);
-                        let r = self.parse_matched_pair(Some(p), p, p, false, p == '\'', false, false, false);
+                        let r = self.parse_matched_pair(
+                            Some(p),
+                            p,
+                            p,
+                            false,
+                            p == '\'',
+                            false,
+                            false,
+                            false,
+                        );
                         self.dstack.pop();
                         let ttok = r?;
                         word.push(ch);
@@ -534,7 +582,9 @@ impl Tokenizer {
                 Some(ch) => "<>".contains(ch),
             } || self.last_read.is(Tt::LessAnd)
                 || self.last_read.is(Tt::GreaterAnd);
-            if numberish && !word.is_empty() && word.iter().all(|c| c.is_ascii_digit()) {
+            // shutils.legal_number: int() accepts (Unicode) decimal digits
+            if numberish && !word.is_empty() && word.iter().all(|&c| crate::pyunicode::isdecimal(c))
+            {
                 return self.mk(Tt::Number, Some(w), 0);
             }
         }
@@ -628,7 +678,10 @@ impl Tokenizer {
                 return Some(Tt::LeftCurly);
             }
         }
-        if self.open_brace_count > 0 && self.reserved_word_acceptable(&self.last_read.clone()) && w == "}" {
+        if self.open_brace_count > 0
+            && self.reserved_word_acceptable(&self.last_read.clone())
+            && w == "}"
+        {
             self.open_brace_count -= 1;
             return Some(Tt::RightCurly);
         }
@@ -653,7 +706,8 @@ impl Tokenizer {
 
     fn command_token_position(&self, t: &Tok) -> bool {
         t.is(Tt::AssignmentWord)
-            || (!matches!(t.tt, Some(Tt::SemiSemi | Tt::SemiAnd | Tt::SemiSemiAnd)) && self.reserved_word_acceptable(t))
+            || (!matches!(t.tt, Some(Tt::SemiSemi | Tt::SemiAnd | Tt::SemiSemiAnd))
+                && self.reserved_word_acceptable(t))
     }
 
     fn assignment_acceptable(&self, t: &Tok) -> bool {
@@ -753,7 +807,10 @@ impl Tokenizer {
                     }
                 }
                 let lc: Vec<char> = l.chars().collect();
-                if lc.len() == wl + 1 && lc[..wl].iter().collect::<String>() == word && lc[wl] == '\n' {
+                if lc.len() == wl + 1
+                    && lc[..wl].iter().collect::<String>() == word
+                    && lc[wl] == '\n'
+                {
                     done = true;
                     break;
                 }
@@ -795,12 +852,17 @@ impl Tokenizer {
         }
         let mut dolstate = if dolbrace { Dol::Param } else { Dol::None };
         let mut insidecomment = false;
-        let lookforcomments = parsingcommand && !matches!(doublequotes, Some('`' | '\'' | '"')) && dquote;
+        let lookforcomments =
+            parsingcommand && !matches!(doublequotes, Some('`' | '\'' | '"')) && dquote;
         // `doublequotes not in "`'\""` with None raises TypeError in the reference
         if parsingcommand && doublequotes.is_none() && dquote {
             return Err(Err::new(ErrKind::Type));
         }
-        let rdquote = if doublequotes == Some('"') { true } else { dquote };
+        let rdquote = if doublequotes == Some('"') {
+            true
+        } else {
+            dquote
+        };
         let mut passnext = false;
         let mut sawdollar = false;
         let mut ret: Vec<char> = Vec::new();
@@ -818,7 +880,9 @@ impl Tokenizer {
                 continue;
             } else if lookforcomments
                 && c == '#'
-                && (ret.is_empty() || *ret.last().unwrap() == '\n' || shellblank(*ret.last().unwrap()))
+                && (ret.is_empty()
+                    || *ret.last().unwrap() == '\n'
+                    || shellblank(*ret.last().unwrap()))
             {
                 insidecomment = true;
             }
@@ -871,9 +935,27 @@ impl Tokenizer {
                 if shellquote(c) {
                     self.dstack.push(c);
                     let r = if sawdollar {
-                        self.parse_matched_pair(Some(c), c, c, parsingcommand, true, dquote, firstclose, dolbrace)
+                        self.parse_matched_pair(
+                            Some(c),
+                            c,
+                            c,
+                            parsingcommand,
+                            true,
+                            dquote,
+                            firstclose,
+                            dolbrace,
+                        )
                     } else {
-                        self.parse_matched_pair(Some(c), c, c, parsingcommand, allowesc, dquote, firstclose, dolbrace)
+                        self.parse_matched_pair(
+                            Some(c),
+                            c,
+                            c,
+                            parsingcommand,
+                            allowesc,
+                            dquote,
+                            firstclose,
+                            dolbrace,
+                        )
                     };
                     self.dstack.pop();
                     let nest = r?;
@@ -884,14 +966,26 @@ impl Tokenizer {
                     ret.extend(nest.chars());
                 }
             } else if open == '"' && c == '`' {
-                let nest = self.parse_matched_pair(None, '`', '`', parsingcommand, allowesc, dquote, firstclose, dolbrace)?;
+                let nest = self.parse_matched_pair(
+                    None,
+                    '`',
+                    '`',
+                    parsingcommand,
+                    allowesc,
+                    dquote,
+                    firstclose,
+                    dolbrace,
+                )?;
                 ret.extend(nest.chars());
             } else if open != '`' && sawdollar && "({[".contains(c) {
                 // handledollarword (open != c here)
                 let nest = match c {
                     '(' => self.parse_comsub(None, '(', ')', true, false, false)?,
-                    '{' => self.parse_matched_pair(None, '{', '}', false, false, rdquote, true, true)?,
-                    _ => self.parse_matched_pair(None, '[', ']', false, false, rdquote, false, false)?,
+                    '{' => {
+                        self.parse_matched_pair(None, '{', '}', false, false, rdquote, true, true)?
+                    }
+                    _ => self
+                        .parse_matched_pair(None, '[', ']', false, false, rdquote, false, false)?,
                 };
                 ret.extend(nest.chars());
             }
@@ -924,7 +1018,16 @@ impl Tokenizer {
         let peekc = self.getc(false)?;
         self.ungetc(peekc);
         if peekc == Some('(') {
-            return self.parse_matched_pair(doublequotes, open, close, false, false, false, false, false);
+            return self.parse_matched_pair(
+                doublequotes,
+                open,
+                close,
+                false,
+                false,
+                false,
+                false,
+                false,
+            );
         }
         self.depth_guard()?;
         let mut count = 1;
@@ -942,24 +1045,27 @@ impl Tokenizer {
         let mut lexwlen: Option<usize> = None;
         let mut ret: Vec<char> = Vec::new();
 
-        let tail_eq = |ret: &Vec<char>, from: isize, stripdoc: bool, delim: &Vec<char>| -> R<bool> {
-            let mut t = from;
-            if t < 0 {
-                // negative index in Python slices from the end
-                let n = ret.len() as isize;
-                t = (n + t).max(0);
-            }
-            let mut t = t as usize;
-            while stripdoc {
-                match ret.get(t) {
-                    None => return Err(Err::new(ErrKind::Index)),
-                    Some('\t') => t += 1,
-                    _ => break,
+        let tail_eq =
+            |ret: &Vec<char>, from: isize, stripdoc: bool, delim: &Vec<char>| -> R<bool> {
+                let mut t = from;
+                if t < 0 {
+                    // negative index in Python slices from the end
+                    let n = ret.len() as isize;
+                    t = (n + t).max(0);
                 }
-            }
-            let tail: &[char] = if t <= ret.len() { &ret[t..] } else { &[] };
-            Ok(tail == &delim[..])
-        };
+                let mut t = t as usize;
+                if stripdoc {
+                    loop {
+                        match ret.get(t) {
+                            None => return Err(Err::new(ErrKind::Index)),
+                            Some('\t') => t += 1,
+                            _ => break,
+                        }
+                    }
+                }
+                let tail: &[char] = if t <= ret.len() { &ret[t..] } else { &[] };
+                Ok(tail == &delim[..])
+            };
 
         while count > 0 {
             let c = match self.getc(doublequotes != Some('\'') && !insidecomment && !passnext)? {
@@ -983,7 +1089,11 @@ impl Tokenizer {
                     }
                 }
             }
-            if insideheredoc && c == close && count == 1 && tail_eq(&ret, lexfirstind, stripdoc, &heredelim)? {
+            if insideheredoc
+                && c == close
+                && count == 1
+                && tail_eq(&ret, lexfirstind, stripdoc, &heredelim)?
+            {
                 stripdoc = false;
                 insideheredoc = false;
                 heredelim.clear();
@@ -1063,7 +1173,10 @@ impl Tokenizer {
                         insidecase = false;
                     }
                     reservedwordok = false;
-                } else if checkcomment && c == '#' && (lexrwlen == 0 || (insideword && lexwlen == Some(0))) {
+                } else if checkcomment
+                    && c == '#'
+                    && (lexrwlen == 0 || (insideword && lexwlen == Some(0)))
+                {
                 } else if !insidecase && (shellblank(c) || c == '\n') && lexrwlen == 2 && {
                     let n = ret.len();
                     ret[n.saturating_sub(2)..].iter().collect::<String>() == "do"
@@ -1140,8 +1253,12 @@ impl Tokenizer {
                 }
                 let nest = match c {
                     '(' => self.parse_comsub(None, '(', ')', true, false, false)?,
-                    '{' => self.parse_matched_pair(None, '{', '}', false, false, true, true, true)?,
-                    _ => self.parse_matched_pair(None, '[', ']', false, false, true, false, false)?,
+                    '{' => {
+                        self.parse_matched_pair(None, '{', '}', false, false, true, true, true)?
+                    }
+                    _ => {
+                        self.parse_matched_pair(None, '[', ']', false, false, true, false, false)?
+                    }
                 };
                 ret.extend(nest.chars());
             }
@@ -1159,7 +1276,7 @@ enum RT {
 
 /// Python `str.islower` for a single character.
 pub(crate) fn py_islower(c: char) -> bool {
-    c.is_lowercase()
+    crate::pyunicode::islower(c)
 }
 
 fn is_assignment(w: &[char]) -> bool {
@@ -1167,7 +1284,7 @@ fn is_assignment(w: &[char]) -> bool {
         None => return false,
         Some(c) => *c,
     };
-    if !c0.is_alphabetic() && c0 != '_' {
+    if !crate::pyunicode::isalpha(c0) && c0 != '_' {
         return false;
     }
     for (i, &c) in w.iter().enumerate() {
@@ -1177,7 +1294,7 @@ fn is_assignment(w: &[char]) -> bool {
         if c == '+' && w.get(i + 1) == Some(&'=') {
             return true;
         }
-        if !(c.is_alphanumeric() || c == '_') {
+        if !(crate::pyunicode::isalnum(c) || c == '_') {
             return false;
         }
     }
@@ -1210,7 +1327,10 @@ fn remove_quotes(s: &str) -> String {
                 r.push(c);
                 i += 1;
             } else {
-                let t = s[i + 1..].iter().position(|&x| x == '\'').map(|p| p + i + 1);
+                let t = s[i + 1..]
+                    .iter()
+                    .position(|&x| x == '\'')
+                    .map(|p| p + i + 1);
                 let t = match t {
                     None => s.len(),
                     Some(t) => t + 1,

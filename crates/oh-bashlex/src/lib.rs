@@ -46,6 +46,7 @@
 
 mod lexer;
 mod parser;
+mod pyunicode;
 
 use parser::{heredoc_end, shift, Arena, Kind, Parser};
 
@@ -167,7 +168,9 @@ pub fn try_split_bash_commands(command: &str) -> Result<Vec<String>, ReferenceEx
                 ErrKind::Parsing | ErrKind::NotImplemented | ErrKind::Type | ErrKind::Attribute => {
                     Ok(vec![command.to_string()])
                 }
-                k => Err(ReferenceException { exception: exception_name(k) }),
+                k => Err(ReferenceException {
+                    exception: exception_name(k),
+                }),
             }
         }
     };
@@ -234,7 +237,8 @@ impl Escaper<'_> {
         if n.kind == Kind::Redirect {
             if let Some(h) = n.heredoc {
                 let hp = self.arena[h].pos;
-                self.out.extend(slice(self.s, self.last_pos, n.pos.0).iter());
+                self.out
+                    .extend(slice(self.s, self.last_pos, n.pos.0).iter());
                 self.out.extend(slice(self.s, n.pos.0, hp.0).iter());
                 self.out.extend(slice(self.s, hp.0, hp.1).iter());
                 self.last_pos = n.pos.1;
@@ -278,12 +282,21 @@ pub fn try_escape_bash_special_chars(command: &str) -> Result<String, ReferenceE
         Ok(n) => n,
         Err(e) => {
             return match e.kind {
-                ErrKind::Parsing | ErrKind::NotImplemented | ErrKind::Type => Ok(command.to_string()),
-                k => Err(ReferenceException { exception: exception_name(k) }),
+                ErrKind::Parsing | ErrKind::NotImplemented | ErrKind::Type => {
+                    Ok(command.to_string())
+                }
+                k => Err(ReferenceException {
+                    exception: exception_name(k),
+                }),
             }
         }
     };
-    let mut e = Escaper { s: &s, arena: &arena, out: String::new(), last_pos: 0 };
+    let mut e = Escaper {
+        s: &s,
+        arena: &arena,
+        out: String::new(),
+        last_pos: 0,
+    };
     for id in nodes {
         let start = arena[id].pos.0;
         let between = slice(&s, e.last_pos, start);
@@ -333,11 +346,26 @@ mod tests {
     #[test]
     fn spec_examples_rejected() {
         assert_eq!(sp("echo a\necho b"), ["echo a", "echo b"]);
-        assert_eq!(sp("echo a && echo b\necho c"), ["echo a && echo b", "echo c"]);
-        assert_eq!(sp("cat <<EOF\nx\nEOF\necho after"), ["cat <<EOF\nx\nEOF", "echo after"]);
-        assert_eq!(sp("echo a # comment\necho b"), ["echo a # comment", "echo b"]);
-        assert_eq!(sp("if true; then echo y; fi\nls"), ["if true; then echo y; fi", "ls"]);
-        assert_eq!(sp("git commit -m 'x'\ngit push"), ["git commit -m 'x'", "git push"]);
+        assert_eq!(
+            sp("echo a && echo b\necho c"),
+            ["echo a && echo b", "echo c"]
+        );
+        assert_eq!(
+            sp("cat <<EOF\nx\nEOF\necho after"),
+            ["cat <<EOF\nx\nEOF", "echo after"]
+        );
+        assert_eq!(
+            sp("echo a # comment\necho b"),
+            ["echo a # comment", "echo b"]
+        );
+        assert_eq!(
+            sp("if true; then echo y; fi\nls"),
+            ["if true; then echo y; fi", "ls"]
+        );
+        assert_eq!(
+            sp("git commit -m 'x'\ngit push"),
+            ["git commit -m 'x'", "git push"]
+        );
     }
 
     #[test]
@@ -347,7 +375,10 @@ mod tests {
         assert_eq!(sp("echo $((1+2))\nls"), ["echo $((1+2))\nls"]);
         assert_eq!(sp("[[ -f x ]]\nls"), ["[[ -f x ]]\nls"]);
         assert_eq!(escape_bash_special_chars(""), "");
-        assert_eq!(escape_bash_special_chars("a=(1 2)\nfind . -exec x \\;"), "a=(1 2)\nfind . -exec x \\;");
+        assert_eq!(
+            escape_bash_special_chars("a=(1 2)\nfind . -exec x \\;"),
+            "a=(1 2)\nfind . -exec x \\;"
+        );
     }
 
     #[test]
@@ -357,18 +388,25 @@ mod tests {
             "find /w -maxdepth 0 -exec echo {} \\\\;"
         );
         assert_eq!(escape_bash_special_chars("echo '\\;'"), "echo '\\;'");
-        assert_eq!(escape_bash_special_chars("cat <<EOF\nx\\;\nEOF"), "cat <<EOF\nx\\;\nEOF");
+        assert_eq!(
+            escape_bash_special_chars("cat <<EOF\nx\\;\nEOF"),
+            "cat <<EOF\nx\\;\nEOF"
+        );
     }
 
     #[test]
     fn reference_exceptions() {
         assert_eq!(
-            try_escape_bash_special_chars("# only a comment").unwrap_err().exception,
+            try_escape_bash_special_chars("# only a comment")
+                .unwrap_err()
+                .exception,
             "AttributeError"
         );
         assert_eq!(sp("# only a comment"), ["# only a comment"]);
         assert_eq!(
-            try_split_bash_commands("while true\ndo echo; done").unwrap_err().exception,
+            try_split_bash_commands("while true\ndo echo; done")
+                .unwrap_err()
+                .exception,
             "AssertionError"
         );
     }

@@ -46,7 +46,16 @@ pub(crate) struct Node {
 
 impl Node {
     fn new(kind: Kind, pos: (usize, usize)) -> Node {
-        Node { kind, pos, parts: vec![], redirects: vec![], output: None, heredoc: None, command: None, op: String::new() }
+        Node {
+            kind,
+            pos,
+            parts: vec![],
+            redirects: vec![],
+            output: None,
+            heredoc: None,
+            command: None,
+            op: String::new(),
+        }
     }
     /// Whether the Python node has a `parts` attribute.
     pub fn has_parts(&self) -> bool {
@@ -203,12 +212,27 @@ fn starts_redirection(t: &Tok) -> bool {
 
 fn starts_shell_command(t: &Tok) -> bool {
     use Tt::*;
-    matches!(t.tt, Some(For | Case | While | Until | Select | If | LeftParen | LeftCurly | CondStart))
+    matches!(
+        t.tt,
+        Some(For | Case | While | Until | Select | If | LeftParen | LeftCurly | CondStart)
+    )
 }
 
 impl<'a> Parser<'a> {
-    pub fn new(arena: &'a mut Arena, src: &[char], pstate: u32, prev: Option<(Tok, Tok, Tok)>, depth: usize) -> Parser<'a> {
-        Parser { arena, tok: Tokenizer::new(src, pstate, prev, depth), la: None, src: src.to_vec(), started: false }
+    pub fn new(
+        arena: &'a mut Arena,
+        src: &[char],
+        pstate: u32,
+        prev: Option<(Tok, Tok, Tok)>,
+        depth: usize,
+    ) -> Parser<'a> {
+        Parser {
+            arena,
+            tok: Tokenizer::new(src, pstate, prev, depth),
+            la: None,
+            src: src.to_vec(),
+            started: false,
+        }
     }
 
     fn add(&mut self, n: Node) -> usize {
@@ -274,7 +298,10 @@ impl<'a> Parser<'a> {
     }
 
     fn span(&self, parts: &[usize]) -> (usize, usize) {
-        (self.arena[parts[0]].pos.0, self.arena[*parts.last().unwrap()].pos.1)
+        (
+            self.arena[parts[0]].pos.0,
+            self.arena[*parts.last().unwrap()].pos.1,
+        )
     }
 
     fn reserved(&mut self, t: &Tok) -> usize {
@@ -363,7 +390,8 @@ impl<'a> Parser<'a> {
         } else {
             parts[0]
         };
-        if !trailing && self.tok.pstate & P_CMDSUBST != 0 && self.peek_tt()? == Some(Tt::RightParen) {
+        if !trailing && self.tok.pstate & P_CMDSUBST != 0 && self.peek_tt()? == Some(Tt::RightParen)
+        {
             if last_ok {
                 return Ok((node, true));
             }
@@ -405,8 +433,23 @@ impl<'a> Parser<'a> {
                     let follows = matches!(
                         self.peek_tt()?,
                         Some(
-                            Newline | Semicolon | Ampersand | AndAnd | OrOr | RightParen | RightCurly | Then | Do
-                                | Done | Fi | Else | Elif | Esac | SemiSemi | SemiAnd | SemiSemiAnd
+                            Newline
+                                | Semicolon
+                                | Ampersand
+                                | AndAnd
+                                | OrOr
+                                | RightParen
+                                | RightCurly
+                                | Then
+                                | Do
+                                | Done
+                                | Fi
+                                | Else
+                                | Elif
+                                | Esac
+                                | SemiSemi
+                                | SemiAnd
+                                | SemiSemiAnd
                         )
                     );
                     if follows {
@@ -427,7 +470,9 @@ impl<'a> Parser<'a> {
                     }
                 }
                 let nt = self.peek()?.clone();
-                if starts_pipeline(&nt) || matches!(nt.tt, Some(Tt::Newline | Tt::Semicolon | Tt::Eof)) {
+                if starts_pipeline(&nt)
+                    || matches!(nt.tt, Some(Tt::Newline | Tt::Semicolon | Tt::Eof))
+                {
                     Err(Err::new(ErrKind::NotImplemented))
                 } else {
                     Err(perr())
@@ -530,7 +575,11 @@ impl<'a> Parser<'a> {
                 Some(Tt::Word) | Some(Tt::AssignmentWord) => {
                     self.next()?;
                     self.peek()?;
-                    let kind = if t.is(Tt::AssignmentWord) { Kind::Assignment } else { Kind::Word };
+                    let kind = if t.is(Tt::AssignmentWord) {
+                        Kind::Assignment
+                    } else {
+                        Kind::Word
+                    };
                     let w = self.expand_word(&t, kind)?;
                     parts.push(w);
                 }
@@ -551,7 +600,11 @@ impl<'a> Parser<'a> {
 
     fn redirection(&mut self) -> R<usize> {
         let first = self.next()?;
-        let op = if first.is(Tt::Number) || first.is(Tt::RedirWord) { self.next()? } else { first.clone() };
+        let op = if first.is(Tt::Number) || first.is(Tt::RedirWord) {
+            self.next()?
+        } else {
+            first.clone()
+        };
         let with_input = first.is(Tt::Number) || first.is(Tt::RedirWord);
         use Tt::*;
         let optt = op.tt.ok_or_else(perr)?;
@@ -567,8 +620,8 @@ impl<'a> Parser<'a> {
                 self.tok.redirstack.push((id, optt == LessLessMinus));
                 Ok(id)
             }
-            Greater | Less | GreaterGreater | GreaterBar | LessGreater | LessLessLess | AndGreater
-            | AndGreaterGreater => {
+            Greater | Less | GreaterGreater | GreaterBar | LessGreater | LessLessLess
+            | AndGreater | AndGreaterGreater => {
                 if with_input && matches!(optt, AndGreater | AndGreaterGreater) {
                     return Err(perr());
                 }
@@ -625,7 +678,11 @@ impl<'a> Parser<'a> {
                 let d = self.reserved(&d);
                 let done = self.reserved(&done);
                 let parts = vec![kw, cond, d, body, done];
-                let kind = if t.is(Tt::While) { Kind::While } else { Kind::Until };
+                let kind = if t.is(Tt::While) {
+                    Kind::While
+                } else {
+                    Kind::Until
+                };
                 Ok(self.compound_of(kind, parts))
             }
             Some(Tt::If) => {
@@ -664,7 +721,11 @@ impl<'a> Parser<'a> {
             }
             Some(Tt::LeftParen) | Some(Tt::LeftCurly) => {
                 self.next()?;
-                let close = if t.is(Tt::LeftParen) { Tt::RightParen } else { Tt::RightCurly };
+                let close = if t.is(Tt::LeftParen) {
+                    Tt::RightParen
+                } else {
+                    Tt::RightCurly
+                };
                 let l = self.reserved(&t);
                 let body = self.compound_list()?;
                 let r = self.expect(close)?;
@@ -911,7 +972,11 @@ impl<'a> Parser<'a> {
     // ------------------------------------------------------------------ word expansion
 
     fn prev_tokens(&self) -> (Tok, Tok, Tok) {
-        (self.tok.two_ago.clone(), self.tok.before_that.clone(), self.tok.last_read.clone())
+        (
+            self.tok.two_ago.clone(),
+            self.tok.before_that.clone(),
+            self.tok.last_read.clone(),
+        )
     }
 
     /// `_expandword` followed by the position shift of the substitution nodes.
@@ -985,7 +1050,7 @@ impl<'a> Parser<'a> {
                         Some('[') => return Err(Err::new(ErrKind::NotImplemented)),
                         _ => {
                             let mut e = z;
-                            while e < n && (s[e].is_alphanumeric() || s[e] == '_') {
+                            while e < n && (crate::pyunicode::isalnum(s[e]) || s[e] == '_') {
                                 e += 1;
                             }
                             i = e;
@@ -1054,7 +1119,12 @@ impl<'a> Parser<'a> {
     }
 
     /// `_recursiveparse`: parse `base[sindex..]` with a fresh parser sharing the arena.
-    fn recursive_parse(&mut self, base: &[char], sindex: usize, args: Option<(u32, (Tok, Tok, Tok))>) -> R<(usize, usize)> {
+    fn recursive_parse(
+        &mut self,
+        base: &[char],
+        sindex: usize,
+        args: Option<(u32, (Tok, Tok, Tok))>,
+    ) -> R<(usize, usize)> {
         let (pstate, prev) = args.unwrap_or_else(|| (self.tok.pstate, self.prev_tokens()));
         let depth = self.tok.depth + 1;
         if depth > crate::MAX_DEPTH {

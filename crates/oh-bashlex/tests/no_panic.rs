@@ -1,6 +1,9 @@
 //! The functions must never panic (or hang) on arbitrary input.
 
-use oh_bashlex::{escape_bash_special_chars, split_bash_commands, try_escape_bash_special_chars, try_split_bash_commands};
+use oh_bashlex::{
+    escape_bash_special_chars, split_bash_commands, try_escape_bash_special_chars,
+    try_split_bash_commands,
+};
 use proptest::prelude::*;
 
 /// Shell-flavoured fragments, so that random strings reach deep parser states.
