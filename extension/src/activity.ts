@@ -111,6 +111,14 @@ export class ActivityLog implements vscode.Disposable {
     this.emitter.fire();
   }
 
+  remove(entry: ActivityEntry): void {
+    const i = this.entries.indexOf(entry);
+    if (i >= 0) {
+      this.entries.splice(i, 1);
+      this.emitter.fire();
+    }
+  }
+
   private syntheticId = 0;
 
   get running(): number {

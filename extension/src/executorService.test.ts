@@ -131,7 +131,9 @@ describe('executor service', () => {
     const { service, activity } = setup();
     await service.start();
     const hooks = FakeExecutor.last!.hooks;
+    hooks.onStatus!('executing', 'run echo hi'); // the status may arrive before the action hook
     hooks.onAction!(JSON.stringify({ id: 7, action: 'run', args: { command: 'echo hi' } }));
+    expect(activity.items).toHaveLength(1);
     expect(service.snapshot.state).toBe('executing');
     hooks.onObservation!(JSON.stringify({ cause: 7, observation: 'run', content: 'hi', extras: { metadata: { exit_code: 0 } } }));
     expect(service.snapshot.state).toBe('connected');

@@ -35,7 +35,7 @@ export interface ExecutorServiceDeps {
   workspace: () => { root: string; label: string } | undefined;
   log: Logger;
   terminal: Pick<AgentTerminal, 'data' | 'notice'> & Partial<Pick<AgentTerminal, 'reveal'>>;
-  activity: Pick<ActivityLog, 'action' | 'observation' | 'running' | 'started' | 'finish'>;
+  activity: Pick<ActivityLog, 'action' | 'observation' | 'running' | 'started' | 'finish' | 'remove'>;
   /** Level for the addon's log records (follows the output channel's level). */
   logLevel?: () => ExecutorOptions['logLevel'];
   now?: () => number;
@@ -241,8 +241,15 @@ export class ExecutorService implements vscode.Disposable {
         if (!live()) return;
         const e = toObject(event);
         if (!e) return;
-        this.richActivity = true;
+        if (!this.richActivity) {
+          // The addon has the rich hooks: drop what the status fallback started for this action.
+          this.richActivity = true;
+          if (this.current) d.activity.remove(this.current);
+          this.current = undefined;
+          this.currentMessage = undefined;
+        }
         d.activity.action(e);
+        if (e.action === 'run') d.terminal.reveal?.();
         if (this.snap.state === 'connected') this.update({ state: 'executing' });
       },
       onObservation: (event) => {

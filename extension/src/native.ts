@@ -30,7 +30,7 @@ export interface ExecutorHooks {
   onLog?: (level: string, target: string, message: string) => void;
   /** `connecting`, `connected`, `executing` (message: "run <command>" / "edit <path>"), `disconnected`, `error`. */
   onStatus?: (status: string, message: string | null) => void;
-  /** Optional richer hooks (event_to_dict JSON of delegated actions and their observations). */
+  /** Each delegated action as it starts, and each observation sent back (event_to_dict JSON). Older builds lack them: the activity list then falls back to the status stream. */
   onAction?: (eventJson: string) => void;
   onObservation?: (eventJson: string) => void;
 }

@@ -137,6 +137,7 @@ exports.run = async () => {
     const edit = items.find((a) => a.kind === 'edit');
     assert(run && run.status === 'ok' && /exit 0/.test(run.result || ''), `run entry ${JSON.stringify(run)}`);
     assert(edit && edit.status === 'ok', `edit entry ${JSON.stringify(edit)}`);
+    assert(!items.some((a) => a.status === 'running'), `an entry is still running: ${JSON.stringify(items)}`);
     assert(api.snapshot.state === 'connected', `state ${api.snapshot.state}`);
   });
 
