@@ -250,19 +250,80 @@ fn chardet_decodable(chunk: &[u8]) -> bool {
     if !chunk.iter().any(|&b| b >= 0x80) {
         return false; // ascii (or an escape encoding): not counted
     }
-    // chardet's UTF-8 prober: valid sequences, a partial last character is not an error.
-    let (valid_prefix, complete) = match std::str::from_utf8(chunk) {
-        Ok(_) => (chunk.len(), true),
-        Err(e) => {
-            if e.error_len().is_some() {
-                return false;
-            }
-            (e.valid_up_to(), false)
+    // chardet's UTF-8 prober; then Python must decode the chunk.
+    match chardet_utf8_mb_chars(chunk) {
+        Some(mb) if mb >= 4 => std::str::from_utf8(chunk).is_ok(),
+        _ => false,
+    }
+}
+
+/// chardet 5.2.0's UTF-8 coding state machine (`mbcssm.py`): the number of multi-byte characters,
+/// or `None` when the machine errors. It is stricter than UTF-8 in places (`\x0e`, `\x0f`, ESC
+/// and `F0 80..9F`, i.e. U+10000..U+1FFFF such as emoji, are errors) and laxer in others (5- and
+/// 6-byte forms).
+fn chardet_utf8_mb_chars(chunk: &[u8]) -> Option<usize> {
+    const ERR: u8 = 1;
+    const START: u8 = 0;
+    fn class(b: u8) -> usize {
+        match b {
+            0x0e | 0x0f | 0x1b => 0,
+            0x00..=0x7f => 1,
+            0x80..=0x83 => 2,
+            0x84..=0x87 => 3,
+            0x88..=0x9f => 4,
+            0xa0..=0xbf => 5,
+            0xc0 | 0xc1 => 0,
+            0xc2..=0xdf => 6,
+            0xe0 => 7,
+            0xed => 9,
+            0xe1..=0xef => 8,
+            0xf0 => 10,
+            0xf1..=0xf7 => 11,
+            0xf8 => 12,
+            0xf9..=0xfb => 13,
+            0xfc => 14,
+            0xfd => 15,
+            _ => 0,
         }
-    };
-    let s = std::str::from_utf8(&chunk[..valid_prefix]).unwrap_or("");
-    let mb = s.chars().filter(|c| c.len_utf8() > 1).count();
-    mb >= 4 && complete
+    }
+    const CHAR_LEN: [u8; 16] = [0, 1, 0, 0, 0, 0, 2, 3, 3, 3, 4, 4, 5, 5, 6, 6];
+    // next state for (state, class); states 3..=12 wait for continuation bytes.
+    fn next(state: u8, c: usize) -> u8 {
+        let cont = (2..=5).contains(&c);
+        match state {
+            0 => [
+                ERR, START, ERR, ERR, ERR, ERR, 12, 10, 9, 11, 8, 7, 6, 5, 4, 3,
+            ][c],
+            3 if cont => 5,
+            4 if (3..=5).contains(&c) => 5,
+            5 if cont => 7,
+            6 if c == 4 || c == 5 => 7,
+            7 if cont => 9,
+            8 if c == 5 => 9,
+            9 if cont => 12,
+            10 if c == 5 => 12,
+            11 if (2..=4).contains(&c) => 12,
+            12 if cont => START,
+            _ => ERR,
+        }
+    }
+    let mut state = START;
+    let mut char_len = 0u8;
+    let mut mb = 0usize;
+    for &b in chunk {
+        let c = class(b);
+        if state == START {
+            char_len = CHAR_LEN[c];
+        }
+        state = next(state, c);
+        if state == ERR {
+            return None;
+        }
+        if state == START && char_len >= 2 {
+            mb += 1;
+        }
+    }
+    Some(mb)
 }
 
 fn decodes_utf16(chunk: &[u8]) -> bool {
@@ -368,5 +429,37 @@ mod tests {
         assert!(!is_binary_chunk(&"日本語".repeat(200).as_bytes()[..1023]));
         assert_eq!(base64(b"hello"), "aGVsbG8=");
         assert_eq!(base64(b"hi!"), "aGkh");
+    }
+}
+
+#[cfg(test)]
+mod fuzz {
+    /// Differential check against binaryornot: `BINFUZZ_SAMPLES=file` with lines
+    /// `<hex bytes> <0|1>` produced by the Python reference.
+    #[test]
+    fn binaryornot_samples() {
+        let Ok(path) = std::env::var("BINFUZZ_SAMPLES") else {
+            return;
+        };
+        let data = std::fs::read_to_string(path).unwrap();
+        let (mut total, mut bad) = (0, 0);
+        for line in data.lines() {
+            let (hex, exp) = line.split_once(' ').unwrap();
+            let bytes: Vec<u8> = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect();
+            total += 1;
+            if super::is_binary_chunk(&bytes) != (exp == "1") {
+                bad += 1;
+                if bad <= 15 {
+                    eprintln!(
+                        "mismatch (expected {exp}): {:?}",
+                        String::from_utf8_lossy(&bytes[..bytes.len().min(80)])
+                    );
+                }
+            }
+        }
+        eprintln!("binaryornot samples: {bad} of {total} differ");
     }
 }
