@@ -48,6 +48,10 @@ export interface ExecutorHooks {
   onLog?: (level: string, target: string, message: string) => void
   /** Connection status: `connecting`, `connected`, `executing`, `disconnected`, `error`. */
   onStatus?: (status: string, message: string | null) => void
+  /** Each delegated action as it starts (event_to_dict JSON). */
+  onAction?: (eventJson: string) => void
+  /** Each observation sent back (JSON, `cause` = the action's id). */
+  onObservation?: (eventJson: string) => void
 }
 
 /** Options of `new Executor(options, fs, hooks?)`. */

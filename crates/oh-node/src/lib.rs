@@ -111,27 +111,26 @@ impl Inner {
             let _ = f.call(FnArgs::from((ev.state.as_str().to_string(), ev.message.clone())), ThreadsafeFunctionCallMode::NonBlocking);
         }
     }
+}
 
-    /// The executor core's configuration from the options.
-    fn executor_config(&self) -> ExecutorConfig {
-        let mut config = ExecutorConfig::new(&self.options.workspace_root);
-        if let Some(secs) = self.options.no_change_timeout_seconds {
-            config.shell.no_change_timeout_secs = secs as u64;
-        }
-        if let Some(env) = &self.options.env {
-            let mut pairs: Vec<(String, String)> = env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-            pairs.sort();
-            config.shell.env = pairs;
-        }
-        let data_fn = self.data_fn.clone();
-        config.shell.output_sink = Some(Arc::new(move |bytes: &[u8]| {
-            let f = data_fn.read().ok().and_then(|f| f.clone());
-            if let Some(f) = f {
-                let _ = f.call(Uint8Array::new(bytes.to_vec()), ThreadsafeFunctionCallMode::NonBlocking);
-            }
-        }));
-        config
+/// The executor core's configuration from the options; terminal bytes go to `data_fn`.
+fn executor_config(options: &ExecutorOptions, data_fn: Arc<RwLock<Option<Arc<DataFn>>>>) -> ExecutorConfig {
+    let mut config = ExecutorConfig::new(&options.workspace_root);
+    if let Some(secs) = options.no_change_timeout_seconds {
+        config.shell.no_change_timeout_secs = secs as u64;
     }
+    if let Some(env) = &options.env {
+        let mut pairs: Vec<(String, String)> = env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        pairs.sort();
+        config.shell.env = pairs;
+    }
+    config.shell.output_sink = Some(Arc::new(move |bytes: &[u8]| {
+        let f = data_fn.read().ok().and_then(|f| f.clone());
+        if let Some(f) = f {
+            let _ = f.call(Uint8Array::new(bytes.to_vec()), ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }));
+    config
 }
 
 /// The executor: one bash session, file actions through the JS callbacks, and the connection to
@@ -154,14 +153,15 @@ impl Executor {
         }
         let fs = Arc::new(fs::NodeFs::new(fs));
         let data_fn = Arc::new(RwLock::new(hooks.on_terminal_data.map(Arc::new)));
-        let mut inner = Inner {
+        let handler = Arc::new(ExecutorHandler::new(executor_config(&options, data_fn.clone()), fs.clone()));
+        let inner = Inner {
             options,
-            fs: fs.clone(),
+            fs,
             status_fn: RwLock::new(hooks.on_status.map(Arc::new)),
             data_fn,
-            handler: Arc::new(ExecutorHandler::new(ExecutorConfig::new("/"), fs.clone())),
+            handler: handler.clone(),
             hooks: Arc::new(NodeHandler {
-                core: Arc::new(ExecutorHandler::new(ExecutorConfig::new("/"), fs.clone())),
+                core: handler,
                 on_action: RwLock::new(hooks.on_action.map(Arc::new)),
                 on_observation: RwLock::new(hooks.on_observation.map(Arc::new)),
             }),
@@ -169,12 +169,6 @@ impl Executor {
             status: Mutex::new(("disconnected".into(), None)),
             executor_id: oh_transport::new_uuid(),
         };
-        inner.handler = Arc::new(ExecutorHandler::new(inner.executor_config(), fs));
-        let (on_action, on_observation) = {
-            let h = &inner.hooks;
-            (h.on_action.write().unwrap_or_else(|p| p.into_inner()).take(), h.on_observation.write().unwrap_or_else(|p| p.into_inner()).take())
-        };
-        inner.hooks = Arc::new(NodeHandler { core: inner.handler.clone(), on_action: RwLock::new(on_action), on_observation: RwLock::new(on_observation) });
         Ok(Executor { inner: Arc::new(inner) })
     }
 

@@ -45,6 +45,8 @@ pub fn clear_sink() {
 
 struct JsLayer;
 
+struct SpanFields(String);
+
 struct MessageVisitor(String, String);
 
 impl Visit for MessageVisitor {
@@ -80,6 +82,14 @@ impl<S: Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>> Layer
             && (rank(m.level()) <= 2 || !(m.target().starts_with("rust_socketio") || m.target().starts_with("rust_engineio") || m.target().starts_with("tungstenite") || m.target().starts_with("tokio_tungstenite")))
     }
 
+    fn on_new_span(&self, attrs: &tracing::span::Attributes<'_>, id: &tracing::span::Id, ctx: Context<'_, S>) {
+        let mut v = MessageVisitor(String::new(), String::new());
+        attrs.record(&mut v);
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(SpanFields(v.1.trim().to_string()));
+        }
+    }
+
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
         let sink = SINK.read().ok().and_then(|s| s.clone());
         let Some(sink) = sink else { return };
@@ -93,7 +103,13 @@ impl<S: Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>> Layer
         };
         let mut msg = v.0;
         if let Some(scope) = ctx.event_scope(event) {
-            let spans: Vec<String> = scope.from_root().map(|s| s.name().to_string()).collect();
+            let spans: Vec<String> = scope
+                .from_root()
+                .map(|s| match s.extensions().get::<SpanFields>() {
+                    Some(f) if !f.0.is_empty() => format!("{}{{{}}}", s.name(), f.0),
+                    _ => s.name().to_string(),
+                })
+                .collect();
             if !spans.is_empty() {
                 msg = format!("[{}] {msg}", spans.join(":"));
             }
