@@ -3,6 +3,9 @@
 # against a backend speaking docs/protocol.md. Idempotent setup + run; last line:
 #   vscode: N passed, M failed
 # Options: --update-docs-screenshot  copy the workbench screenshot to docs/screenshot-openhands-tab.png
+#          --portable                build the shippable addon first (extension/scripts/build-portable-addon.sh)
+# The addon tested and shipped: $OPENHANDS_EXECUTOR_ADDON if set; else the portable build of the
+# committed crates/ + Cargo.lock if the cache has one (or --portable made it); else npm/executor's own build.
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
@@ -10,9 +13,11 @@ CACHE="${VSCODE_HOST_CACHE:-$HOME/.cache/openhands-vscode-runtime/vscode-host}"
 PY="${OH_PYTHON:-$HOME/.cache/openhands-vscode-runtime/venv/bin/python}"
 ARTIFACTS="$REPO/tests/artifacts/vscode"
 UPDATE_DOCS=0
+PORTABLE=0
 for a in "$@"; do
   case "$a" in
     --update-docs-screenshot) UPDATE_DOCS=1 ;;
+    --portable) PORTABLE=1 ;;
   esac
 done
 T0=$(date +%s)
@@ -35,6 +40,17 @@ fi
 # 2. the VSIX (with the native executor when it is built)
 cd "$REPO/extension"
 [ -d node_modules/esbuild ] || npm ci --no-audit --no-fund > "$ARTIFACTS/npm-ci.log" 2>&1
+CROSS="$HOME/.cache/openhands-vscode-runtime/addon-cross/out"
+if [ -z "${OPENHANDS_EXECUTOR_ADDON:-}" ]; then
+  if [ "$PORTABLE" = 1 ]; then
+    echo "building the portable addon (slow; log: $ARTIFACTS/portable-addon.log)"
+    bash scripts/build-portable-addon.sh > "$ARTIFACTS/portable-addon.log" 2>&1 || echo "portable addon build failed (see $ARTIFACTS/portable-addon.log)"
+  fi
+  if [ -f "$CROSS/openhands-vscode-executor.linux-x64-gnu.node" ] && [ "$(cat "$CROSS/SOURCE" 2>/dev/null)" = "$(git -C "$REPO" rev-parse HEAD:crates) $(git -C "$REPO" rev-parse HEAD:Cargo.lock)" ]; then
+    export OPENHANDS_EXECUTOR_ADDON="$CROSS/openhands-vscode-executor.linux-x64-gnu.node"
+  fi
+fi
+echo "addon: ${OPENHANDS_EXECUTOR_ADDON:-npm/executor build}"
 if VSIX="$(bash scripts/package.sh 2> "$ARTIFACTS/package.log" | tail -1)" && [ -f "$VSIX" ]; then
   pass "package a linux-x64 VSIX with the native executor"
   if bash "$HERE/check-vsix.sh" "$VSIX" > "$ARTIFACTS/check-vsix.log" 2>&1; then
