@@ -27,7 +27,9 @@ describe('fs bridge', () => {
     await expect(fs.readFile('/ws/missing')).rejects.toMatchObject({ code: 'ENOENT' });
     await fs.writeFile('/ws/x', enc('1'));
     await fs.writeFile('/ws/y', enc('2'));
-    await expect(fs.rename('/ws/x', '/ws/y')).rejects.toMatchObject({ code: 'EEXIST' });
+    await expect(fs.rename('/ws/x', '/ws/y', false)).rejects.toMatchObject({ code: 'EEXIST' });
+    await fs.rename('/ws/x', '/ws/y');
+    expect(dec(mock.files.get('/ws/y')!)).toBe('1');
     expect(toFsError(FileSystemError.FileIsADirectory('/d'), 'readFile', '/d').code).toBe('EISDIR');
     expect(toFsError(Object.assign(new Error('x'), { code: 'EACCES' }), 'op', '/p').code).toBe('EACCES');
     expect(toFsError(new Error('weird'), 'op', '/p').code).toBe('EIO');

@@ -138,7 +138,8 @@ export function createFsBridge(options: FsBridgeOptions = {}): FsCallbacks {
     delete: (path, recursive = false) =>
       wrap('delete', path, async () => fs.delete(vscode.Uri.file(path), { recursive, useTrash: false })),
 
-    rename: (from, to, overwrite = false) =>
+    // POSIX rename semantics (what the executor's LocalFs does): replace an existing target.
+    rename: (from, to, overwrite = true) =>
       wrap('rename', from, async () => fs.rename(vscode.Uri.file(from), vscode.Uri.file(to), { overwrite })),
   };
 }
