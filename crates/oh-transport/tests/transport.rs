@@ -371,3 +371,34 @@ async fn real_executor_round_trip_with_session_settings() {
     t.shutdown().await;
     handler.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_restart_new_runtime_session() {
+    init_tracing();
+    let Some(server) = PyServer::start(&["--runtime-session", "one"]) else { return };
+    let port = server.port;
+    let h = MockHandler::new();
+    let (t, seen) = connect(&server, h.clone()).await;
+    let h2 = h.clone();
+    blocking(move || {
+        let mut server = server;
+        server.expect("registered", T, |_| true);
+        server.send(run_action(1, "echo one"));
+        server.reply(1, T);
+        // The server process dies; nothing listens for a while; a new runtime instance comes up.
+        drop(server);
+        std::thread::sleep(Duration::from_millis(1500));
+        let mut server = PyServer::start_on(port, &["--runtime-session", "two"]).unwrap();
+        let reg = server.expect("registered", Duration::from_secs(20), |_| true);
+        assert_eq!(reg["query"]["latest_event_id"], "1");
+        // Same id in the new runtime session: a new action, executed.
+        server.send(run_action(1, "echo two"));
+        assert_eq!(server.reply(1, T)["content"], "echo two");
+        assert_eq!(h2.count(1), 2);
+    })
+    .await;
+    let states: Vec<_> = seen.lock().unwrap().iter().map(|e| e.state).collect();
+    assert!(states.contains(&ConnectionState::Disconnected), "{states:?}");
+    assert_eq!(t.status().state, ConnectionState::Connected);
+    t.shutdown().await;
+}

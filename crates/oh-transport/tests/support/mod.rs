@@ -38,11 +38,15 @@ pub struct PyServer {
 impl PyServer {
     /// Start the server; `None` (test skipped with a message) if the venv python is missing.
     pub fn start(extra: &[&str]) -> Option<PyServer> {
+        Self::start_on(free_port(), extra)
+    }
+
+    /// Start on a given port (e.g. to restart a server where an executor is reconnecting).
+    pub fn start_on(port: u16, extra: &[&str]) -> Option<PyServer> {
         let Some(py) = python() else {
             eprintln!("SKIP: no python with python-socketio (set OH_TEST_PYTHON)");
             return None;
         };
-        let port = free_port();
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/support/server.py");
         let mut child = Command::new(py)
             .arg(script)
