@@ -13,6 +13,9 @@ use crate::py::{self, norm_path, os_error_str, py_int_list, py_str, py_strip};
 use crate::text::{self, Encoding};
 
 const TOOL_NAME: &str = "oh_editor";
+/// A full `view` shows at most 16,000 characters: files larger than this are read only this far
+/// (the reference's encoding detection also looks at the first MiB only).
+pub(crate) const VIEW_HEAD: usize = 1024 * 1024;
 pub(crate) const MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
 const MAX_HISTORY_PER_FILE: usize = 10;
 const SUPPORTED_BINARY_EXTENSIONS: [&str; 8] = [
@@ -292,17 +295,33 @@ impl Editor {
                 py::suffix(path)
             ));
         }
-        let loaded = self.load(path, &stat, pre).await?;
-        let text = loaded.text;
-        let num_lines = text::count_lines(&text) as i64;
         let vr = match view_range {
             None => None,
             Some(v) if !py_truthy(v) => None,
             Some(v) => Some(v),
         };
+        let mut pre = pre;
+        if pre.is_none()
+            && vr.is_none()
+            && stat.kind == FileKind::File
+            && stat.size > VIEW_HEAD as u64
+            && stat.size <= MAX_FILE_SIZE
+        {
+            // Only the first 16,000 characters are shown: the head is enough.
+            let head = self.fs.read_head(path, VIEW_HEAD).await.map_err(|e| {
+                format!(
+                    "Ran into {} while trying to read {path}",
+                    os_error_str(&e, path)
+                )
+            })?;
+            pre = Some(text::trim_partial_utf8(head));
+        }
+        let loaded = self.load(path, &stat, pre).await?;
+        let text = loaded.text;
         let Some(vr) = vr else {
             return Ok(EditorResult::output(text::make_output(&text, path, 1)));
         };
+        let num_lines = text::count_lines(&text) as i64;
         let bad = || {
             invalid(
                 "view_range",
@@ -611,7 +630,7 @@ impl Editor {
 }
 
 /// Python truthiness of a JSON value.
-fn py_truthy(v: &Value) -> bool {
+pub(crate) fn py_truthy(v: &Value) -> bool {
     match v {
         Value::Null => false,
         Value::Bool(b) => *b,

@@ -111,6 +111,17 @@ pub trait FileSystem: Send + Sync + 'static {
     }
 }
 
+/// Runs blocking I/O on the current worker with `block_in_place` when the runtime allows it
+/// (multi-thread); `None` otherwise, and the caller falls back to `tokio::fs`.
+fn blocking_here<T>(f: impl FnOnce() -> T) -> Option<T> {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            Some(tokio::task::block_in_place(f))
+        }
+        _ => None,
+    }
+}
+
 /// The local filesystem, through tokio.
 #[derive(Debug, Default, Clone)]
 pub struct LocalFs;
@@ -118,6 +129,9 @@ pub struct LocalFs;
 #[async_trait]
 impl FileSystem for LocalFs {
     async fn read(&self, path: &str) -> Result<Vec<u8>, FsError> {
+        if let Some(r) = blocking_here(|| std::fs::read(path)) {
+            return Ok(r?);
+        }
         Ok(tokio::fs::read(path).await?)
     }
     async fn read_head(&self, path: &str, len: usize) -> Result<Vec<u8>, FsError> {
@@ -128,6 +142,11 @@ impl FileSystem for LocalFs {
         Ok(v)
     }
     async fn write(&self, path: &str, data: &[u8]) -> Result<(), FsError> {
+        // tokio::fs::write copies the data for its blocking thread; on a multi-thread runtime
+        // write in place instead.
+        if let Some(r) = blocking_here(|| std::fs::write(path, data)) {
+            return Ok(r?);
+        }
         Ok(tokio::fs::write(path, data).await?)
     }
     async fn stat(&self, path: &str) -> Result<FileStat, FsError> {

@@ -123,6 +123,18 @@ impl FileActions {
                     }
                     None
                 }
+                // A full view needs only the head of a big file (see editor::VIEW_HEAD).
+                Ok(s)
+                    if s.kind == FileKind::File
+                        && s.size > editor::VIEW_HEAD as u64
+                        && !action.view_range.as_ref().is_some_and(editor::py_truthy) =>
+                {
+                    self.fs
+                        .read_head(&norm, editor::VIEW_HEAD)
+                        .await
+                        .ok()
+                        .map(text::trim_partial_utf8)
+                }
                 Ok(s) if s.kind != FileKind::Dir => self.fs.read(&norm).await.ok(),
                 _ => None,
             };

@@ -116,6 +116,16 @@ pub fn read_text(bytes: Vec<u8>) -> (Encoding, String) {
     (enc, text)
 }
 
+/// Drops an incomplete UTF-8 sequence at the end of a file head.
+pub fn trim_partial_utf8(mut head: Vec<u8>) -> Vec<u8> {
+    if let Err(e) = std::str::from_utf8(&head) {
+        if e.error_len().is_none() {
+            head.truncate(e.valid_up_to());
+        }
+    }
+    head
+}
+
 /// Number of `\n`.
 pub fn count_newlines(s: &str) -> usize {
     memchr::memchr_iter(b'\n', s.as_bytes()).count()
