@@ -315,7 +315,7 @@ pub fn try_escape_bash_special_chars(command: &str) -> Result<String, ReferenceE
 /// `send-keys` later undoes). Mirrors OpenHands' `escape_bash_special_chars` (bashlex 0.18):
 /// blank input gives `""`, unparsable input is returned unchanged.
 pub fn escape_bash_special_chars(command: &str) -> String {
-    if command.trim().is_empty() && is_blank(&command.chars().collect::<Vec<_>>()) {
+    if is_blank(&command.chars().collect::<Vec<_>>()) {
         return String::new();
     }
     try_escape_bash_special_chars(command).unwrap_or_else(|_| command.to_string())
