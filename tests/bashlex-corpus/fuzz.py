@@ -139,6 +139,8 @@ def main():
         print('     RUST', json.dumps(g, ensure_ascii=False))
     with open('/tmp/bashlex-fuzz-bad.json', 'w') as f:
         json.dump([r['input'] for r, _ in bad], f)
+    for s in slow[:5]:
+        print('REFERENCE TIMEOUT', json.dumps(s, ensure_ascii=False))
     print(f'{len(got)}/{len(inputs)} compared, {len(bad)} mismatches, {len(slow)} reference timeouts (>10 s, skipped)')
 
 
