@@ -114,6 +114,10 @@ class Case:
         return self.group.split('/')[0]
 
     @property
+    def needs_shell(self) -> bool:
+        return any(a.get('action') == 'run' for a in self.actions)
+
+    @property
     def no_change_timeout(self) -> int:
         return int(self.session.get('no_change_timeout', DEFAULT_NO_CHANGE_TIMEOUT))
 
@@ -307,10 +311,18 @@ def harden(session) -> None:
     pane.send_keys = send_keys
 
 
+class _CwdOnly:
+    def __init__(self, cwd: str):
+        self.cwd = os.path.abspath(cwd)
+
+    def close(self) -> None:
+        pass
+
+
 class RefSide:
     """One reference 'action execution server' (in-process) for one case."""
 
-    def __init__(self, ws: str, no_change_timeout: int):
+    def __init__(self, ws: str, no_change_timeout: int, needs_shell: bool = True):
         m = _ref()
         self.m = m
         self.ws = ws
@@ -337,6 +349,11 @@ class RefSide:
 
         ex._create_bash_session = create_session
         self.ex = ex
+        if not needs_shell:
+            # Cases without `run` actions: the file actions only read `bash_session.cwd`, which is
+            # the workspace for a fresh session (spec §0.3.2: "anything with .cwd").
+            ex.bash_session = _CwdOnly(ws)
+            return
         ex.bash_session = m['BashSession'](work_dir=ws, username=None, no_change_timeout_seconds=self.nct)
         ex.bash_session.initialize()
         settle(ex.bash_session)
@@ -379,8 +396,8 @@ class RefSide:
 class RefAsOurs:
     """A second reference standing in for oh-executor (`--ref-vs-ref`: checks a case is deterministic)."""
 
-    def __init__(self, ws: str, no_change_timeout: int, stderr_path: str):
-        self.side = RefSide(ws, no_change_timeout)
+    def __init__(self, ws: str, no_change_timeout: int, stderr_path: str, needs_shell: bool = True):
+        self.side = RefSide(ws, no_change_timeout, needs_shell)
 
     def execute(self, line: dict, wait: float) -> dict:
         return self.side.execute(line)
@@ -403,7 +420,9 @@ class OursSide:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr_file,
-            cwd=ws,
+            # the reference "server process" is this process: same cwd (matters only for the
+            # [F] relative-path binary check of spec §3.1)
+            cwd=os.getcwd(),
             env=dict(os.environ),
         )
         self.lines: queue.Queue = queue.Queue()
@@ -680,7 +699,7 @@ def run_case(case: Case, ref: bool = True, ours: bool = True, ours_cls: type | N
                 return
             side = None
             try:
-                side = RefSide(ws_ref, case.no_change_timeout)
+                side = RefSide(ws_ref, case.no_change_timeout, needs_shell=case.needs_shell)
                 for i, a in enumerate(raw_actions):
                     if a.get('sleep_before'):
                         time.sleep(float(a['sleep_before']))
@@ -701,7 +720,10 @@ def run_case(case: Case, ref: bool = True, ours: bool = True, ours_cls: type | N
                 return
             side = None
             try:
-                side = (ours_cls or OursSide)(ws_ours, case.no_change_timeout, os.path.join(case_dir, 'ours.stderr'))
+                if ours_cls is None:
+                    side = OursSide(ws_ours, case.no_change_timeout, os.path.join(case_dir, 'ours.stderr'))
+                else:
+                    side = ours_cls(ws_ours, case.no_change_timeout, os.path.join(case_dir, 'ours.stderr'), case.needs_shell)
                 for i, a in enumerate(raw_actions):
                     if a.get('sleep_before'):
                         time.sleep(float(a['sleep_before']))
