@@ -8,10 +8,12 @@ Run with the reference venv python:
 Inputs: inputs.py (INPUTS, a Python list; easiest for control characters)
 plus the lines of inputs.txt where the two-character sequence \\n stands for a newline.
 Each output line: {"input", "split" | "split_error", "escape" | "escape_error"}.
-*_error holds the exception class name when the reference itself raises.
+*_error holds the exception class name when the reference itself raises, or "InfiniteLoop"
+when it did not return within 20 s (bashlex loops forever on some `${` words).
 """
 import json
 import os
+import signal
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,21 +42,36 @@ def load_inputs():
     return uniq
 
 
+class InfiniteLoop(Exception):
+    pass
+
+
+def _alarm(*_):
+    raise InfiniteLoop()
+
+
+def call(row, key, fn, s):
+    signal.alarm(20)
+    try:
+        row[key] = fn(s)
+    except InfiniteLoop:
+        row[key + '_error'] = 'InfiniteLoop'
+    except BaseException as e:  # the reference itself raises
+        row[key + '_error'] = type(e).__name__
+    finally:
+        signal.alarm(0)
+
+
 def main():
     import logging
 
     logging.disable(logging.CRITICAL)
+    signal.signal(signal.SIGALRM, _alarm)
     rows = []
     for s in load_inputs():
         row = {'input': s}
-        try:
-            row['split'] = split_bash_commands(s)
-        except BaseException as e:  # the reference itself raises
-            row['split_error'] = type(e).__name__
-        try:
-            row['escape'] = escape_bash_special_chars(s)
-        except BaseException as e:
-            row['escape_error'] = type(e).__name__
+        call(row, 'split', split_bash_commands, s)
+        call(row, 'escape', escape_bash_special_chars, s)
         rows.append(row)
     with open(os.path.join(HERE, 'corpus.jsonl'), 'w', encoding='utf-8') as f:
         for row in rows:

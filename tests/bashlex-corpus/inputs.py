@@ -104,7 +104,7 @@ FUZZ_FOUND = [
     'a;#a', 'a; #a', 'a;#a\nb', 'a&#x', 'ls;#', 'echo a\\\n', '!', '!\n', '! ;', '! ;\nls', 'if !\nthen :; fi',
     'echo a\\', 'echo a \\', 'ls \\\n', 'while true; do :; done\\', 'while true\ndo :; done\\',
     'echo ٣>x', 'echo ²>x', 'echo 12>x', 'echo ١٢ >x', 'x٣=1 env', 'é=1 env', 'echo $é', 'echo ${é}', 'ÿ=2; echo',
-    '"\\t-EOF\'${[]$\'"', '"${"', 'echo "a${b"', 'echo $"${"', "echo $'\\''", 'echo "$\'x\'"', 'echo ${a:-\'b\'}',
+    '"\\t-EOF\'${[]$\'"', "{$'|$case${`do`>'for", '"${"', 'echo "a${b"', 'echo $"${"', "echo $'\\''", 'echo "$\'x\'"', 'echo ${a:-\'b\'}',
     '$(cat <<E\nq\nE\n) && echo', 'echo $(a\nb)', 'echo "$(a; b)"', 'f() { echo \\> $(ls); } | cat', 'x=1 x=2 cmd',
     'cat <<E | cat <<F\ne\nE\nf\nF', 'for i in a; do cat <<E\nx\nE\ndone\nls', 'if true; then cat <<E\nx\nE\nfi',
     '{ cat <<E; }\nbody\nE', '(cat <<E)\nbody\nE\nls', 'cat <<E; cat <<F\ne\nE\nf\nF\necho end',

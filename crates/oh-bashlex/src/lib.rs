@@ -58,8 +58,11 @@
 //!   recursion limit at a depth that depends on the construct (between 100 and 150 nested
 //!   `$(`, between 500 and 1000 nested `(`), so very deep inputs may differ; none of them are
 //!   realistic commands.
-//! * Under fuzzing the reference occasionally ran for more than 10 s on some unbalanced
-//!   quote/`${` inputs (not reproducible in isolation); this crate always returns promptly.
+//! * The reference loops forever when a word's text has a `${` with no later `}` (word
+//!   expansion searches for `}`, gets -1 and restarts at index 0), e.g.
+//!   `` {$'|$case${`do`>'for ``. OpenHands would hang on such a command; this crate returns
+//!   promptly: `try_*` report the pseudo-exception `InfiniteLoop`, the infallible functions
+//!   treat the command as unparsable.
 //!
 //! # Verification
 //!
@@ -86,6 +89,8 @@ pub(crate) enum ErrKind {
     Index,
     /// anything else (e.g. recursion limits)
     Other,
+    /// the reference never returns (bashlex loops forever)
+    Hang,
 }
 
 #[derive(Debug)]
@@ -123,6 +128,7 @@ fn exception_name(k: ErrKind) -> &'static str {
         ErrKind::Assertion => "AssertionError",
         ErrKind::Index => "IndexError",
         ErrKind::Other => "RecursionError",
+        ErrKind::Hang => "InfiniteLoop",
     }
 }
 

@@ -1029,7 +1029,8 @@ impl<'a> Parser<'a> {
                             let f = s[z + 1..].iter().position(|&x| x == '}').map(|p| p + z + 1);
                             match f {
                                 Some(f) => i = if f < n { f + 1 } else { f },
-                                None => return Err(Err::new(ErrKind::Other)),
+                                // str.find gives -1 and the reference restarts at 0 forever
+                                None => return Err(Err::new(ErrKind::Hang)),
                             }
                         }
                         Some('(') => {
