@@ -455,8 +455,9 @@ impl Shared {
             let mut st = self.lock();
             st.running = st.running.saturating_sub(1);
         }
-        self.finish(&session, id, value);
+        // Status first, so that `connected` is reported before the reply can be seen.
         self.idle_state();
+        self.finish(&session, id, value);
     }
 
     /// A re-delivery of an id whose reply is no longer cached: never run it again.

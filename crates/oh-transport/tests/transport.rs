@@ -380,7 +380,7 @@ async fn server_restart_new_runtime_session() {
     let h = MockHandler::new();
     let (t, seen) = connect(&server, h.clone()).await;
     let h2 = h.clone();
-    blocking(move || {
+    let _server = blocking(move || {
         let mut server = server;
         server.expect("registered", T, |_| true);
         server.send(run_action(1, "echo one"));
@@ -395,10 +395,11 @@ async fn server_restart_new_runtime_session() {
         server.send(run_action(1, "echo two"));
         assert_eq!(server.reply(1, T)["content"], "echo two");
         assert_eq!(h2.count(1), 2);
+        server
     })
     .await;
     let states: Vec<_> = seen.lock().unwrap().iter().map(|e| e.state).collect();
     assert!(states.contains(&ConnectionState::Disconnected), "{states:?}");
-    assert_eq!(t.status().state, ConnectionState::Connected);
+    assert_eq!(t.status().state, ConnectionState::Connected, "{:?}", seen.lock().unwrap());
     t.shutdown().await;
 }
