@@ -34,7 +34,7 @@ mkdir -p out
 CARGO_TARGET_DIR="$DIR/target" nice -n 10 npx napi build --platform --release --use-napi-cross \
   --features vendored-openssl --target x86_64-unknown-linux-gnu \
   --manifest-path "$DIR/src/crates/oh-node/Cargo.toml" --package-json-path "$DIR/src/npm/executor/package.json" \
-  --output-dir "$DIR/out" --js false --dts index.d.ts >&2
+  --output-dir "$DIR/out" --no-js --dts index.d.ts >&2
 # What the binary was built from: the committed crates/ and Cargo.lock trees (run.sh compares).
 (cd "$REPO" && echo "$(git rev-parse HEAD:crates) $(git rev-parse HEAD:Cargo.lock)") > out/SOURCE
 echo "$DIR/out/openhands-vscode-executor.linux-x64-gnu.node"
