@@ -3,8 +3,9 @@
 #
 #   extension/scripts/package.sh [--addon PATH/TO/openhands-vscode-executor.linux-x64-gnu.node] [--allow-no-addon]
 #
-# The addon comes from --addon, $OPENHANDS_EXECUTOR_ADDON, or npm/executor/ (built by
-# `npm run build` there, with the `vendored-openssl` feature for a shippable binary).
+# The addon comes from --addon, $OPENHANDS_EXECUTOR_ADDON, the portable build of the committed
+# crates made by scripts/build-portable-addon.sh (glibc 2.17 floor, static OpenSSL: shippable), or
+# npm/executor/ (a development build: links libssl.so.3 and needs a recent glibc).
 # Output: extension/openhands-tab-<version>-linux-x64.vsix (path printed on the last line).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
@@ -20,6 +21,11 @@ while [ $# -gt 0 ]; do
 done
 TRIPLE=linux-x64-gnu
 NAME=openhands-vscode-executor
+CROSS="$HOME/.cache/openhands-vscode-runtime/addon-cross/out"
+if [ -z "$ADDON" ] && [ -f "$CROSS/$NAME.$TRIPLE.node" ] && \
+   [ "$(cat "$CROSS/SOURCE" 2>/dev/null)" = "$(git -C "$REPO" rev-parse HEAD:crates) $(git -C "$REPO" rev-parse HEAD:Cargo.lock)" ]; then
+  ADDON="$CROSS/$NAME.$TRIPLE.node"  # the portable build (build-portable-addon.sh) of the committed crates
+fi
 if [ -z "$ADDON" ]; then
   for c in "$REPO/npm/executor/$NAME.$TRIPLE.node" "$REPO/npm/executor/$NAME.node" "$REPO"/npm/executor/*.$TRIPLE.node; do
     if [ -f "$c" ]; then ADDON="$c"; break; fi
@@ -33,6 +39,7 @@ elif [ -z "$ADDON" ] || [ ! -f "$ADDON" ]; then
   echo "Build it first: (cd npm/executor && npm run build) — see npm/executor/README.md." >&2
   exit 1
 fi
+echo "package.sh: native executor ${ADDON:-(none)}" >&2
 cd "$HERE"
 [ -d node_modules/esbuild ] || npm ci --no-audit --no-fund >/dev/null
 rm -rf dist
