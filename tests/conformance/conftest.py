@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -12,6 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import harness  # noqa: E402
 
+ARTIFACTS = os.environ.get('CONFORMANCE_ARTIFACTS') or str(harness.REPO / 'tests' / 'artifacts' / 'conformance')
 _pool: ThreadPoolExecutor | None = None
 _futures: dict[str, Future] = {}
 
@@ -24,10 +26,26 @@ def _submit_all(session: pytest.Session) -> None:
     workers = int(os.environ.get('CONFORMANCE_WORKERS', '3'))
     _pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix='conformance')
     reporter = session.config.pluginmanager.get_plugin('terminalreporter')
+    cases = []
     for item in session.items:
         case = getattr(item, 'callspec', None) and item.callspec.params.get('case')
-        if isinstance(case, harness.Case) and case.id not in _futures:
-            _futures[case.id] = _pool.submit(harness.run_case, case)
+        if isinstance(case, harness.Case) and case.id not in {c.id for c in cases}:
+            cases.append(case)
+    # longest first (bash cases that sleep or time out), so the pool drains evenly
+    for case in sorted(cases, key=_estimate, reverse=True):
+        _futures[case.id] = _pool.submit(harness.run_case, case)
+
+
+def _estimate(case: harness.Case) -> float:
+    if not case.needs_shell:
+        return 0.1 * len(case.actions)
+    est = 3.0
+    for a in case.actions:
+        est += float(a.get('sleep_before') or 0) + 0.5
+        cmd = str(a.get('args', {}).get('command', ''))
+        if 'sleep' in cmd or cmd == '' or a.get('args', {}).get('is_input'):
+            est += min(float(a.get('timeout') or case.no_change_timeout), case.no_change_timeout + 0.0)
+    return est
 
 
 def conformance_result(request: pytest.FixtureRequest, case: harness.Case) -> harness.CaseResult:
@@ -38,10 +56,35 @@ def conformance_result(request: pytest.FixtureRequest, case: harness.Case) -> ha
     return fut.result()
 
 
+def write_report(case_id: str, text: str) -> str:
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    path = os.path.join(ARTIFACTS, case_id.replace('/', '__') + '.txt')
+    with open(path, 'w', encoding='utf-8') as f:
+        f.write(text + '\n')
+    return path
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     results = list(harness.RESULTS.values())
     if not results:
         return
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    with open(os.path.join(ARTIFACTS, 'summary.json'), 'w') as f:
+        json.dump(
+            {
+                r.case.id: {
+                    'identical': r.identical,
+                    'xfail': r.case.xfail,
+                    'seconds': round(r.seconds, 1),
+                    'steps': [s.identical for s in r.steps],
+                    'workspace_identical': r.workspace_identical,
+                    'error': r.error,
+                }
+                for r in sorted(results, key=lambda r: r.case.id)
+            },
+            f,
+            indent=1,
+        )
     tot = {'bash': [0, 0], 'files': [0, 0]}
     for r in results:
         t = tot.setdefault(r.case.kind, [0, 0])

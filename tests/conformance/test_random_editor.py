@@ -131,7 +131,8 @@ def rand_action(rng: random.Random, ws_ref: str) -> dict:
     if kind == 'view_dir':
         return {'action': 'read', 'args': {'path': rng.choice(['{WS}', '{WS}/sub', '{WS}/sub/']), 'impl_source': 'oh_aci'}}
     if kind == 'create':
-        return {'action': 'edit', 'args': {'command': 'create', 'path': path, 'file_text': rand_text(rng)}}
+        big = rng.random() < 0.05  # sometimes past the 16,000-character truncation
+        return {'action': 'edit', 'args': {'command': 'create', 'path': path, 'file_text': rand_text(rng, 2500 if big else 30)}}
     if kind == 'str_replace':
         if text and rng.random() < 0.75:
             i = rng.randrange(len(text))
