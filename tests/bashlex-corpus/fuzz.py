@@ -132,7 +132,7 @@ def main():
     p = subprocess.run([CLI], input=''.join(json.dumps(s) + '\n' for s in inputs), capture_output=True, text=True)
     if p.returncode != 0:
         print('CLI failed:', p.stderr[-3000:])
-    got = [json.loads(line) for line in p.stdout.splitlines()]
+    got = [json.loads(line) for line in p.stdout.split('\n') if line]  # not splitlines(): U+2028
     bad = [(r, g) for r, g in zip(refs, got) if r != g]
     for r, g in bad[:10]:
         print('REFERENCE', json.dumps(r, ensure_ascii=False))
