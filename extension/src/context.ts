@@ -43,6 +43,7 @@ export class OpenHandsContext implements vscode.Disposable {
       sessionKey: () => this.secrets.get(),
       consent: (label, url) => this.consent.ensure(label, url),
       resolveConversation: (config, key) => this.conversations.resolve(config, key),
+      forgetConversation: (url) => this.conversations.forget(url),
       loadNative: () => loadNative(vscodeContext.extensionPath),
       fsBridge: () =>
         createFsBridge({

@@ -169,6 +169,17 @@ describe('executor service', () => {
     expect(FakeExecutor.last!.stopped).toBe(1);
   });
 
+  it('forgets a created conversation the server no longer runs', async () => {
+    const forgetConversation = vi.fn(async () => undefined);
+    const { service } = setup({ forgetConversation });
+    const orig = FakeExecutor.prototype.start;
+    FakeExecutor.prototype.start = async function () { throw new Error('ECONNREFUSED_BY_RUNTIME: oh-executor: no VsCodeRuntime for conversation conv1'); };
+    await service.start();
+    FakeExecutor.prototype.start = orig;
+    expect(forgetConversation).toHaveBeenCalledWith('http://localhost:3000');
+    expect(service.snapshot).toMatchObject({ state: 'error', fixes: ['settings', 'retry'] });
+  });
+
   it('blocks without a workspace folder', async () => {
     const { service } = setup({ workspace: () => undefined });
     await service.start();

@@ -194,6 +194,12 @@ export class ExecutorService implements vscode.Disposable {
       this.executor = undefined;
       await executor?.stop().catch(() => undefined);
       const message = (e as Error).message ?? String(e);
+      if (config.conversationMode === 'create' && /no VsCodeRuntime for conversation/i.test(message)) {
+        // The server no longer runs the conversation we created earlier (restarted?): forget it,
+        // so that Retry creates a new one.
+        await d.forgetConversation?.(config.serverUrl);
+        d.log.info('forgot the remembered conversation: the server has no runtime for it');
+      }
       if (e instanceof ConversationError) {
         const fixes: Fix[] = e.kind === 'auth' ? ['key', 'retry'] : e.kind === 'config' ? ['settings'] : ['settings', 'retry'];
         return this.fail({ message, fixes });
