@@ -5,7 +5,8 @@
 use std::sync::RwLock;
 
 use async_trait::async_trait;
-use napi::bindgen_prelude::{FnArgs, Promise, Uint8Array};
+use napi::bindgen_prelude::{CallbackContext, FnArgs, FromNapiValue, PromiseRaw, Uint8Array};
+use napi::sys;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi::Status;
 use napi_derive::napi;
@@ -21,24 +22,24 @@ type Tsfn<A, R> = ThreadsafeFunction<A, R, A, Status, false>;
 #[napi(object, object_to_js = false)]
 pub struct FsCallbacks {
     #[napi(ts_type = "(path: string) => Promise<Uint8Array>")]
-    pub read_file: ThreadsafeFunction<String, Promise<Uint8Array>, String, Status, false>,
+    pub read_file: ThreadsafeFunction<String, FsPromise<Uint8Array>, String, Status, false>,
     #[napi(ts_type = "(path: string, data: Uint8Array) => Promise<void>")]
-    pub write_file: ThreadsafeFunction<FnArgs<(String, Uint8Array)>, Promise<Ignored>, FnArgs<(String, Uint8Array)>, Status, false>,
+    pub write_file: ThreadsafeFunction<FnArgs<(String, Uint8Array)>, FsPromise<Ignored>, FnArgs<(String, Uint8Array)>, Status, false>,
     /// `type` is `'file' | 'directory' | 'other'` or a `vscode.FileType` number; `mode` (Unix bits,
     /// optional) is also used to tell the type when `type` is missing.
     #[napi(ts_type = "(path: string) => Promise<{ type?: 'file' | 'directory' | 'other' | number, size: number, mtimeMs?: number, mtime?: number, mode?: number }>")]
-    pub stat: ThreadsafeFunction<String, Promise<Value>, String, Status, false>,
+    pub stat: ThreadsafeFunction<String, FsPromise<Value>, String, Status, false>,
     /// Entries as `{ name, type }` objects or `[name, type]` pairs (what `vscode.workspace.fs.readDirectory` returns).
     #[napi(ts_type = "(path: string) => Promise<Array<{ name: string, type: 'file' | 'directory' | 'other' | number } | [string, number]>>")]
-    pub read_directory: ThreadsafeFunction<String, Promise<Value>, String, Status, false>,
+    pub read_directory: ThreadsafeFunction<String, FsPromise<Value>, String, Status, false>,
     /// `mkdir -p`.
     #[napi(ts_type = "(path: string) => Promise<unknown>")]
-    pub create_directory: ThreadsafeFunction<String, Promise<Ignored>, String, Status, false>,
+    pub create_directory: ThreadsafeFunction<String, FsPromise<Ignored>, String, Status, false>,
     /// Remove a file.
     #[napi(ts_type = "(path: string) => Promise<unknown>")]
-    pub delete: ThreadsafeFunction<String, Promise<Ignored>, String, Status, false>,
+    pub delete: ThreadsafeFunction<String, FsPromise<Ignored>, String, Status, false>,
     #[napi(ts_type = "(from: string, to: string) => Promise<unknown>")]
-    pub rename: ThreadsafeFunction<FnArgs<(String, String)>, Promise<Ignored>, FnArgs<(String, String)>, Status, false>,
+    pub rename: ThreadsafeFunction<FnArgs<(String, String)>, FsPromise<Ignored>, FnArgs<(String, String)>, Status, false>,
 }
 
 /// `FileSystem` over [`FsCallbacks`]; [`NodeFs::dispose`] drops the callbacks so Node can exit.
@@ -64,12 +65,88 @@ impl NodeFs {
     }
 }
 
-async fn call<A: 'static + napi::bindgen_prelude::JsValuesTupleIntoVec, R: napi::bindgen_prelude::FromNapiValue + Send + 'static>(
-    f: &Tsfn<A, Promise<R>>,
+async fn call<A: 'static + napi::bindgen_prelude::JsValuesTupleIntoVec, R: FromNapiValue + Send + 'static>(
+    f: &Tsfn<A, FsPromise<R>>,
     args: A,
 ) -> Result<R, FsError> {
     let promise = f.call_async_catch(args).await.map_err(fs_error)?;
-    promise.await.map_err(fs_error)
+    promise.0.await.unwrap_or_else(|_| Err(FsError::new("EIO", "the filesystem callback's promise was dropped")))
+}
+
+/// A Promise returned by an fs callback. Unlike napi's `Promise<T>`, a rejection keeps the
+/// error's `code` and `name` (read on the JS thread), so `vscode.FileSystemError`s and errors
+/// with a `code` property map to the right POSIX code whatever their message says.
+pub struct FsPromise<T>(tokio::sync::oneshot::Receiver<Result<T, FsError>>);
+
+impl<T: FromNapiValue + Send + 'static> FromNapiValue for FsPromise<T> {
+    unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let promise = unsafe { PromiseRaw::<T>::from_napi_value(env, value)? };
+        let ok = std::rc::Rc::new(std::cell::Cell::new(Some(tx)));
+        let err = ok.clone();
+        promise
+            .then(move |ctx: CallbackContext<T>| {
+                if let Some(tx) = ok.replace(None) {
+                    let _ = tx.send(Ok(ctx.value));
+                }
+                Ok(())
+            })?
+            .catch(move |ctx: CallbackContext<Rejection>| {
+                if let Some(tx) = err.replace(None) {
+                    let _ = tx.send(Err(ctx.value.0));
+                }
+                Ok(())
+            })?;
+        Ok(FsPromise(rx))
+    }
+}
+
+/// A rejection reason turned into an `FsError` on the JS thread.
+struct Rejection(FsError);
+
+unsafe fn string_property(env: sys::napi_env, obj: sys::napi_value, name: &std::ffi::CStr) -> Option<String> {
+    let mut out = std::ptr::null_mut();
+    if unsafe { sys::napi_get_named_property(env, obj, name.as_ptr(), &mut out) } != sys::Status::napi_ok {
+        let mut exc = std::ptr::null_mut();
+        unsafe { sys::napi_get_and_clear_last_exception(env, &mut exc) };
+        return None;
+    }
+    let mut t = 0;
+    unsafe { sys::napi_typeof(env, out, &mut t) };
+    if t != sys::ValueType::napi_string {
+        return None;
+    }
+    unsafe { String::from_napi_value(env, out) }.ok()
+}
+
+impl FromNapiValue for Rejection {
+    unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
+        let mut t = 0;
+        unsafe { sys::napi_typeof(env, value, &mut t) };
+        let (mut code, mut name, mut message) = (None, None, None);
+        if t == sys::ValueType::napi_object || t == sys::ValueType::napi_function {
+            code = unsafe { string_property(env, value, c"code") };
+            name = unsafe { string_property(env, value, c"name") };
+            message = unsafe { string_property(env, value, c"message") };
+        }
+        let message = message.unwrap_or_else(|| {
+            let mut s = std::ptr::null_mut();
+            if unsafe { sys::napi_coerce_to_string(env, value, &mut s) } == sys::Status::napi_ok {
+                unsafe { String::from_napi_value(env, s) }.unwrap_or_default()
+            } else {
+                let mut exc = std::ptr::null_mut();
+                unsafe { sys::napi_get_and_clear_last_exception(env, &mut exc) };
+                "the filesystem callback rejected".into()
+            }
+        });
+        let mapped = [code.as_deref(), name.as_deref(), Some(message.as_str())]
+            .into_iter()
+            .flatten()
+            .map(error_code)
+            .find(|c| *c != "EIO")
+            .unwrap_or("EIO");
+        Ok(Rejection(FsError::new(mapped, message)))
+    }
 }
 
 /// Map a rejected JS call to an `FsError` with a POSIX code.

@@ -81,3 +81,39 @@ test('constructor validates options', () => {
   const { fs: jsfs } = countingFs();
   assert.throws(() => new Executor({ serverUrl: 'x', conversationId: 'c', workspaceRoot: 'relative' }, jsfs), /absolute/);
 });
+
+test('rejections keep their code: Node codes, `code` properties, vscode FileSystemErrors', async (t) => {
+  const { Executor } = addon();
+  const ws = tmpdir();
+  const missing = path.join(ws, 'missing.txt');
+  const read = async (fsCallbacks, id) => {
+    const ex = new Executor({ serverUrl: 'http://127.0.0.1:9', conversationId: 'none', workspaceRoot: ws }, fsCallbacks);
+    try {
+      return JSON.parse(await ex.execute(JSON.stringify({ id, action: 'read', args: { path: missing } })));
+    } finally {
+      await ex.stop();
+    }
+  };
+  const { fs: real } = countingFs();
+  const reference = await read(real, 1);
+  assert.strictEqual(reference.observation, 'error');
+  const rejectAll = (makeError) => {
+    const f = () => Promise.reject(makeError());
+    return { ...real, readFile: f, stat: f, readDirectory: f };
+  };
+  // A wrapper error whose message lost the code, with `code` set (what the extension's fs bridge throws).
+  const coded = await read(rejectAll(() => Object.assign(new Error(`stat ${missing}: file:///gone`), { code: 'ENOENT' })), 2);
+  assert.strictEqual(coded.content, reference.content);
+  // A vscode.FileSystemError: code FileNotFound, name "EntryNotFound (FileSystemError)".
+  const vscodeLike = () => {
+    const e = new Error('file:///gone');
+    e.name = 'EntryNotFound (FileSystemError)';
+    e.code = 'FileNotFound';
+    return e;
+  };
+  const fromVscode = await read(rejectAll(vscodeLike), 3);
+  assert.strictEqual(fromVscode.content, reference.content);
+  // A non-Error rejection still becomes an error observation.
+  const odd = await read(rejectAll(() => 42), 4);
+  assert.strictEqual(odd.observation, 'error');
+});
