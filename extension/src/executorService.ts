@@ -39,6 +39,8 @@ export interface ExecutorServiceDeps {
   /** Level for the addon's log records (follows the output channel's level). */
   logLevel?: () => ExecutorOptions['logLevel'];
   now?: () => number;
+  /** Forgets a conversation created earlier for this server (create mode). */
+  forgetConversation?: (serverUrl: string) => Thenable<void>;
   notify: (error: UserError) => void;
   clientName: string;
 }
