@@ -211,12 +211,18 @@ impl Proc {
                     if let Some(sink) = &sink {
                         sink(&buf[..n]);
                     }
-                    {
+                    // Only a new prompt marker wakes the session; the soft-timeout clock is
+                    // read from `last_output` when its deadline comes.
+                    let prompt = {
                         let mut p = pane2.lock().expect("pane lock");
+                        let before = p.term.markers_seen;
                         p.term.feed(&buf[..n]);
                         p.last_output = Instant::now();
+                        p.term.markers_seen != before
+                    };
+                    if prompt {
+                        tx.send_modify(|g| *g += 1);
                     }
-                    tx.send_modify(|g| *g += 1);
                 }
                 pane2.lock().expect("pane lock").exited = true;
                 tx.send_modify(|g| *g += 1);
