@@ -51,6 +51,21 @@
 //! * If bash itself exits (`exit`, `C-d` at the prompt), the reply carries the output and bash's
 //!   exit status, and the next command starts a fresh bash in the last known cwd; the reference
 //!   loses its tmux pane and fails every later command.
+//! * The prompt hook is an exported function (`__oh_ps1`, visible in `declare -f` and as
+//!   `BASH_FUNC___oh_ps1%%` in children's environment, so nested interactive bashes keep the
+//!   protocol); `PROMPT_COMMAND` is `__oh_ps1` instead of the reference's `export PS1="…"` text.
+//!   `working_dir` is `$PWD` (the reference's `$(pwd)` differs only if `PWD` is assigned by
+//!   hand); `py_interpreter_path` re-states debianutils `which` in the shell. While bash has
+//!   children, the hook runs one `(:)` subshell so that jobs which just died are reaped before
+//!   the prompt's job notifications, as the reference's two command substitutions do.
+//! * tmux key names are looked up for the common keys (`Enter`, `Escape`, `Tab`, `BTab`, `Space`,
+//!   `BSpace`, arrows, `Home`/`End`, `IC`/`DC`, page keys, `F1`–`F12`, `C-`/`M-`/`S-`/`^`
+//!   modifiers, single characters); keypad and mouse names and `0x…` codes are sent as text.
+//!   tmux's trailing-`;` argument rule is reproduced (`echo hi;` types `echo hi`).
+//! * The emulator is not a full terminal: insert mode, tab-stop setting, origin mode and a few
+//!   rarer sequences are ignored, and character widths follow a built-in table close to glibc's
+//!   `wcwidth`. Full-screen programs are rendered approximately (the reference leaves them
+//!   uncharacterised).
 //! * No `~/.bashrc`/profile is read (`--norc --noprofile`), `LANG`/`LC_ALL` are `C.UTF-8`,
 //!   `TERM=tmux-256color` (what the reference's panes have), `VSCODE_*`/`ELECTRON_RUN_AS_NODE` are removed; tmux's own
 //!   `TMUX`/`TMUX_PANE` variables are not set.

@@ -200,3 +200,22 @@ fn pane_is_reset_to_one_prompt_after_completion() {
         assert_eq!(find_ps1(&cap).len(), 1);
     });
 }
+
+#[test]
+fn tmux_argument_rules() {
+    assert_eq!(typed_text("echo hi;", "echo hi;", false), "echo hi");
+    assert_eq!(typed_text("typed;", "typed;", true), "typed");
+    // The escaped trailing `\\;` is typed as the original `\;`.
+    assert_eq!(
+        typed_text(
+            r"find . -exec echo {} \;",
+            r"find . -exec echo {} \\;",
+            false
+        ),
+        r"find . -exec echo {} \;"
+    );
+    // Not escaped (quoted context): tmux turns the trailing `\;` into `;`.
+    assert_eq!(typed_text(r"x\;", r"x\;", true), "x;");
+    assert_eq!(typed_text("echo a", "echo a", false), "echo a");
+    assert!(is_special_key(" C-c ") && !is_special_key("C-cc"));
+}
