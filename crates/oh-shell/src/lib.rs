@@ -665,6 +665,11 @@ impl Inner {
                 bytes.push(b'\r');
             }
             proc.send(bytes);
+            // If this future is dropped before the reply (a cancelled request), the command is
+            // still running: later actions must see it as such.
+            if self.status == Status::Idle {
+                self.status = Status::NoChangeTimeout;
+            }
         }
 
         let hard = action.timeout.filter(|t| *t != 0.0 && !t.is_nan());

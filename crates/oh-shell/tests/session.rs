@@ -314,3 +314,20 @@ async fn exit_while_a_job_holds_the_terminal() {
     assert_eq!(o.content, format!("back\n{}", d.display()));
     s.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_execute_leaves_the_command_running() {
+    let (s, _) = session("cancel", 10).await;
+    let r = tokio::time::timeout(Duration::from_millis(300), s.execute(&run("sleep 30"))).await;
+    assert!(r.is_err());
+    let o = s.execute(&run("echo x")).await;
+    assert!(
+        md(&o)
+            .suffix
+            .starts_with("\n[Your command \"echo x\" is NOT executed."),
+        "{o:?}"
+    );
+    let o = s.execute(&input("C-c")).await;
+    assert_eq!(md(&o).exit_code, 130);
+    s.close().await;
+}
