@@ -533,7 +533,19 @@ impl Editor {
         let start = (line - text::SNIPPET_CONTEXT_WINDOW).max(0);
         let end = line + text::SNIPPET_CONTEXT_WINDOW + new_str.matches('\n').count() as i64;
         let reread = text::universal_newlines(&new_content);
-        let snippet = text::lines_range(&reread, start + 1, end);
+        let snippet = match reread {
+            // No CR: the re-read text is `new_content`, whose line `line` starts where the
+            // original's did; the snippet is found by scanning back a few lines from there.
+            std::borrow::Cow::Borrowed(t) => {
+                let line_begin = memchr::memrchr(b'\n', &t.as_bytes()[..idx]).map_or(0, |p| p + 1);
+                let mut a = line_begin;
+                for _ in 0..(line - 1 - start) {
+                    a = memchr::memrchr(b'\n', &t.as_bytes()[..a - 1]).map_or(0, |p| p + 1);
+                }
+                text::lines_range(&t[a..], 1, end - start)
+            }
+            std::borrow::Cow::Owned(ref t) => text::lines_range(t, start + 1, end),
+        };
         let mut output = format!("The file {path} has been edited. ");
         output.push_str(&text::make_output(
             snippet,

@@ -122,6 +122,19 @@ fn blocking_here<T>(f: impl FnOnce() -> T) -> Option<T> {
     }
 }
 
+/// Like `std::fs::write`, but without `O_TRUNC`: rewriting a file in place keeps its page cache
+/// instead of dropping and re-allocating it; the length is fixed afterwards.
+fn overwrite(path: &str, data: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    f.write_all(data)?;
+    f.set_len(data.len() as u64)
+}
+
 /// The local filesystem, through tokio.
 #[derive(Debug, Default, Clone)]
 pub struct LocalFs;
@@ -144,7 +157,7 @@ impl FileSystem for LocalFs {
     async fn write(&self, path: &str, data: &[u8]) -> Result<(), FsError> {
         // tokio::fs::write copies the data for its blocking thread; on a multi-thread runtime
         // write in place instead.
-        if let Some(r) = blocking_here(|| std::fs::write(path, data)) {
+        if let Some(r) = blocking_here(|| overwrite(path, data)) {
             return Ok(r?);
         }
         Ok(tokio::fs::write(path, data).await?)

@@ -128,7 +128,8 @@ pub fn trim_partial_utf8(mut head: Vec<u8>) -> Vec<u8> {
 
 /// Number of `\n`.
 pub fn count_newlines(s: &str) -> usize {
-    memchr::memchr_iter(b'\n', s.as_bytes()).count()
+    // A plain filter-count vectorises; faster than iterating matches on dense lines.
+    s.as_bytes().iter().filter(|&&b| b == b'\n').count()
 }
 
 /// How many lines iterating the text yields (`sum(1 for _ in f)`).
