@@ -8,6 +8,7 @@
 // UI requests from inside the tests travel as console lines:
 //   @@oh-ui screenshot <absolute png path>   -> the runner saves a screenshot there
 //   @@oh-ui terminal-text <path>            -> the runner writes the visible terminal's text there
+//   @@oh-ui webview-text <path>             -> the runner writes the OpenHands view's text there
 //   @@oh-ui type-quickinput <path>          -> the runner types that file's text into the quick input
 // and the runner acknowledges by creating "<path>.done" (the tests poll for it).
 import { spawn } from 'node:child_process';
@@ -153,6 +154,15 @@ async function main() {
             // Text of the visible terminal as xterm renders it (DOM renderer: gpuAcceleration off).
             const text = await page.evaluate(() => [...document.querySelectorAll('.xterm-rows')]
               .map((rows) => [...rows.children].map((r) => r.textContent.replace(/\u00a0/g, ' ').trimEnd()).join('\n')).join('\n----\n'));
+            writeFileSync(arg, text);
+            writeFileSync(`${arg}.done`, 'ok');
+          } else if (verb === 'webview-text') {
+            // Text of the OpenHands webview (the frame that holds its #state element).
+            let text = '';
+            for (const f of page.frames()) {
+              const t = await f.evaluate(() => (document.getElementById('state') ? document.body.innerText : '')).catch(() => '');
+              if (t) { text = t; break; }
+            }
             writeFileSync(arg, text);
             writeFileSync(`${arg}.done`, 'ok');
           } else if (verb === 'type-quickinput') {

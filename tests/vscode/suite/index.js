@@ -138,6 +138,16 @@ exports.run = async () => {
     assert(run && run.status === 'ok' && /exit 0/.test(run.result || ''), `run entry ${JSON.stringify(run)}`);
     assert(edit && edit.status === 'ok', `edit entry ${JSON.stringify(edit)}`);
     assert(!items.some((a) => a.status === 'running'), `an entry is still running: ${JSON.stringify(items)}`);
+    // What the user sees in the OpenHands tab (the webview's rendered text).
+    await vscode.commands.executeCommand('openhands.view.focus');
+    const file = path.join(ARTIFACTS, 'view.txt');
+    const text = await waitFor('the view to show the actions', async () => {
+      await ui('webview-text', file);
+      const t = fs.readFileSync(file, 'utf8');
+      return /Connected/.test(t) && t.includes('echo "hello from the agent') && t.includes('str_replace') ? t : undefined;
+    }, 15000, 500);
+    assert(text.includes(conversationId), `the view does not show the conversation id:\n${text}`);
+    assert(/exit 0/.test(text), `the view does not show the command's result:\n${text}`);
     assert(api.snapshot.state === 'connected', `state ${api.snapshot.state}`);
   });
 
