@@ -49,7 +49,7 @@ def server() -> Iterator[dict]:
     import openhands.server.shared as shared
     from openhands.server.listen import app
 
-    sock = socket.socket()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(('127.0.0.1', 0))
     sock.listen(64)
     port = sock.getsockname()[1]

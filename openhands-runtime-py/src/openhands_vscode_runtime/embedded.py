@@ -27,7 +27,9 @@ class EmbeddedServer:
             cors_allowed_origins=[],
             max_http_buffer_size=16 * 1024 * 1024,
         )
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say so (else Nagle +
+        # delayed ACK stall back-to-back messages by ~40 ms)
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind((host, port))
         self._sock.listen(128)
