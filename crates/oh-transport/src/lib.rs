@@ -61,6 +61,9 @@ pub struct TransportConfig {
     pub backoff_max: Duration,
     /// Finished replies kept per runtime session for re-deliveries.
     pub finished_cache: usize,
+    /// Largest reply sent as is (OpenHands' Socket.IO server accepts 4 MiB messages; a bigger
+    /// one would drop the connection, again after each reconnect). Bigger replies are shrunk.
+    pub max_reply_bytes: usize,
 }
 
 impl TransportConfig {
@@ -78,6 +81,7 @@ impl TransportConfig {
             backoff_min: Duration::from_millis(500),
             backoff_max: Duration::from_secs(10),
             finished_cache: 1024,
+            max_reply_bytes: 4_000_000,
         }
     }
 
@@ -450,6 +454,7 @@ impl Shared {
             m.remove("source");
             m.insert("cause".into(), Value::from(id));
         }
+        shrink_reply(&mut value, self.config.max_reply_bytes);
         tracing::debug!(parent: &span, elapsed_ms = started.elapsed().as_secs_f64() * 1e3, "action finished");
         {
             let mut st = self.lock();
@@ -515,6 +520,71 @@ impl Shared {
     fn outbox_acked(&self, cause: i64) {
         let mut st = self.lock();
         st.outbox.retain(|o| o.cause != cause);
+    }
+}
+
+/// Keep a reply under `max` serialized bytes: first drop an edit's `old_content`/`new_content`
+/// (optional in FileEditObservation), then middle-truncate `content` with a note.
+pub fn shrink_reply(value: &mut Value, max: usize) {
+    let size = |v: &Value| serde_json::to_string(v).map(|s| s.len()).unwrap_or(0);
+    let total = size(value);
+    if total <= max {
+        return;
+    }
+    if let Some(extras) = value.get_mut("extras").and_then(Value::as_object_mut) {
+        for key in ["old_content", "new_content"] {
+            if extras.get(key).is_some_and(|v| !v.is_null()) {
+                extras.insert(key.into(), Value::Null);
+            }
+        }
+    }
+    let now = size(value);
+    if now <= max {
+        tracing::warn!(total, "reply too large for the socket: dropped old_content/new_content");
+        return;
+    }
+    let Some(content) = value.get("content").and_then(Value::as_str).map(str::to_string) else { return };
+    let excess = now - max;
+    let note = format!(
+        "\n[... {} bytes of this observation were cut: it was {total} bytes, over the executor's {max}-byte reply limit ...]\n",
+        excess + 200
+    );
+    // JSON escaping can expand text: aim at half the budget the content may still use.
+    let keep = content.len().saturating_sub(excess + note.len() + 200) / 2;
+    let mut head = keep.min(content.len());
+    while !content.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = content.len().saturating_sub(keep).max(head);
+    while !content.is_char_boundary(tail) {
+        tail += 1;
+    }
+    let mut cut = String::with_capacity(head + note.len() + content.len() - tail);
+    cut.push_str(&content[..head]);
+    cut.push_str(&note);
+    cut.push_str(&content[tail..]);
+    tracing::warn!(total, "reply too large for the socket: content cut");
+    if let Some(m) = value.as_object_mut() {
+        m.insert("content".into(), Value::String(cut.clone()));
+        if m.get("observation").and_then(Value::as_str) == Some("error") {
+            m.insert("message".into(), Value::String(cut));
+        }
+    }
+    if size(value) > max {
+        // Pathological escaping (e.g. all control characters): halve until it fits.
+        let c = value.get("content").and_then(Value::as_str).unwrap_or("").to_string();
+        let mut n = c.len() / 2;
+        while !c.is_char_boundary(n) {
+            n -= 1;
+        }
+        if let Some(m) = value.as_object_mut() {
+            m.insert("content".into(), Value::String(format!("{}{note}", &c[..n])));
+        }
+        if size(value) > max {
+            if let Some(m) = value.as_object_mut() {
+                m.insert("content".into(), Value::String(note.trim().to_string()));
+            }
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! answered (executed or refused) while id-less payloads are dropped.
 
 use oh_transport::decode::{classify, connect_error_message, Incoming};
+use oh_transport::shrink_reply;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -53,5 +54,18 @@ proptest! {
     fn error_text_parsing_never_panics(s in ".{0,80}") {
         let _ = connect_error_message(&s);
         let _ = connect_error_message(&format!("Received an ConnectError frame: {s}"));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 150, ..ProptestConfig::default() })]
+
+    #[test]
+    fn shrunk_replies_fit(content in "(.|\n){0,3000}", old in proptest::option::of(".{0,500}"), max in 300usize..4000) {
+        let mut v = json!({"message": "m", "cause": 1, "observation": "edit", "content": content,
+            "extras": {"path": "/x", "old_content": old, "new_content": "n"}});
+        shrink_reply(&mut v, max);
+        prop_assert!(serde_json::to_string(&v).unwrap().len() <= max.max(400), "{}", serde_json::to_string(&v).unwrap().len());
+        prop_assert_eq!(&v["cause"], &json!(1));
     }
 }
