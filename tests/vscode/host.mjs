@@ -2,7 +2,7 @@
 // driven by headless Chromium through playwright-core. See /work/shared/notes/vscode-real-host.md.
 //
 //   node host.mjs --workspace DIR --dev DIR --tests FILE [--env JSON] [--extensions-dir DIR]
-//                 [--artifacts DIR] [--timeout SECONDS] [--click-dialog LABEL]...
+//                 [--artifacts DIR] [--timeout SECONDS] [--click-dialog LABEL]... [--untrusted 1]
 //
 // Exit code: the extension host's exit code (0 pass), 2 on a harness failure or timeout.
 // UI requests from inside the tests travel as console lines:
@@ -81,7 +81,10 @@ async function main() {
     'workbench.startupEditor': 'none',
     'workbench.tips.enabled': false,
     'workbench.welcomePage.walkthroughs.openOnInstall': false,
-    'security.workspace.trust.enabled': false,
+    // --untrusted 1: workspace trust on, and the folder is never trusted (restricted mode).
+    'security.workspace.trust.enabled': Boolean(args.untrusted),
+    'security.workspace.trust.startupPrompt': 'never',
+    'security.workspace.trust.emptyWindow': false,
     'extensions.autoCheckUpdates': false,
     'extensions.autoUpdate': false,
     'telemetry.telemetryLevel': 'off',
@@ -107,7 +110,7 @@ async function main() {
   const csArgs = [
     path.join(csDir, 'out/node/entry.js'),
     '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry',
-    '--disable-update-check', '--disable-workspace-trust', '--reconnection-grace-time', '5',
+    '--disable-update-check', ...(args.untrusted ? [] : ['--disable-workspace-trust']), '--reconnection-grace-time', '5',
     '--user-data-dir', userDir, '--extensions-dir', extDir,
     '--vscode-option', 'enable-smoke-test-driver',
   ];

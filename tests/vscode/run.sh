@@ -5,7 +5,8 @@
 # Options: --update-docs-screenshot  copy the workbench screenshot to docs/screenshot-openhands-tab.png
 #          --portable                build the shippable addon first (extension/scripts/build-portable-addon.sh)
 # The addon tested and shipped: $OPENHANDS_EXECUTOR_ADDON if set; else the portable build of the
-# committed crates/ + Cargo.lock if the cache has one (or --portable made it); else npm/executor's own build.
+# committed crates/ + Cargo.lock if the cache has one (or --portable made it); else npm/executor's
+# own build; if there is none of these, the portable build is made first (slow once, then cached).
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
@@ -46,7 +47,13 @@ if [ -z "${OPENHANDS_EXECUTOR_ADDON:-}" ]; then
     echo "building the portable addon (slow; log: $ARTIFACTS/portable-addon.log)"
     bash scripts/build-portable-addon.sh > "$ARTIFACTS/portable-addon.log" 2>&1 || echo "portable addon build failed (see $ARTIFACTS/portable-addon.log)"
   fi
-  if [ -f "$CROSS/openhands-vscode-executor.linux-x64-gnu.node" ] && [ "$(cat "$CROSS/SOURCE" 2>/dev/null)" = "$(git -C "$REPO" rev-parse HEAD:crates) $(git -C "$REPO" rev-parse HEAD:Cargo.lock)" ]; then
+  portable_current() { [ -f "$CROSS/openhands-vscode-executor.linux-x64-gnu.node" ] && [ "$(cat "$CROSS/SOURCE" 2>/dev/null)" = "$(git -C "$REPO" rev-parse HEAD:crates) $(git -C "$REPO" rev-parse HEAD:Cargo.lock)" ]; }
+  if ! portable_current && ! ls "$REPO"/npm/executor/*.linux-x64-gnu.node >/dev/null 2>&1; then
+    # No addon for the committed crates at all: build the portable one (≈5 min with a warm cache).
+    echo "no native executor built for the committed crates: building the portable addon (log: $ARTIFACTS/portable-addon.log)"
+    bash scripts/build-portable-addon.sh > "$ARTIFACTS/portable-addon.log" 2>&1 || echo "portable addon build failed (see $ARTIFACTS/portable-addon.log)"
+  fi
+  if portable_current; then
     export OPENHANDS_EXECUTOR_ADDON="$CROSS/openhands-vscode-executor.linux-x64-gnu.node"
   fi
 fi
@@ -101,6 +108,15 @@ ENV_JSON="{\"OH_TEST_BACKEND\":\"http://127.0.0.1:$PORT\",\"OH_TEST_KEYED_BACKEN
 "$NODE24" "$HERE/host.mjs" --workspace "$WS" --dev "$HERE/harness-ext" --tests "$HERE/suite/index.js" \
   --env "$ENV_JSON" --extensions-dir "$EXT" --artifacts "$ARTIFACTS" --click-dialog Allow --timeout 240 \
   2>&1 | tee "$ARTIFACTS/host.log" | grep -E '@@oh-test|\[host|oh-test' | sed -E 's/^.*(@@oh-test|oh-test)/\1/'
+# 5. the same VSIX in a workspace that is not trusted (restricted mode)
+WS2="$SESSION/untrusted"; mkdir -p "$WS2/.vscode"
+cp "$WS/.vscode/settings.json" "$WS2/.vscode/settings.json" 2>/dev/null
+"$NODE24" "$HERE/host.mjs" --workspace "$WS2" --dev "$HERE/harness-ext" --tests "$HERE/suite/untrusted.js" \
+  --env "$ENV_JSON" --extensions-dir "$EXT" --artifacts "$ARTIFACTS/untrusted" --untrusted 1 --timeout 120 \
+  > "$ARTIFACTS/host-untrusted.log" 2>&1
+grep -E '@@oh-test' "$ARTIFACTS/host-untrusted.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
+cat "$ARTIFACTS/host-untrusted.log" >> "$ARTIFACTS/host.log"
+
 while IFS= read -r line; do
   case "$line" in
     *"@@oh-test PASS "*) pass "${line#*@@oh-test PASS }" ;;

@@ -1,0 +1,26 @@
+// Runs in a workspace that is NOT trusted (restricted mode): the extension must not execute.
+const vscode = require('vscode');
+
+const BACKEND = process.env.OH_TEST_BACKEND;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+exports.run = async () => {
+  const name = 'an untrusted workspace never executes: blocked with "Manage Workspace Trust", no conversation, no connection';
+  try {
+    if (vscode.workspace.isTrusted) throw new Error('the workspace is trusted; the test needs restricted mode');
+    const ext = vscode.extensions.getExtension('openhands.openhands-tab');
+    if (!ext) throw new Error('openhands-tab is not installed');
+    const api = await ext.activate();
+    await vscode.commands.executeCommand('workbench.view.extension.openhands');
+    await api.start();
+    await sleep(1000);
+    const s = api.snapshot;
+    if (s.state !== 'blocked' || !(s.fixes || []).includes('trust')) throw new Error(`state ${JSON.stringify(s)}`);
+    const st = await (await fetch(`${BACKEND}/test/state`)).json();
+    if (Object.keys(st).length !== 0) throw new Error(`the backend saw a conversation: ${JSON.stringify(st)}`);
+    console.log(`@@oh-test PASS ${name}`);
+  } catch (e) {
+    console.log(`@@oh-test FAIL ${name}: ${e && e.stack ? e.stack : e}`);
+    throw e;
+  }
+};
