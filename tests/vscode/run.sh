@@ -3,10 +3,10 @@
 # against a backend speaking docs/protocol.md. Idempotent setup + run; last line:
 #   vscode: N passed, M failed
 # Options: --update-docs-screenshot  copy the workbench screenshot to docs/screenshot-openhands-tab.png
-#          --portable                build the shippable addon first (extension/scripts/build-portable-addon.sh)
+#          --dev-addon               test npm/executor's development build (fast; the portability check fails)
 # The addon tested and shipped: $OPENHANDS_EXECUTOR_ADDON if set; else the portable build of the
-# committed crates/ + Cargo.lock if the cache has one (or --portable made it); else npm/executor's
-# own build; if there is none of these, the portable build is made first (slow once, then cached).
+# committed crates/ + Cargo.lock (extension/scripts/build-portable-addon.sh; made here when the cache
+# has none for them); with --dev-addon, npm/executor's own build.
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
@@ -14,11 +14,11 @@ CACHE="${VSCODE_HOST_CACHE:-$HOME/.cache/openhands-vscode-runtime/vscode-host}"
 PY="${OH_PYTHON:-$HOME/.cache/openhands-vscode-runtime/venv/bin/python}"
 ARTIFACTS="$REPO/tests/artifacts/vscode"
 UPDATE_DOCS=0
-PORTABLE=0
+DEV_ADDON=0
 for a in "$@"; do
   case "$a" in
     --update-docs-screenshot) UPDATE_DOCS=1 ;;
-    --portable) PORTABLE=1 ;;
+    --dev-addon) DEV_ADDON=1 ;;
   esac
 done
 T0=$(date +%s)
@@ -42,15 +42,11 @@ fi
 cd "$REPO/extension"
 [ -d node_modules/esbuild ] || npm ci --no-audit --no-fund > "$ARTIFACTS/npm-ci.log" 2>&1
 CROSS="$HOME/.cache/openhands-vscode-runtime/addon-cross/out"
-if [ -z "${OPENHANDS_EXECUTOR_ADDON:-}" ]; then
-  if [ "$PORTABLE" = 1 ]; then
-    echo "building the portable addon (slow; log: $ARTIFACTS/portable-addon.log)"
-    bash scripts/build-portable-addon.sh > "$ARTIFACTS/portable-addon.log" 2>&1 || echo "portable addon build failed (see $ARTIFACTS/portable-addon.log)"
-  fi
-  portable_current() { [ -f "$CROSS/openhands-vscode-executor.linux-x64-gnu.node" ] && [ "$(cat "$CROSS/SOURCE" 2>/dev/null)" = "$(git -C "$REPO" rev-parse HEAD:crates) $(git -C "$REPO" rev-parse HEAD:Cargo.lock)" ]; }
-  if ! portable_current && ! ls "$REPO"/npm/executor/*.linux-x64-gnu.node >/dev/null 2>&1; then
-    # No addon for the committed crates at all: build the portable one (≈5 min with a warm cache).
-    echo "no native executor built for the committed crates: building the portable addon (log: $ARTIFACTS/portable-addon.log)"
+portable_current() { [ -f "$CROSS/openhands-vscode-executor.linux-x64-gnu.node" ] && [ "$(cat "$CROSS/SOURCE" 2>/dev/null)" = "$(git -C "$REPO" rev-parse HEAD:crates) $(git -C "$REPO" rev-parse HEAD:Cargo.lock)" ]; }
+if [ -z "${OPENHANDS_EXECUTOR_ADDON:-}" ] && [ "$DEV_ADDON" = 0 ]; then
+  if ! portable_current; then
+    # The shippable addon of the committed crates (≈5 min with a warm cache, ≈25 min cold).
+    echo "building the portable addon of the committed crates (log: $ARTIFACTS/portable-addon.log)"
     bash scripts/build-portable-addon.sh > "$ARTIFACTS/portable-addon.log" 2>&1 || echo "portable addon build failed (see $ARTIFACTS/portable-addon.log)"
   fi
   if portable_current; then

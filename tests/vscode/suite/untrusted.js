@@ -10,6 +10,7 @@ exports.run = async () => {
     if (vscode.workspace.isTrusted) throw new Error('the workspace is trusted; the test needs restricted mode');
     const ext = vscode.extensions.getExtension('openhands.openhands-tab');
     if (!ext) throw new Error('openhands-tab is not installed');
+    const before = await (await fetch(`${BACKEND}/test/state`)).json();
     const api = await ext.activate();
     await vscode.commands.executeCommand('workbench.view.extension.openhands');
     await api.start();
@@ -17,7 +18,8 @@ exports.run = async () => {
     const s = api.snapshot;
     if (s.state !== 'blocked' || !(s.fixes || []).includes('trust')) throw new Error(`state ${JSON.stringify(s)}`);
     const st = await (await fetch(`${BACKEND}/test/state`)).json();
-    if (Object.keys(st).length !== 0) throw new Error(`the backend saw a conversation: ${JSON.stringify(st)}`);
+    if (Object.keys(st).length !== Object.keys(before).length) throw new Error(`a conversation was created: ${JSON.stringify(st)}`);
+    if (Object.values(st).some((c) => c.registered)) throw new Error(`an executor is registered: ${JSON.stringify(st)}`);
     console.log(`@@oh-test PASS ${name}`);
   } catch (e) {
     console.log(`@@oh-test FAIL ${name}: ${e && e.stack ? e.stack : e}`);
