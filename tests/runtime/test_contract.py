@@ -195,7 +195,6 @@ def test_connect_fails_clearly_when_executor_dies(temp_dir, monkeypatch):
     assert 'executor-broke' in str(info.value)
 
 
-
 def test_attach_to_existing_shares_the_running_runtime(runtime):
     from openhands.core.exceptions import AgentRuntimeUnavailableError
     from openhands.llm.llm_registry import LLMRegistry

@@ -9,6 +9,7 @@ every step produced the kind of observation it should.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import tempfile
@@ -44,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from openhands.core.config import OpenHandsConfig
+    from openhands.core.logger import openhands_logger
     from openhands.events import EventStream
     from openhands.events.action import CmdRunAction, FileEditAction, FileReadAction
     from openhands.events.event import FileEditSource, FileReadSource
@@ -58,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from openhands_vscode_runtime import VsCodeRuntime
 
+    # `python -m` imported openhands (through this package) before LOG_LEVEL could apply
+    openhands_logger.setLevel(logging.ERROR)
     workspace = args.workspace or tempfile.mkdtemp(prefix='oh-vscode-demo-')
     config = OpenHandsConfig()
     config.workspace_base = workspace

@@ -150,11 +150,11 @@ class Channel:
         with self._lock:
             self._pending.pop(rid, None)
 
-    def fail_all(self, reason: str, *, keep_failing: bool = True) -> None:
-        """Fail every pending action with a 'Runtime disconnected' error (any thread)."""
+    def fail_all(self, reason: str) -> None:
+        """Fail every pending action with a 'Runtime disconnected' error, and every new one until
+        an executor registers again (any thread)."""
         with self._lock:
-            if keep_failing:
-                self._dead_reason = reason
+            self._dead_reason = reason
             pending = list(self._pending.values())
             self._pending.clear()
         for _payload, fut in pending:

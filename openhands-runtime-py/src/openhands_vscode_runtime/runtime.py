@@ -522,7 +522,7 @@ class VsCodeRuntime(Runtime):
         if path == '/workspace':
             candidate = ws
         elif path.startswith('/workspace/'):
-            candidate = os.path.join(ws, path[len('/workspace/') :])
+            candidate = os.path.join(ws, path[len('/workspace/'):])
         elif os.path.isabs(path):
             candidate = path
         else:
