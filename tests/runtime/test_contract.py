@@ -224,3 +224,18 @@ def test_attach_to_existing_shares_the_running_runtime(runtime):
     with pytest.raises(AgentRuntimeUnavailableError, match='no running runtime'):
         call_async_from_sync(lonely.connect)
     lonely.close()
+
+
+def test_same_action_object_delivered_concurrently_runs_once(runtime):
+    import concurrent.futures
+
+    ws = runtime.config.workspace_mount_path_in_sandbox
+    action = CmdRunAction('sleep 0.5; echo once >> once.txt')
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        a, b = pool.submit(runtime.run_action, action), pool.submit(runtime.run_action, action)
+        obs_a, obs_b = a.result(30), b.result(30)
+    assert obs_a.exit_code == 0 and obs_b.exit_code == 0
+    assert open(f'{ws}/once.txt').read() == 'once\n'
+    # once finished, the same object may be run again on purpose
+    assert runtime.run_action(action).exit_code == 0
+    assert open(f'{ws}/once.txt').read() == 'once\nonce\n'
