@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { statusLook } from './statusBar';
 import { classify } from './userErrors';
-import { buildViewModel, formatDuration, renderHtml } from './view';
+import { buildViewModel, formatDuration, relativize, renderHtml } from './view';
 import { parseLevel } from './logging';
 
 const snap = (state: any, extra = {}) => ({ state, serverUrl: 'http://s', since: 0, ...extra });
@@ -42,6 +42,13 @@ describe('view', () => {
   it('shows the current activity only while executing', () => {
     expect(buildViewModel(snap('executing', { activity: 'run ls' }) as any, [], false).activity).toBe('run ls');
     expect(buildViewModel(snap('connected', { activity: 'run ls' }) as any, [], false).activity).toBeUndefined();
+  });
+
+  it('shows workspace paths relative to the workspace', () => {
+    expect(relativize('str_replace /ws/src/a.py', '/ws')).toBe('str_replace src/a.py');
+    expect(relativize('exit 0 · /ws', '/ws/')).toBe('exit 0 · .');
+    expect(relativize('cat /wsx/a', '/ws')).toBe('cat /wsx/a');
+    expect(relativize('x', undefined)).toBe('x');
   });
 
   it('formats durations', () => {

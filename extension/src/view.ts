@@ -44,12 +44,19 @@ export function buildViewModel(s: ExecutorSnapshot, actions: readonly ActivityEn
     actions: actions.slice(0, 30).map((a) => ({
       id: a.id,
       kind: a.kind,
-      summary: a.summary,
+      summary: relativize(a.summary, s.workspaceRoot),
       status: a.status,
-      result: a.result,
+      result: a.result === undefined ? undefined : relativize(a.result, s.workspaceRoot),
       duration: a.finishedAt !== undefined ? formatDuration(a.finishedAt - a.startedAt) : undefined,
     })),
   };
+}
+
+/** Shows paths inside the workspace relative to it (`/ws/src/a.py` -> `src/a.py`, `/ws` -> `.`). */
+export function relativize(text: string, root: string | undefined): string {
+  if (!root) return text;
+  const r = root.replace(/\/+$/, '');
+  return text.split(`${r}/`).join('').replace(new RegExp(`${r.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?=$|[\\s·])`, 'g'), '.');
 }
 
 export function formatDuration(ms: number): string {
