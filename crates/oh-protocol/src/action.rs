@@ -115,8 +115,6 @@ pub struct FileEditAction {
     pub start: i64,
     pub end: i64,
     pub impl_source: ImplSource,
-    /// Raw `view_range`, for a `view` sent as an edit.
-    pub view_range: Option<Value>,
 }
 
 /// A typed action the executor can run.
@@ -302,7 +300,7 @@ impl ActionEvent {
             "edit" => {
                 a.check_known(&[
                     "path", "command", "file_text", "old_str", "new_str", "insert_line", "content", "start", "end",
-                    "impl_source", "view_range",
+                    "impl_source",
                 ])?;
                 Ok(Action::Edit(FileEditAction {
                     path: a.required_str("path")?,
@@ -315,7 +313,6 @@ impl ActionEvent {
                     start: a.int_or("start", 1)?,
                     end: a.int_or("end", -1)?,
                     impl_source: a.impl_source(ImplSource::OhAci)?,
-                    view_range: a.get("view_range").cloned(),
                 }))
             }
             other => Err(ProtocolError::UnsupportedAction(other.to_string())),
@@ -350,6 +347,12 @@ mod tests {
     fn missing_command_is_refused() {
         let ev = ActionEvent::from_value(json!({"action": "run", "args": {}})).unwrap();
         assert!(ev.parse().unwrap_err().to_string().contains("'command'"));
+    }
+
+    #[test]
+    fn edit_refuses_view_range_like_the_dataclass() {
+        let ev = ActionEvent::from_value(json!({"action": "edit", "args": {"path": "/x", "command": "view", "view_range": [1, 2]}})).unwrap();
+        assert!(ev.parse().unwrap_err().to_string().contains("'view_range'"));
     }
 
     #[test]
