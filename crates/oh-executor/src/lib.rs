@@ -74,6 +74,12 @@ impl Executor {
         }
     }
 
+    /// Change the no-change (soft) timeout of the running session, e.g. when a runtime's welcome
+    /// asks for another `NO_CHANGE_TIMEOUT_SECONDS` after the shell has started.
+    pub fn set_no_change_timeout(&self, secs: u64) {
+        self.shell.set_no_change_timeout(secs);
+    }
+
     /// The shell's current working directory.
     pub fn cwd(&self) -> String {
         self.shell.cwd()

@@ -216,13 +216,12 @@ impl ActionHandler for ExecutorHandler {
         if current == secs {
             return;
         }
-        if self.core.lock().await.is_some() {
-            // TODO(oh-executor): apply through an Executor-level setter (BashSession has one).
-            tracing::warn!(secs, current, "the runtime asks for another no_change_timeout_seconds, but the bash session is already running");
-            return;
-        }
         tracing::info!(secs, "session setting no_change_timeout_seconds");
+        // Keep the config in step so that a restarted shell gets the same value.
         self.config.lock().unwrap_or_else(|p| p.into_inner()).shell.no_change_timeout_secs = secs;
+        if let Some(core) = self.core.lock().await.as_ref() {
+            core.set_no_change_timeout(secs);
+        }
     }
 }
 
