@@ -16,6 +16,22 @@ import harness  # noqa: E402
 ARTIFACTS = os.environ.get('CONFORMANCE_ARTIFACTS') or str(harness.REPO / 'tests' / 'artifacts' / 'conformance')
 _pool: ThreadPoolExecutor | None = None
 _futures: dict[str, Future] = {}
+# Both sides of some cases race with the kernel (a just-killed job is reaped before or after the
+# next prompt; the reference's tmux polling adds its own timing). A differing case is therefore run
+# once more, both sides afresh; a real difference is deterministic and fails again. Every case that
+# needed the second run is named in the summary line, and its first report is kept.
+RETRIES = int(os.environ.get('CONFORMANCE_RETRIES', '1'))
+RETRIED: dict[str, str] = {}  # case id -> path of the first run's report
+
+
+def _run_with_retry(case: harness.Case) -> harness.CaseResult:
+    result = harness.run_case(case)
+    for _ in range(RETRIES):
+        if result.identical or case.xfail:
+            break
+        RETRIED[case.id] = write_report(case.id + '.first-run', result.report())
+        result = harness.run_case(case)
+    return result
 
 
 def _submit_all(session: pytest.Session) -> None:
@@ -33,7 +49,7 @@ def _submit_all(session: pytest.Session) -> None:
             cases.append(case)
     # longest first (bash cases that sleep or time out), so the pool drains evenly
     for case in sorted(cases, key=_estimate, reverse=True):
-        _futures[case.id] = _pool.submit(harness.run_case, case)
+        _futures[case.id] = _pool.submit(_run_with_retry, case)
 
 
 def _estimate(case: harness.Case) -> float:
@@ -52,7 +68,7 @@ def conformance_result(request: pytest.FixtureRequest, case: harness.Case) -> ha
     _submit_all(request.session)
     fut = _futures.get(case.id)
     if fut is None:  # not pre-submitted (e.g. unusual collection): run inline
-        return harness.run_case(case)
+        return _run_with_retry(case)
     return fut.result()
 
 
@@ -93,6 +109,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     n = sum(v[0] for v in tot.values())
     m = sum(v[1] for v in tot.values())
     line = f'conformance: {n}/{m} identical (bash {tot["bash"][0]}/{tot["bash"][1]}, files {tot["files"][0]}/{tot["files"][1]})'
+    retried = sorted(RETRIED)
+    if retried:
+        passed_on_retry = [c for c in retried if harness.RESULTS[c].identical]
+        line += f'; {len(passed_on_retry)} identical only on a second run: {", ".join(passed_on_retry) or "-"}'
     terminalreporter.write_sep('=', 'conformance summary')
     terminalreporter.write_line(line)
     summary_file = os.environ.get('CONFORMANCE_SUMMARY_FILE')

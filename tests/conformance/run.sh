@@ -4,7 +4,7 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
-VENV_PY="${CONFORMANCE_PYTHON:-$HOME/.cache/openhands-vscode-runtime/venv/bin/python}"
+VENV_PY="${CONFORMANCE_PYTHON:-${OH_VENV:-$HOME/.cache/openhands-vscode-runtime/venv}/bin/python}"
 cd "$REPO"
 if [ -z "${OH_EXECUTOR:-}" ]; then
   cargo build -p oh-executor

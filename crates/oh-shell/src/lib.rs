@@ -56,8 +56,10 @@
 //!   protocol); `PROMPT_COMMAND` is `__oh_ps1` instead of the reference's `export PS1="…"` text.
 //!   `working_dir` is `$PWD` (the reference's `$(pwd)` differs only if `PWD` is assigned by
 //!   hand); `py_interpreter_path` re-states debianutils `which` in the shell. While bash has
-//!   children, the hook runs one `(:)` subshell so that jobs which just died are reaped before
-//!   the prompt's job notifications, as the reference's two command substitutions do.
+//!   children, the hook waits (bounded) for children with a pending signal to act on it, then runs
+//!   the reference's two command substitutions (`$(pwd)`, `$(which python)`) and discards them:
+//!   that lets a job that was just killed die and be reaped before the prompt's job
+//!   notifications, so "Terminated"/"Killed" lines appear in the same reply as in the reference.
 //! * tmux key names are looked up for the common keys (`Enter`, `Escape`, `Tab`, `BTab`, `Space`,
 //!   `BSpace`, arrows, `Home`/`End`, `IC`/`DC`, page keys, `F1`–`F12`, `C-`/`M-`/`S-`/`^`
 //!   modifiers, single characters); keypad and mouse names and `0x…` codes are sent as text.
@@ -125,13 +127,19 @@ impl ShellConfig {
 /// reference's `export PS1="…$!…$?…$(pwd)…$(which python …)…"` gives, without forking.
 /// `which` (debianutils) is re-stated: PATH split on `:`, an empty element is `.`, a trailing
 /// `:` adds an empty element, first regular executable file wins.
-/// While bash has children (jobs), one `(:)` subshell stands in for the reference's two command
-/// substitutions: waiting for it reaps jobs that just died, so job notifications printed before
-/// the prompt ("Killed", "Done") match the reference's.
+/// While bash has children (jobs): first, a child with a signal still pending (`kill %1` was just
+/// sent, the job has not run yet on a loaded machine) is given up to ~0.1 s to act on it; then the
+/// reference's two command substitutions run (results discarded), whose waits reap the jobs that
+/// died. So the job notifications printed before the prompt ("Terminated", "Killed", "Done") are
+/// the ones the reference prints, without depending on the scheduler.
 const PS1_FUNCTION: &str = r#"() {  local __oh_e=$? __oh_p=$! __oh_py= __oh_d __oh_path=$PATH IFS=:;
  local -; set -f;
  [[ -n $__oh_rl ]] || { __oh_rl=1; bind 'set disable-completion on' 2>/dev/null; };
- local __oh_k=; { read -r __oh_k < /proc/$$/task/$$/children; } 2>/dev/null; [[ -n $__oh_k ]] && (:);
+ local __oh_k=; { read -r __oh_k < /proc/$$/task/$$/children; } 2>/dev/null; [[ -n $__oh_k ]] && { local __oh_n __oh_c __oh_l __oh_w;
+  for __oh_n in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do __oh_w=;
+   for __oh_c in ${__oh_k// /:}; do while read -r __oh_l; do case $__oh_l in (SigPnd:*[1-9a-f]*|ShdPnd:*[1-9a-f]*) __oh_w=1 ;; esac; done 2>/dev/null < /proc/$__oh_c/status; done;
+   [[ -z $__oh_w ]] && break; sleep 0.005; done;
+  : "$(pwd)" "$(which python 2>/dev/null || echo)"; };
  case $__oh_path in (*[!:]:) __oh_path="$__oh_path:" ;; esac;
  for __oh_d in $__oh_path; do [ -z "$__oh_d" ] && __oh_d=.; if [ -f "$__oh_d/python" ] && [ -x "$__oh_d/python" ]; then __oh_py=$__oh_d/python; break; fi; done;
  PS1=$'\n###PS1JSON###\n{\n  "pid": "'"$__oh_p"$'",\n  "exit_code": "'"$__oh_e"$'",\n  "username": "\\u",\n  "hostname": "\\h",\n  "working_dir": "'"$PWD"$'",\n  "py_interpreter_path": "'"$__oh_py"$'"\n}\n###PS1END###\n';
