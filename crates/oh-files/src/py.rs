@@ -180,28 +180,9 @@ pub fn py_repr_str(s: &str) -> String {
     out
 }
 
-/// `repr(float)`, close enough for integral and short values.
+/// `repr(float)` (the same digits as `str(float)` in Python 3).
 pub fn py_float(f: f64) -> String {
-    if f.is_nan() {
-        return "nan".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    let a = f.abs();
-    if a != 0.0 && !(1e-4..1e16).contains(&a) {
-        // Python: 1e+16, 1.5e-05
-        let s = format!("{f:e}");
-        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-        let e: i32 = e.parse().unwrap_or(0);
-        let sign = if e < 0 { '-' } else { '+' };
-        return format!("{m}e{sign}{:02}", e.abs());
-    }
-    if f.fract() == 0.0 {
-        format!("{f:.1}")
-    } else {
-        format!("{f}")
-    }
+    oh_protocol::python_float_str(f)
 }
 
 /// `repr()` of a JSON value as Python holds it after `json.loads`.
