@@ -56,7 +56,9 @@ test: deps
 	@$(MAKE) --no-print-directory test-runtime
 	@$(MAKE) --no-print-directory test-vscode
 
+# Benches and examples are type-checked too, so `make bench` cannot rot unnoticed.
 test-rust:
+	cargo check --workspace --exclude oh-node --all-targets
 	cargo test --workspace --exclude oh-node
 
 test-conformance: deps-python

@@ -26,7 +26,6 @@ fn edit(path: &str, command: &str) -> FileEditAction {
         start: 1,
         end: -1,
         impl_source: ImplSource::OhAci,
-        view_range: None,
     }
 }
 
