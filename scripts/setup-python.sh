@@ -6,7 +6,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 venv=${OH_VENV:-$HOME/.cache/openhands-vscode-runtime/venv}
 inputs=("$repo/tests/reference/constraints.txt" "$repo/openhands-runtime-py/pyproject.toml" "$0")
-hash=$(cat "${inputs[@]}" 2>/dev/null | sha256sum | cut -c1-16)
+# The repo path is part of the key: the package is installed editable, pointing at this checkout.
+hash=$( (echo "$repo"; cat "${inputs[@]}" 2>/dev/null) | sha256sum | cut -c1-16)
 stamp="$venv/.stamp-$hash"
 if [ -f "$stamp" ]; then exit 0; fi
 py=$("$repo/scripts/find-python312.sh")
