@@ -70,8 +70,11 @@ test-node: deps-node
 test-runtime: deps-python addon
 	@if [ -x tests/runtime/run.sh ]; then tests/runtime/run.sh; else echo "runtime: suite not present"; fi
 
+# The extension's unit tests (vitest, vscode mocked), then the real extension host (code-server).
 test-vscode: addon
-	@if [ -x tests/vscode/run.sh ]; then tests/vscode/run.sh; else echo "vscode: suite not present"; fi
+	scripts/setup-node.sh extension
+	cd extension && npm test
+	tests/vscode/run.sh
 
 ## ---- benchmarks and packaging ----------------------------------------------------------------
 
