@@ -79,9 +79,9 @@ test-vscode: addon
 ## ---- benchmarks and packaging ----------------------------------------------------------------
 
 bench: deps-python
-	@for b in crates/oh-shell crates/oh-files crates/oh-difflib; do \
-	  if [ -d $$b/benches ]; then (cd $$b && cargo bench); fi; done
-	@if [ -x bench/editor.sh ]; then bench/editor.sh; fi
+	cargo bench -p oh-shell
+	cargo bench -p oh-difflib
+	bench/editor.sh   # runs the oh-files bench and OHEditor in one run
 	@if [ -x npm/executor/bench/run.sh ]; then npm/executor/bench/run.sh; fi
 	@if [ -f openhands-runtime-py/bench/bench_runtime.py ]; then $(PY) openhands-runtime-py/bench/bench_runtime.py; fi
 
