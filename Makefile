@@ -57,7 +57,7 @@ test: deps
 	@$(MAKE) --no-print-directory test-vscode
 
 # Benches and examples are type-checked too, so `make bench` cannot rot unnoticed.
-test-rust:
+test-rust: deps-python
 	cargo check --workspace --exclude oh-node --all-targets
 	cargo test --workspace --exclude oh-node
 
