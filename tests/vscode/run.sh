@@ -11,7 +11,7 @@ set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
 CACHE="${VSCODE_HOST_CACHE:-$HOME/.cache/openhands-vscode-runtime/vscode-host}"
-PY="${OH_PYTHON:-$HOME/.cache/openhands-vscode-runtime/venv/bin/python}"
+PY="${OH_VENV:-$HOME/.cache/openhands-vscode-runtime/venv}/bin/python"
 ARTIFACTS="$REPO/tests/artifacts/vscode"
 UPDATE_DOCS=0
 DEV_ADDON=0

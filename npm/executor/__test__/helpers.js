@@ -18,7 +18,8 @@ function addon() {
 
 function python() {
   if (process.env.OH_TEST_PYTHON) return process.env.OH_TEST_PYTHON;
-  const p = path.join(os.homedir(), '.cache/openhands-vscode-runtime/venv/bin/python');
+  const venv = process.env.OH_VENV || path.join(os.homedir(), '.cache/openhands-vscode-runtime/venv');
+  const p = path.join(venv, 'bin/python');
   return fs.existsSync(p) ? p : null;
 }
 
