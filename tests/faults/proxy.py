@@ -149,7 +149,7 @@ class FaultProxy:
                 p.close()
             if self._server is not None:
                 self._server.close()
-            self.loop.stop()
+            self.loop.call_later(0.05, self.loop.stop)
 
         self.loop.call_soon_threadsafe(run)
         self._thread.join(5)
