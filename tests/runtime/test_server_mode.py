@@ -335,8 +335,9 @@ def test_backend_restart_mid_command_runs_nothing_old_in_the_new_session(server,
                 assert time.monotonic() < deadline
                 time.sleep(0.01)
             queued = pool.submit(a.run_action, CmdRunAction('echo queued-by-A >> g'))
-            while a._channel.pending_count() < 2:
-                assert time.monotonic() < deadline
+            # the executor has admitted it (its status line names the command it queued)
+            while 'queued-by-A' not in executor.log_tail(100000):
+                assert time.monotonic() < deadline, executor.log_tail()
                 time.sleep(0.01)
             a.close()  # the backend goes away
             assert running.result(5).content.startswith('Runtime closed')
