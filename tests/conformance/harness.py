@@ -103,6 +103,7 @@ class Case:
     session: dict = field(default_factory=dict)
     compare_workspace: bool = True
     xfail: str | None = None
+    racy: str | None = None
     notes: str = ''
 
     @property
@@ -123,7 +124,7 @@ class Case:
 
     @classmethod
     def from_dict(cls, d: dict, group: str) -> 'Case':
-        known = {'name', 'actions', 'setup', 'session', 'compare_workspace', 'xfail', 'notes'}
+        known = {'name', 'actions', 'setup', 'session', 'compare_workspace', 'xfail', 'racy', 'notes'}
         unknown = set(d) - known
         if unknown:
             raise ValueError(f'{group}/{d.get("name")}: unknown case keys {sorted(unknown)}')
@@ -141,6 +142,7 @@ class Case:
             session=d.get('session') or {},
             compare_workspace=d.get('compare_workspace', True),
             xfail=d.get('xfail'),
+            racy=d.get('racy'),
             notes=d.get('notes', ''),
         )
 
