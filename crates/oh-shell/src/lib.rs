@@ -48,6 +48,10 @@
 //!   (spec [F]); the echo then shows the TAB expanded by the terminal.
 //! * Timing: completion is reported as soon as the prompt arrives instead of at the next 0.5 s
 //!   poll, and the soft/hard timeouts fire at their exact deadlines.
+//! * A signal key (`C-c`, `C-\`, `C-z`) is typed only once the terminal's foreground process
+//!   group is settled, with bash stopped meanwhile, and its signal is re-sent with `kill` if the
+//!   job ended before the kernel processed the key (`send_signal_key`): tmux types it at once,
+//!   and a `^C` landing while bash hands the terminal from one job to the next is lost.
 //! * If bash itself exits (`exit`, `C-d` at the prompt), the reply carries the output and bash's
 //!   exit status, and the next command starts a fresh bash in the last known cwd; the reference
 //!   loses its tmux pane and fails every later command.
