@@ -64,7 +64,7 @@ test-rust: deps-python
 test-conformance: deps-python
 	@if [ -x tests/conformance/run.sh ]; then tests/conformance/run.sh; else echo "conformance: suite not present"; fi
 
-test-node: deps-node
+test-node: deps-node deps-python
 	@if [ -x npm/executor/test.sh ]; then npm/executor/test.sh; else echo "node: suite not present"; fi
 
 test-runtime: deps-python addon

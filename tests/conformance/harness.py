@@ -101,7 +101,9 @@ class Case:
     actions: list[dict]
     setup: dict = field(default_factory=dict)
     session: dict = field(default_factory=dict)
-    compare_workspace: bool = True
+    # True: paths, types, permission bits, bytes, link targets. 'ignore_modes': the same
+    # without permission bits (only for a documented mode deviation). False: not compared.
+    compare_workspace: bool | str = True
     xfail: str | None = None
     racy: str | None = None
     notes: str = ''
@@ -140,11 +142,24 @@ class Case:
             actions=d['actions'],
             setup=d.get('setup') or {},
             session=d.get('session') or {},
-            compare_workspace=d.get('compare_workspace', True),
+            compare_workspace=_compare_mode(group, d),
             xfail=d.get('xfail'),
             racy=d.get('racy'),
             notes=d.get('notes', ''),
         )
+
+
+def _compare_mode(group: str, d: dict) -> bool | str:
+    v = d.get('compare_workspace', True)
+    if v not in (True, False, 'ignore_modes'):
+        raise ValueError(f'{group}/{d.get("name")}: compare_workspace must be true, false or "ignore_modes"')
+    return v
+
+
+def _without_modes(snap: dict | None) -> dict | None:
+    if snap is None:
+        return None
+    return {k: {f: v for f, v in e.items() if f != 'mode'} for k, e in snap.items()}
 
 
 def load_cases(root: Path = CASES_DIR) -> list[Case]:
@@ -623,8 +638,10 @@ class CaseResult:
 
     @property
     def workspace_identical(self) -> bool:
-        if not self.case.compare_workspace:
+        if self.case.compare_workspace is False:
             return True
+        if self.case.compare_workspace == 'ignore_modes':
+            return _without_modes(self.ref_ws) == _without_modes(self.ours_ws)
         return self.ref_ws == self.ours_ws
 
     @property
