@@ -61,8 +61,10 @@ test-rust: deps-python
 	cargo check --workspace --exclude oh-node --all-targets
 	cargo test --workspace --exclude oh-node
 
-test-conformance: deps-python
-	@if [ -x tests/conformance/run.sh ]; then tests/conformance/run.sh; else echo "conformance: suite not present"; fi
+# Twice: through `oh-executor replay`, then through the napi addon with the JS fs callbacks.
+test-conformance: deps-python deps-node
+	tests/conformance/run.sh
+	tests/conformance/run.sh --driver addon
 
 test-node: deps-node deps-python
 	@if [ -x npm/executor/test.sh ]; then npm/executor/test.sh; else echo "node: suite not present"; fi

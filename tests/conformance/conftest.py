@@ -113,7 +113,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         t[1] += 1
     n = sum(v[0] for v in tot.values())
     m = sum(v[1] for v in tot.values())
-    line = f'conformance: {n}/{m} identical (bash {tot["bash"][0]}/{tot["bash"][1]}, files {tot["files"][0]}/{tot["files"][1]})'
+    line = f'conformance ({harness.DRIVER}): {n}/{m} identical (bash {tot["bash"][0]}/{tot["bash"][1]}, files {tot["files"][0]}/{tot["files"][1]})'
     retried = sorted(RETRIED)
     if retried:
         passed_on_retry = [c for c in retried if harness.RESULTS[c].identical]

@@ -38,6 +38,11 @@ REGEX_OK = '{REGEX_OK}'
 HARNESS_KEYS = ('sleep_before', 'expect_regex')
 # Only this field may be compared by regex (history-truncation line count, spec §2.5/§2.14 [N]).
 ALLOWED_REGEX_FIELDS = {'extras.metadata.prefix'}
+# How "ours" runs: `replay` = the `oh-executor replay` binary; `addon` = the napi addon's
+# Executor.execute() with the headless executor's JS filesystem callbacks (addon_replay.js).
+DRIVER = os.environ.get('CONFORMANCE_DRIVER', 'replay')
+if DRIVER not in ('replay', 'addon'):
+    raise ValueError(f'CONFORMANCE_DRIVER must be replay or addon, not {DRIVER!r}')
 
 
 # --------------------------------------------------------------------------------------------
@@ -428,12 +433,16 @@ class OursSide:
 
     def __init__(self, ws: str, no_change_timeout: int, stderr_path: str):
         binary = executor_binary()
-        if not os.path.exists(binary):
+        if DRIVER == 'replay' and not os.path.exists(binary):
             raise FileNotFoundError(f'oh-executor binary not found at {binary} (build it or set OH_EXECUTOR)')
         self.stderr_file = open(stderr_path, 'wb')
         self.stderr_path = stderr_path
+        if DRIVER == 'addon':
+            argv = ['node', str(HERE / 'addon_replay.js')]
+        else:
+            argv = [binary, 'replay']
         self.proc = subprocess.Popen(
-            [binary, 'replay', '--workspace', ws, '--no-change-timeout', str(no_change_timeout)],
+            argv + ['--workspace', ws, '--no-change-timeout', str(no_change_timeout)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr_file,
