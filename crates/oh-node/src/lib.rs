@@ -19,7 +19,7 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 use oh_executor::ExecutorConfig;
-use oh_protocol::{ActionEvent, Observation, ObservationEvent};
+use oh_protocol::{ActionEvent, ObservationEvent};
 use oh_transport::{ActionHandler, ConnectionState, ExecutorHandler, StatusEvent, Transport, TransportConfig, TransportError};
 
 pub use dto::ExecutorOptions;
