@@ -84,6 +84,7 @@ bench: deps-python
 	cargo bench -p oh-shell
 	cargo bench -p oh-difflib
 	bench/editor.sh   # runs the oh-files bench and OHEditor in one run
+	bench/memory.sh   # peak RSS: 100 MB of output, a 50 MB read
 	@if [ -x npm/executor/bench/run.sh ]; then npm/executor/bench/run.sh; fi
 	@if [ -f openhands-runtime-py/bench/bench_runtime.py ]; then $(PY) openhands-runtime-py/bench/bench_runtime.py; fi
 
