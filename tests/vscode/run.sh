@@ -118,7 +118,7 @@ WS3="$SESSION/ide-workspace"; cp -r "$HERE/fixtures/ide-workspace" "$WS3"
 mkdir -p "$ARTIFACTS/ide"
 IDE_ENV="{\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS/ide\",\"OPENHANDS_VSCODE_MCP_DIR\":\"$SESSION/mcp-discovery\"${OH_IDE_BENCH:+,\"OH_IDE_BENCH\":\"$OH_IDE_BENCH\"}}"
 "$NODE24" "$HERE/host.mjs" --workspace "$WS3" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide.js" \
-  --env "$IDE_ENV" --extensions-dir "$EXT" --artifacts "$ARTIFACTS/ide" --click-dialog Allow --timeout 300 \
+  --env "$IDE_ENV" --settings '{"files.autoSave":"off"}' --extensions-dir "$EXT" --artifacts "$ARTIFACTS/ide" --click-dialog Allow --timeout 300 \
   > "$ARTIFACTS/host-ide.log" 2>&1
 grep -q '@@oh-test SUMMARY' "$ARTIFACTS/host-ide.log" || echo "@@oh-test FAIL the IDE tools suite did not finish (see $ARTIFACTS/host-ide.log)" >> "$ARTIFACTS/host-ide.log"
 grep -E '@@oh-test|@@oh-bench' "$ARTIFACTS/host-ide.log" | sed -E 's/^.*(@@oh-)/\1/' | cut -c1-300

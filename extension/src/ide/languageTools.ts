@@ -9,6 +9,7 @@ import {
   enumArg,
   IdeTool,
   intArg,
+  ToolArgumentError,
   loadDocument,
   openDocumentFor,
   OutRange,
@@ -62,22 +63,68 @@ export function formatDiagnostic(uri: vscode.Uri, d: vscode.Diagnostic): OutDiag
  * quiet for a moment, or until `timeoutMs`. Used when the tool had to open the document itself:
  * its diagnostics do not exist before the language server has seen it.
  */
-function settleDiagnostics(uri: vscode.Uri, timeoutMs: number): Promise<void> {
+function settleDiagnostics(uri: vscode.Uri, timeoutMs: number): Promise<boolean> {
   return new Promise((resolve) => {
     let quiet: ReturnType<typeof setTimeout> | undefined;
+    let reported = false;
     const done = () => {
       sub.dispose();
       clearTimeout(overall);
       if (quiet) clearTimeout(quiet);
-      resolve();
+      resolve(reported);
     };
     const sub = vscode.languages.onDidChangeDiagnostics((e) => {
       if (!e.uris.some((u) => u.toString() === uri.toString())) return;
+      reported = true;
       if (quiet) clearTimeout(quiet);
       quiet = setTimeout(done, QUIET_MS);
     });
     const overall = setTimeout(done, timeoutMs);
   });
+}
+
+/** The editor tab showing `uri`, if any (language extensions such as TypeScript check only those). */
+function tabFor(uri: vscode.Uri): vscode.Tab | undefined {
+  for (const group of vscode.window.tabGroups?.all ?? []) {
+    for (const tab of group.tabs) {
+      const input = tab.input as { uri?: vscode.Uri } | undefined;
+      if (input?.uri && input.uri.toString() === uri.toString()) return tab;
+    }
+  }
+  return undefined;
+}
+
+const NOT_REPORTED_NOTE =
+  'The language extension did not report on this file while it is not open in an editor tab (TypeScript, for one, ' +
+  'checks only files open in tabs), so an empty list does not mean the file is clean. Call again with open_in_tab: true ' +
+  'to open it briefly in a background preview tab (focus stays where it is; the tab is closed again).';
+
+/** Diagnostics of one file, opening it as the arguments say; see the tool's description. */
+async function fileDiagnostics(uri: vscode.Uri, waitMs: number, openInTab: boolean) {
+  const wasOpen = openDocumentFor(uri) !== undefined;
+  const wasInTab = tabFor(uri) !== undefined;
+  let reported = wasInTab;
+  let openedBy: 'hidden' | 'tab' | false = false;
+  let doc: vscode.TextDocument;
+  if (wasInTab) {
+    doc = await loadDocument(uri);
+  } else if (openInTab) {
+    const settled = settleDiagnostics(uri, waitMs);
+    doc = await loadDocument(uri);
+    await vscode.window.showTextDocument(doc, { preview: true, preserveFocus: true });
+    openedBy = 'tab';
+    reported = await settled;
+    const tab = tabFor(uri);
+    if (tab) await vscode.window.tabGroups.close(tab, true);
+  } else {
+    const settled = wasOpen ? undefined : settleDiagnostics(uri, waitMs);
+    doc = await loadDocument(uri);
+    if (!wasOpen) openedBy = 'hidden';
+    reported = settled ? await settled : vscode.languages.getDiagnostics(uri).length > 0;
+  }
+  const document: Record<string, unknown> = { path: displayPath(doc.uri), dirty: doc.isDirty, version: doc.version, in_editor_tab: wasInTab, opened_by_tool: openedBy, reported };
+  if (!reported) document.note = NOT_REPORTED_NOTE;
+  return { document, diagnostics: vscode.languages.getDiagnostics(doc.uri) };
 }
 
 type LocationLike = vscode.Location | vscode.LocationLink;
@@ -167,9 +214,10 @@ export function languageTools(): IdeTool[] {
       description:
         'Problems (errors, warnings, ...) that VS Code\'s language extensions report, for one file or for the whole workspace. ' +
         'By default only errors and warnings; pass severity "information" or "hint" to widen. For a file that is open in an editor the ' +
-        'unsaved buffer is checked; a file that is not open is opened in the background (not shown) and the tool waits for its first report. ' +
+        'unsaved buffer is checked; a file that is not open is opened without showing it and the tool waits for the first report ' +
+        '(document.reported says whether one came: TypeScript checks only files open in tabs, see open_in_tab). ' +
         'Without path: every file the language extensions have reported on (many only check open files). ' +
-        `${POSITION_NOTE} Returns {diagnostics: [{path, uri, severity, range, message, source, code}], counts, severity, truncated} (+ document {path, dirty, version} for one file).`,
+        `${POSITION_NOTE} Returns {diagnostics: [{path, uri, severity, range, message, source, code}], counts, severity, truncated} (+ document {path, dirty, version, in_editor_tab, opened_by_tool, reported, note} for one file).`,
       inputSchema: {
         type: 'object',
         properties: {
@@ -182,11 +230,17 @@ export function languageTools(): IdeTool[] {
           },
           limit: { type: 'integer', minimum: 1, maximum: 5000, description: 'At most this many diagnostics (default 500).' },
           wait_ms: { type: 'integer', minimum: 0, maximum: 30000, description: `For a file that is not open yet: how long to wait for the language extension's first report (default ${FIRST_DIAGNOSTICS_WAIT_MS}).` },
+          open_in_tab: {
+            type: 'boolean',
+            description: 'For a file that is not open in an editor tab: open it in a background preview tab (focus stays) until the language extension has reported, then close that tab. Needed for TypeScript, which checks only files open in tabs. Default false: the file is opened without showing it.',
+          },
         },
         additionalProperties: false,
       },
       async run(args) {
         const path = stringArg(args, 'path', true);
+        const openInTab = args.open_in_tab === undefined || args.open_in_tab === null ? false : args.open_in_tab;
+        if (typeof openInTab !== 'boolean') throw new ToolArgumentError(`Argument "open_in_tab" must be a boolean, got ${typeof openInTab}`);
         const severity = enumArg(args, 'severity', SEVERITIES, DEFAULT_SEVERITY);
         const limit = intArg(args, 'limit', { min: 1, max: 5000, default: 500 });
         const waitMs = intArg(args, 'wait_ms', { min: 0, max: 30000, default: FIRST_DIAGNOSTICS_WAIT_MS });
@@ -195,12 +249,9 @@ export function languageTools(): IdeTool[] {
         let document: Record<string, unknown> | undefined;
         if (path !== undefined && path.trim() !== '') {
           const uri = resolvePath(path);
-          const wasOpen = openDocumentFor(uri) !== undefined;
-          const settled = wasOpen ? undefined : settleDiagnostics(uri, waitMs);
-          const doc = await loadDocument(uri);
-          if (settled) await settled;
-          document = { path: displayPath(doc.uri), dirty: doc.isDirty, version: doc.version, opened_by_tool: !wasOpen };
-          entries = [[doc.uri, vscode.languages.getDiagnostics(doc.uri)]];
+          const r = await fileDiagnostics(uri, waitMs, openInTab);
+          document = r.document;
+          entries = [[uri, r.diagnostics]];
         } else {
           entries = vscode.languages.getDiagnostics();
         }

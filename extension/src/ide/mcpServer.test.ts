@@ -77,7 +77,7 @@ describe('IdeMcpServer', () => {
     const none = await initialize(ep, {});
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/);
-    expect((await none.json()).error.message).toMatch(/Authorization: Bearer/);
+    expect(((await none.json()) as any).error.message).toMatch(/Authorization: Bearer/);
     expect((await initialize(ep, { Authorization: `Bearer ${'0'.repeat(64)}` })).status).toBe(401);
     expect((await initialize(ep, { Authorization: ep.token })).status).toBe(401);
     expect((await initialize(ep, { Authorization: `Bearer ${ep.token}` })).status).toBe(200);
@@ -87,7 +87,7 @@ describe('IdeMcpServer', () => {
     const auth = { Authorization: `Bearer ${ep.token}` };
     const r = await initialize(ep, { ...auth, Origin: 'http://evil.example' });
     expect(r.status).toBe(403);
-    expect((await r.json()).error.message).toBe('Forbidden: Origin "http://evil.example" is not allowed');
+    expect(((await r.json()) as any).error.message).toBe('Forbidden: Origin "http://evil.example" is not allowed');
     expect((await initialize(ep, { ...auth, Origin: 'null' })).status).toBe(403);
     expect((await initialize(ep, { ...auth, Origin: 'http://allowed.example:8080' })).status).toBe(200);
     await expect(connect(ep, { ...auth, Origin: 'https://evil.example' })).rejects.toThrow(/403|Forbidden/);

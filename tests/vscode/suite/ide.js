@@ -117,7 +117,8 @@ exports.run = async () => {
       probes: true,
       calls: [
         { id: 'diag_main', tool: 'diagnostics', args: { path: 'src/main.ts' } },
-        { id: 'diag_shapes', tool: 'diagnostics', args: { path: shapesTs, wait_ms: 20000 } },
+        { id: 'diag_shapes', tool: 'diagnostics', args: { path: shapesTs, wait_ms: 5000 } },
+        { id: 'diag_shapes_tab', tool: 'diagnostics', args: { path: shapesTs, wait_ms: 20000, open_in_tab: true } },
         { id: 'diag_ws', tool: 'diagnostics', args: {} },
         { id: 'hover', tool: 'hover', args: { path: 'src/main.ts', line: 3, column: 7 } },
         { id: 'definition', tool: 'definition', args: { path: 'src/main.ts', line: 3, column: 16 } },
@@ -164,15 +165,22 @@ exports.run = async () => {
     assert(r.severity === 'warning' && r.counts.error >= 1, `filter ${r.severity} counts ${JSON.stringify(r.counts)}`);
   });
 
-  await test('IDE tools: diagnostics of a file that is not open: opened without showing it, its type error on line 10', async () => {
+  await test('IDE tools: diagnostics of a file not open in a tab: opened without showing it, and the result says TypeScript did not report', async () => {
     const r = ok('diag_shapes');
+    assert(r.document.opened_by_tool === 'hidden' && r.document.in_editor_tab === false && r.document.reported === false, `document ${JSON.stringify(r.document)}`);
+    assert(/open_in_tab/.test(r.document.note) && r.diagnostics.length === 0, `result ${JSON.stringify(r)}`);
+  });
+
+  await test('IDE tools: diagnostics with open_in_tab: the type error on line 10, the tab closed again, focus kept', async () => {
+    const r = ok('diag_shapes_tab');
     const e = r.diagnostics.find((d) => d.range.start.line === 10);
-    assert(e && e.severity === 'error' && /Type 'string' is not assignable to type 'number'/.test(e.message) && e.code === 2322, `diagnostics ${JSON.stringify(r)}`);
-    assert(r.document.opened_by_tool === true && r.document.dirty === false, `document ${JSON.stringify(r.document)}`);
-    const shown = vscode.window.visibleTextEditors.map((ed) => ed.document.uri.fsPath);
-    assert(!shown.includes(shapesTs), `shapes.ts was shown in an editor: ${shown}`);
+    assert(e && e.severity === 'error' && /Type 'string' is not assignable to type 'number'/.test(e.message) && e.code === 2322 && e.path === shapesTs, `diagnostics ${JSON.stringify(r)}`);
+    assert(r.document.opened_by_tool === 'tab' && r.document.reported === true && r.document.dirty === false, `document ${JSON.stringify(r.document)}`);
+    const editors = ok('editors').editors;
+    assert(!editors.some((x) => x.path === shapesTs), `shapes.ts is still in a tab: ${JSON.stringify(editors)}`);
+    assert(vscode.window.activeTextEditor && vscode.window.activeTextEditor.document.uri.fsPath === mainTs, 'main.ts is no longer the active editor');
     const ws = ok('diag_ws');
-    assert(ws.diagnostics.some((d) => d.path === mainTs && d.range.start.line === 6) && ws.diagnostics.some((d) => d.path === shapesTs && d.range.start.line === 10), `workspace diagnostics ${JSON.stringify(ws)}`);
+    assert(ws.diagnostics.some((d) => d.path === mainTs && d.range.start.line === 6), `workspace diagnostics ${JSON.stringify(ws)}`);
   });
 
   await test('IDE tools: hover gives the type at a 1-based position', async () => {
@@ -199,7 +207,7 @@ exports.run = async () => {
     const names = d.symbols.map((s) => `${s.name}:${s.kind}:${s.range.start.line}`);
     for (const want of ['Shape:Interface:1', 'makeSquare:Function:6', 'count:Variable:10']) assert(names.includes(want), `document symbols ${JSON.stringify(names)}`);
     const w = ok('workspace_symbols');
-    assert(w.symbols.some((s) => s.name === 'makeSquare' && s.path === shapesTs && s.range.start.line === 6), `workspace symbols ${JSON.stringify(w)}`);
+    assert(w.symbols.some((s) => /^makeSquare\b/.test(s.name) && s.path === shapesTs && s.range.start.line === 6), `workspace symbols ${JSON.stringify(w)}`);
   });
 
   await test('IDE tools: workspace folders, open editors (dirty, active, language), dirty checks', async () => {
@@ -231,10 +239,10 @@ exports.run = async () => {
 
   await test('IDE tools: a call without the token is refused (401), a cross-origin call is refused (403)', async () => {
     const p = out.probes;
-    assert(!p.noToken.ok && /401/.test(p.noToken.error), `no token ${JSON.stringify(p.noToken)}`);
+    assert(!p.noToken.ok && /Unauthorized/.test(p.noToken.error), `no token ${JSON.stringify(p.noToken)}`);
     assert(p.noTokenRaw.status === 401, `no token raw ${JSON.stringify(p.noTokenRaw)}`);
-    assert(!p.wrongToken.ok && /401/.test(p.wrongToken.error), `wrong token ${JSON.stringify(p.wrongToken)}`);
-    assert(!p.crossOrigin.ok && /403/.test(p.crossOrigin.error), `cross origin ${JSON.stringify(p.crossOrigin)}`);
+    assert(!p.wrongToken.ok && /Unauthorized/.test(p.wrongToken.error), `wrong token ${JSON.stringify(p.wrongToken)}`);
+    assert(!p.crossOrigin.ok && /Forbidden: Origin/.test(p.crossOrigin.error), `cross origin ${JSON.stringify(p.crossOrigin)}`);
     assert(p.crossOriginRaw.status === 403 && /Origin "http:\/\/evil.example" is not allowed/.test(p.crossOriginRaw.body), `cross origin raw ${JSON.stringify(p.crossOriginRaw)}`);
   });
 
