@@ -82,6 +82,8 @@ function makeMock() {
     onDidChangeTextDocument: new EventEmitter<any>(),
     onDidChangeConfiguration: new EventEmitter<any>(),
     onDidGrantWorkspaceTrust: new EventEmitter<void>(),
+    diagnostics: new Map<string, any[]>(),
+    onDidChangeDiagnostics: new EventEmitter<any>(),
   };
   return state;
 }
@@ -221,3 +223,11 @@ export class Selection extends Range {
 export class Location {
   constructor(readonly uri: Uri, readonly range: Range) {}
 }
+
+export const languages = {
+  getDiagnostics(uri?: Uri): any {
+    if (uri) return mock.diagnostics.get(uri.toString()) ?? [];
+    return [...mock.diagnostics.entries()].map(([u, d]) => [Uri.parse(u), d]);
+  },
+  onDidChangeDiagnostics: (l: Listener<any>) => mock.onDidChangeDiagnostics.event(l),
+};
