@@ -121,7 +121,7 @@ IDE_ENV="{\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS/ide\",\"OPENHANDS_VSCODE_MCP_DIR\":
   --env "$IDE_ENV" --settings '{"files.autoSave":"off"}' --extensions-dir "$EXT" --artifacts "$ARTIFACTS/ide" --click-dialog Allow --timeout 300 \
   > "$ARTIFACTS/host-ide.log" 2>&1
 grep -q '@@oh-test SUMMARY' "$ARTIFACTS/host-ide.log" || echo "@@oh-test FAIL the IDE tools suite did not finish (see $ARTIFACTS/host-ide.log)" >> "$ARTIFACTS/host-ide.log"
-grep -E '@@oh-test|@@oh-bench' "$ARTIFACTS/host-ide.log" | sed -E 's/^.*(@@oh-)/\1/' | cut -c1-300
+grep -E '@@oh-test|oh-test bench' "$ARTIFACTS/host-ide.log" | sed -E 's/^.*(@@oh-test|oh-test bench)/\1/' | cut -c1-300
 cat "$ARTIFACTS/host-ide.log" >> "$ARTIFACTS/host.log"
 
 while IFS= read -r line; do
