@@ -93,6 +93,7 @@ bench: deps-python
 	bench/editor.sh   # runs the oh-files bench and OHEditor in one run
 	@if [ -x npm/executor/bench/run.sh ]; then npm/executor/bench/run.sh; fi
 	@if [ -f openhands-runtime-py/bench/bench_runtime.py ]; then $(PY) openhands-runtime-py/bench/bench_runtime.py; fi
+	scripts/build-dist.sh dist && tests/dist/bench.sh dist
 
 vsix: deps-node
 	extension/scripts/package.sh
