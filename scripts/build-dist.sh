@@ -6,6 +6,7 @@
 # The portable builds (wheel: scripts/build-wheel.sh; addon: extension/scripts/build-portable-addon.sh)
 # are cached by source tree hash. OH_ADDON_CROSS_DIR selects another addon cache (a branch that
 # changes crates/ must not rebuild the shared one); a new one is seeded from the shared one.
+# OH_DIST_ADDON names a portable addon to use as is (e.g. one built from an equal crates/oh-node).
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${1:-$REPO/dist}"
@@ -21,8 +22,10 @@ WHEEL="$("$REPO/scripts/build-wheel.sh" "$OUT" | tail -1)"
 SHARED_ADDON="$HOME/.cache/openhands-vscode-runtime/addon-cross"
 ADDON_DIR="${OH_ADDON_CROSS_DIR:-$SHARED_ADDON}"
 key="$(git -C "$REPO" rev-parse HEAD:crates) $(git -C "$REPO" rev-parse HEAD:Cargo.lock)"
-ADDON="$ADDON_DIR/out/openhands-vscode-executor.linux-x64-gnu.node"
-if [ ! -f "$ADDON" ] || [ "$(cat "$ADDON_DIR/out/SOURCE" 2>/dev/null)" != "$key" ]; then
+ADDON="${OH_DIST_ADDON:-$ADDON_DIR/out/openhands-vscode-executor.linux-x64-gnu.node}"
+if [ -n "${OH_DIST_ADDON:-}" ]; then
+  echo "build-dist: using the addon $OH_DIST_ADDON (OH_DIST_ADDON)" >&2
+elif [ ! -f "$ADDON" ] || [ "$(cat "$ADDON_DIR/out/SOURCE" 2>/dev/null)" != "$key" ]; then
   if [ "$ADDON_DIR" != "$SHARED_ADDON" ] && [ ! -d "$ADDON_DIR/target" ] && [ -d "$SHARED_ADDON/target" ]; then
     mkdir -p "$ADDON_DIR" && cp -a "$SHARED_ADDON/target" "$SHARED_ADDON/node_modules" "$SHARED_ADDON/package.json" "$ADDON_DIR/"
   fi
