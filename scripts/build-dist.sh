@@ -21,7 +21,7 @@ WHEEL="$("$REPO/scripts/build-wheel.sh" "$OUT" | tail -1)"
 
 SHARED_ADDON="$HOME/.cache/openhands-vscode-runtime/addon-cross"
 ADDON_DIR="${OH_ADDON_CROSS_DIR:-$SHARED_ADDON}"
-key="$(git -C "$REPO" rev-parse HEAD:crates) $(git -C "$REPO" rev-parse HEAD:Cargo.lock)"
+key="$("$REPO/scripts/addon-key.sh")"
 ADDON="${OH_DIST_ADDON:-$ADDON_DIR/out/openhands-vscode-executor.linux-x64-gnu.node}"
 if [ -n "${OH_DIST_ADDON:-}" ]; then
   echo "build-dist: using the addon $OH_DIST_ADDON (OH_DIST_ADDON)" >&2

@@ -21,7 +21,9 @@ TC_VERSION=1.0.0
 TC="$HOME/.napi-rs/cross-toolchain/$TC_VERSION/$TRIPLE"
 mkdir -p "$DIR"
 
-key="$(cd "$REPO" && echo "$(git rev-parse HEAD:crates) $(git rev-parse HEAD:Cargo.lock) $(git rev-parse HEAD:openhands-runtime-py) $(git rev-parse HEAD:scripts/build-wheel.sh)")"
+# One commit for the key and the archive: HEAD may move while this builds.
+COMMIT="$(cd "$REPO" && git rev-parse HEAD)"
+key="$(cd "$REPO" && echo "$(scripts/addon-key.sh "$COMMIT") $(git rev-parse "$COMMIT:openhands-runtime-py") $(git rev-parse "$COMMIT:scripts/build-wheel.sh")")"
 if [ -f "$DIR/out/SOURCE" ] && [ "$(cat "$DIR/out/SOURCE")" = "$key" ] && ls "$DIR"/out/*.whl >/dev/null 2>&1; then
   echo "build-wheel: cached build of the same sources ($DIR/out)" >&2
 else
@@ -47,7 +49,7 @@ else
     cp -a "$ADDON_TARGET" "$DIR/target"
   fi
   rm -rf "$DIR/src" && mkdir -p "$DIR/src"
-  (cd "$REPO" && git archive HEAD) | tar -x -C "$DIR/src"
+  (cd "$REPO" && git archive "$COMMIT") | tar -x -C "$DIR/src"
   rm -rf "$DIR/out" && mkdir -p "$DIR/out"
   # The environment `napi build --use-napi-cross` sets for a host-triple build (same variables,
   # so the compiled dependencies of the addon's build stay valid here).

@@ -28,7 +28,10 @@ JSON
 fi
 rm -rf node_modules/@napi-rs/cli/node_modules/@napi-rs/cross-toolchain
 rm -rf src && mkdir src
-(cd "$REPO" && git archive HEAD) | tar -x -C src
+# The key is taken with the archive, not after the build: HEAD may move while it compiles.
+COMMIT="$(cd "$REPO" && git rev-parse HEAD)"
+KEY="$("$REPO/scripts/addon-key.sh" "$COMMIT")"
+(cd "$REPO" && git archive "$COMMIT") | tar -x -C src
 echo "building the addon of commit $(cd "$REPO" && git rev-parse --short HEAD)" >&2
 mkdir -p out
 CARGO_TARGET_DIR="$DIR/target" nice -n 10 npx napi build --platform --release --use-napi-cross \
@@ -36,5 +39,5 @@ CARGO_TARGET_DIR="$DIR/target" nice -n 10 npx napi build --platform --release --
   --manifest-path "$DIR/src/crates/oh-node/Cargo.toml" --package-json-path "$DIR/src/npm/executor/package.json" \
   --output-dir "$DIR/out" --no-js --dts index.d.ts >&2
 # What the binary was built from: the committed crates/ and Cargo.lock trees (run.sh compares).
-(cd "$REPO" && echo "$(git rev-parse HEAD:crates) $(git rev-parse HEAD:Cargo.lock)") > out/SOURCE
+echo "$KEY" > out/SOURCE
 echo "$DIR/out/openhands-vscode-executor.linux-x64-gnu.node"

@@ -23,7 +23,7 @@ TRIPLE=linux-x64-gnu
 NAME=openhands-vscode-executor
 CROSS="$HOME/.cache/openhands-vscode-runtime/addon-cross/out"
 if [ -z "$ADDON" ] && [ -f "$CROSS/$NAME.$TRIPLE.node" ] && \
-   [ "$(cat "$CROSS/SOURCE" 2>/dev/null)" = "$(git -C "$REPO" rev-parse HEAD:crates) $(git -C "$REPO" rev-parse HEAD:Cargo.lock)" ]; then
+   [ "$(cat "$CROSS/SOURCE" 2>/dev/null)" = "$("$REPO/scripts/addon-key.sh")" ]; then
   ADDON="$CROSS/$NAME.$TRIPLE.node"  # the portable build (build-portable-addon.sh) of the committed crates
 fi
 if [ -z "$ADDON" ]; then

@@ -43,7 +43,7 @@ cd "$REPO/extension"
 # npm ci when the lockfile changed (new dependencies, e.g. the MCP SDK bundled into the extension)
 bash "$REPO/scripts/setup-node.sh" "$REPO/extension" > "$ARTIFACTS/npm-ci.log" 2>&1
 CROSS="$HOME/.cache/openhands-vscode-runtime/addon-cross/out"
-portable_current() { [ -f "$CROSS/openhands-vscode-executor.linux-x64-gnu.node" ] && [ "$(cat "$CROSS/SOURCE" 2>/dev/null)" = "$(git -C "$REPO" rev-parse HEAD:crates) $(git -C "$REPO" rev-parse HEAD:Cargo.lock)" ]; }
+portable_current() { [ -f "$CROSS/openhands-vscode-executor.linux-x64-gnu.node" ] && [ "$(cat "$CROSS/SOURCE" 2>/dev/null)" = "$("$REPO/scripts/addon-key.sh")" ]; }
 if [ -z "${OPENHANDS_EXECUTOR_ADDON:-}" ] && [ "$DEV_ADDON" = 0 ]; then
   if ! portable_current; then
     # The shippable addon of the committed crates (≈5 min with a warm cache, ≈25 min cold).
