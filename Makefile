@@ -73,6 +73,7 @@ test-node: deps-node deps-python
 
 test-runtime: deps-python addon
 	@if [ -x tests/runtime/run.sh ]; then tests/runtime/run.sh; else echo "runtime: suite not present"; fi
+	tests/faults/run.sh
 
 # The extension's unit tests (vitest, vscode mocked), then the real extension host (code-server).
 test-vscode: addon
