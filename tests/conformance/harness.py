@@ -453,7 +453,9 @@ class OursSide:
             # the reference "server process" is this process: same cwd (matters only for the
             # [F] relative-path binary check of spec §3.1)
             cwd=os.getcwd(),
-            env=dict(os.environ),
+            # inherit (a copy of os.environ can race with pytest setting PYTEST_CURRENT_TEST in
+            # another thread: KeyError)
+            env=None,
         )
         self.lines: queue.Queue = queue.Queue()
         self.reader = threading.Thread(target=self._read, daemon=True)
