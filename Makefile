@@ -10,13 +10,14 @@ PY := $(VENV)/bin/python
 export OH_VENV := $(VENV)
 
 .PHONY: help deps deps-system deps-python deps-node build build-rust addon demo test test-rust \
-        test-conformance test-node test-runtime test-vscode bench vsix clean
+        test-conformance test-node test-runtime test-vscode test-dist dist check-versions bench vsix clean
 
 help:
 	@echo "make demo   - build what is needed, run a scripted session through VsCodeRuntime + the headless executor"
 	@echo "make test   - install everything needed (idempotent), then run every suite"
 	@echo "make bench  - benchmarks (ratios against baselines measured in the same run)"
 	@echo "make vsix   - package the openhands-tab extension with the addon (linux-x64)"
+	@echo "make dist   - every shippable artifact into dist/ (wheel, sdist, npm tarballs, VSIX)"
 
 ## ---- installation -------------------------------------------------------------------------
 
@@ -55,6 +56,7 @@ test: deps
 	@$(MAKE) --no-print-directory test-node
 	@$(MAKE) --no-print-directory test-runtime
 	@$(MAKE) --no-print-directory test-vscode
+	@$(MAKE) --no-print-directory test-dist
 
 # Benches and examples are type-checked too, so `make bench` cannot rot unnoticed.
 test-rust: deps-python
@@ -81,6 +83,13 @@ test-vscode: addon
 	cd extension && npm test
 	tests/vscode/run.sh
 
+# The artifacts of `make dist`, installed outside the repository (fresh venv, empty npm dir).
+test-dist: deps-python deps-node
+	tests/dist/run.sh
+
+check-versions:
+	scripts/check-versions.sh
+
 ## ---- benchmarks and packaging ----------------------------------------------------------------
 
 bench: deps-python
@@ -90,9 +99,14 @@ bench: deps-python
 	bench/memory.sh   # peak RSS: 100 MB of output, a 50 MB read
 	@if [ -x npm/executor/bench/run.sh ]; then npm/executor/bench/run.sh; fi
 	@if [ -f openhands-runtime-py/bench/bench_runtime.py ]; then $(PY) openhands-runtime-py/bench/bench_runtime.py; fi
+	scripts/build-dist.sh dist && tests/dist/bench.sh dist
 
 vsix: deps-node
 	extension/scripts/package.sh
+
+# Portable builds are cached by source tree hash (scripts/build-wheel.sh, build-portable-addon.sh).
+dist: deps-node
+	scripts/build-dist.sh dist
 
 clean:
 	cargo clean

@@ -20,7 +20,11 @@ echo "setup-python: installing openhands-ai 1.6.0 and test tools (pinned)" >&2
 "$venv/bin/python" -m pip install -q -c "$repo/tests/reference/constraints.txt" \
   'openhands-ai==1.6.0' pytest pytest-timeout
 if [ -f "$repo/openhands-runtime-py/pyproject.toml" ]; then
-  "$venv/bin/python" -m pip install -q -c "$repo/tests/reference/constraints.txt" -e "$repo/openhands-runtime-py"
+  # The build backend (maturin) also compiles the native executor; a debug build in the
+  # workspace's target/ (shared with `cargo build`) is enough here: an editable install runs the
+  # checkout's executor anyway (executor_process.find_executor).
+  MATURIN_PEP517_ARGS="--profile dev" \
+    "$venv/bin/python" -m pip install -q -c "$repo/tests/reference/constraints.txt" -e "$repo/openhands-runtime-py"
 fi
 rm -f "$venv"/.stamp-*
 touch "$stamp"

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { registerCommands } from './commands';
 import { OpenHandsContext } from './context';
+import { registerIdeTools } from './ide';
 import type { ExecutorSnapshot } from './executorService';
 import type { ActivityEntry } from './activity';
 
@@ -21,6 +22,7 @@ export function activate(context: vscode.ExtensionContext): OpenHandsApi {
   const ctx = new OpenHandsContext(context);
   live = ctx;
   context.subscriptions.push(ctx, ...registerCommands(ctx));
+  context.subscriptions.push(registerIdeTools(context, ctx.log));
   ctx.log.info(`OpenHands extension ${context.extension?.packageJSON?.version ?? ''} activated (VS Code ${vscode.version}, ${process.platform}-${process.arch}, Node ${process.version})`);
   if (ctx.config.current.autoStart) void ctx.executor.start();
   return {

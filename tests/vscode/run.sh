@@ -40,7 +40,8 @@ fi
 
 # 2. the VSIX (with the native executor when it is built)
 cd "$REPO/extension"
-[ -d node_modules/esbuild ] || npm ci --no-audit --no-fund > "$ARTIFACTS/npm-ci.log" 2>&1
+# npm ci when the lockfile changed (new dependencies, e.g. the MCP SDK bundled into the extension)
+bash "$REPO/scripts/setup-node.sh" "$REPO/extension" > "$ARTIFACTS/npm-ci.log" 2>&1
 CROSS="$HOME/.cache/openhands-vscode-runtime/addon-cross/out"
 portable_current() { [ -f "$CROSS/openhands-vscode-executor.linux-x64-gnu.node" ] && [ "$(cat "$CROSS/SOURCE" 2>/dev/null)" = "$(git -C "$REPO" rev-parse HEAD:crates) $(git -C "$REPO" rev-parse HEAD:Cargo.lock)" ]; }
 if [ -z "${OPENHANDS_EXECUTOR_ADDON:-}" ] && [ "$DEV_ADDON" = 0 ]; then
@@ -112,6 +113,16 @@ cp "$WS/.vscode/settings.json" "$WS2/.vscode/settings.json" 2>/dev/null
   > "$ARTIFACTS/host-untrusted.log" 2>&1
 grep -E '@@oh-test' "$ARTIFACTS/host-untrusted.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
 cat "$ARTIFACTS/host-untrusted.log" >> "$ARTIFACTS/host.log"
+# 6. the IDE tools through their MCP endpoint, in a TypeScript workspace (suite/ide.js)
+WS3="$SESSION/ide-workspace"; cp -r "$HERE/fixtures/ide-workspace" "$WS3"
+mkdir -p "$ARTIFACTS/ide"
+IDE_ENV="{\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS/ide\",\"OPENHANDS_VSCODE_MCP_DIR\":\"$SESSION/mcp-discovery\"${OH_IDE_BENCH:+,\"OH_IDE_BENCH\":\"$OH_IDE_BENCH\"}}"
+"$NODE24" "$HERE/host.mjs" --workspace "$WS3" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide.js" \
+  --env "$IDE_ENV" --settings '{"files.autoSave":"off"}' --extensions-dir "$EXT" --artifacts "$ARTIFACTS/ide" --click-dialog Allow --timeout 300 \
+  > "$ARTIFACTS/host-ide.log" 2>&1
+grep -q '@@oh-test SUMMARY' "$ARTIFACTS/host-ide.log" || echo "@@oh-test FAIL the IDE tools suite did not finish (see $ARTIFACTS/host-ide.log)" >> "$ARTIFACTS/host-ide.log"
+grep -E '@@oh-test|oh-test bench' "$ARTIFACTS/host-ide.log" | sed -E 's/^.*(@@oh-test|oh-test bench)/\1/' | cut -c1-300
+cat "$ARTIFACTS/host-ide.log" >> "$ARTIFACTS/host.log"
 
 while IFS= read -r line; do
   case "$line" in

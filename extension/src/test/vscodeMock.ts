@@ -33,6 +33,12 @@ export class Uri {
   static file(p: string): Uri {
     return new Uri('file', p);
   }
+  /** Like vscode.Uri.parse(value, true): a scheme is required. */
+  static parse(value: string, _strict?: boolean): Uri {
+    const m = /^([a-zA-Z][\w+.-]*):(?:\/\/)?(.*)$/.exec(value);
+    if (!m) throw new Error(`[UriError]: Scheme is missing: {scheme: "", path: "${value}"}`);
+    return new Uri(m[1], decodeURIComponent(m[2]));
+  }
   static joinPath(base: Uri, ...parts: string[]): Uri {
     return new Uri(base.scheme, [base.fsPath, ...parts].join('/'));
   }
@@ -76,6 +82,8 @@ function makeMock() {
     onDidChangeTextDocument: new EventEmitter<any>(),
     onDidChangeConfiguration: new EventEmitter<any>(),
     onDidGrantWorkspaceTrust: new EventEmitter<void>(),
+    diagnostics: new Map<string, any[]>(),
+    onDidChangeDiagnostics: new EventEmitter<any>(),
   };
   return state;
 }
@@ -191,3 +199,35 @@ export class MemoryMemento {
     return [...this.data.keys()];
   }
 }
+
+// Value classes, shaped like VS Code's (0-based lines and characters).
+export class Position {
+  constructor(readonly line: number, readonly character: number) {}
+}
+export class Range {
+  readonly start: Position;
+  readonly end: Position;
+  constructor(start: Position, end: Position) {
+    this.start = start;
+    this.end = end;
+  }
+  get isEmpty(): boolean {
+    return this.start.line === this.end.line && this.start.character === this.end.character;
+  }
+}
+export class Selection extends Range {
+  constructor(readonly anchor: Position, readonly active: Position) {
+    super(anchor, active);
+  }
+}
+export class Location {
+  constructor(readonly uri: Uri, readonly range: Range) {}
+}
+
+export const languages = {
+  getDiagnostics(uri?: Uri): any {
+    if (uri) return mock.diagnostics.get(uri.toString()) ?? [];
+    return [...mock.diagnostics.entries()].map(([u, d]) => [Uri.parse(u), d]);
+  },
+  onDidChangeDiagnostics: (l: Listener<any>) => mock.onDidChangeDiagnostics.event(l),
+};

@@ -1,5 +1,7 @@
 'use strict';
 // The headless CLI, as the Python runtime spawns it, against the real test server.
+// OH_EXECUTOR_CLI names another implementation to run the same cases against (the native
+// binary of crates/oh-headless, or an installed package's bin); default: this package's Node CLI.
 const test = require('node:test');
 const assert = require('node:assert');
 const { spawn } = require('node:child_process');
@@ -7,10 +9,11 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { tmpdir, PyServer, runAction } = require('./helpers');
 
-const CLI = path.join(__dirname, '..', 'bin', 'openhands-vscode-executor.js');
+const CLI = process.env.OH_EXECUTOR_CLI || path.join(__dirname, '..', 'bin', 'openhands-vscode-executor.js');
+const COMMAND = CLI.endsWith('.js') ? [process.execPath, CLI] : [CLI];
 
 function run(args) {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(COMMAND[0], [...COMMAND.slice(1), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stderr: () => stderr })));
@@ -73,3 +76,52 @@ test('usage errors', async () => {
   assert.strictEqual(code, 64);
   assert.match(p.stderr(), /missing --conversation, --workspace/);
 });
+
+test('flags: --version, --help, unknown argument, bad timeout, missing workspace', async () => {
+  const version = require('../package.json').version;
+  const v = spawnSyncCli(['--version']);
+  assert.strictEqual(v.status, 0);
+  assert.strictEqual(v.stdout.trim(), version);
+  const h = spawnSyncCli(['--help']);
+  assert.strictEqual(h.status, 0);
+  assert.match(h.stdout, /^usage: openhands-vscode-executor --url URL/);
+  const u = spawnSyncCli(['--bogus']);
+  assert.strictEqual(u.status, 64);
+  assert.match(u.stderr, /unknown argument --bogus/);
+  const t = spawnSyncCli(['--url', 'http://127.0.0.1:1', '--conversation', 'c', '--workspace', tmpdir(), '--no-change-timeout', 'soon']);
+  assert.strictEqual(t.status, 64);
+  assert.match(t.stderr, /--no-change-timeout must be a number of seconds/);
+  const w = spawnSyncCli(['--url', 'http://127.0.0.1:1', '--conversation', 'c', '--workspace', path.join(tmpdir(), 'nope')]);
+  assert.strictEqual(w.status, 66);
+  assert.match(w.stderr, /workspace .*nope/);
+});
+
+test('unreachable runtime: exit 2 after the initial connect timeout, with a reason', async () => {
+  // Port 1 on loopback: connection refused at once; the transport retries until its deadline.
+  const p = run(['--url', 'http://127.0.0.1:1', '--conversation', 'c', '--workspace', tmpdir()]);
+  const { code } = await p.exited;
+  assert.strictEqual(code, 2, p.stderr());
+  assert.match(p.stderr(), /EUNREACHABLE/);
+});
+
+test('logs: status changes and the registration, in the shared line format', async (t) => {
+  const server = await PyServer.start([]);
+  if (!server) return t.skip('no python with python-socketio');
+  t.after(() => server.close());
+  const p = run(['--url', server.url, '--conversation', 'conv1', '--workspace', tmpdir()]);
+  t.after(() => p.child.kill('SIGKILL'));
+  await server.expect('registered', () => true, 20000);
+  const deadline = Date.now() + 5000;
+  while (!/executor: registered with/.test(p.stderr()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const line = p.stderr().split('\n').find((l) => l.includes('executor: registered with'));
+  assert.match(line, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO  executor: registered with http:\/\/127\.0\.0\.1:\d+ for conversation conv1 \(executor [0-9a-f-]{36}\)$/);
+  assert.match(p.stderr(), /INFO  executor: status connected/);
+  p.child.kill('SIGINT');
+  const { code } = await p.exited;
+  assert.strictEqual(code, 0, p.stderr());
+  assert.match(p.stderr(), /SIGINT: stopping/);
+});
+
+function spawnSyncCli(args) {
+  return require('node:child_process').spawnSync(COMMAND[0], [...COMMAND.slice(1), ...args], { encoding: 'utf8', timeout: 10000 });
+}

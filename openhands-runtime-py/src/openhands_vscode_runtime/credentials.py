@@ -139,6 +139,9 @@ def non_loopback_listeners() -> list[str]:
     return sorted(set(found))
 
 
+_warned_loopback = False
+
+
 def exposure_problem(session_api_key: str | None) -> str | None:
     """Why server mode must not start, or None.
 
@@ -150,8 +153,12 @@ def exposure_problem(session_api_key: str | None) -> str | None:
     """
     if session_api_key:
         return None
+    global _warned_loopback
     exposed = non_loopback_listeners()
     if not exposed:
+        if _warned_loopback:
+            return None
+        _warned_loopback = True
         logger.warning(
             'oh-executor: OpenHands has no SESSION_API_KEY: every process of this machine (and a '
             'web page, through DNS rebinding) can use its API and make the agent run commands in '

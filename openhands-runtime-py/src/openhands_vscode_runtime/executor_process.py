@@ -1,7 +1,10 @@
-"""Finding and spawning the headless executor (`npm/executor/bin/openhands-vscode-executor.js`)."""
+"""Finding and spawning the headless executor: the native binary this distribution carries
+(`crates/oh-headless`, installed as the `openhands-vscode-executor` script), or in a source
+checkout `npm/executor/bin/openhands-vscode-executor.js`."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -15,24 +18,55 @@ from pathlib import Path
 EXECUTOR_ENV = 'OH_VSCODE_EXECUTOR'
 NODE_ENV = 'OH_VSCODE_NODE'
 _REPO_RELATIVE = Path('npm') / 'executor' / 'bin' / 'openhands-vscode-executor.js'
+DISTRIBUTION = 'openhands-vscode-runtime'
+BINARY_NAME = 'openhands-vscode-executor'
 
 
 def find_executor() -> list[str] | None:
     """The command line prefix that starts the headless executor, or None.
 
-    `OH_VSCODE_EXECUTOR` wins: a `.js` path (run with node), or any command line. Otherwise the
-    script of the repository this package was installed from (editable install) is used.
+    `OH_VSCODE_EXECUTOR` wins: a `.js` path (run with node), or any command line. Then the native
+    executor installed with this distribution (the wheel's `openhands-vscode-executor` script).
+    Last, in a source checkout, the repository's Node CLI. An editable install skips the binary it
+    copied at install time, which goes stale as the crates change: set `OH_VSCODE_EXECUTOR` to use
+    a native build from a checkout.
     """
     configured = os.environ.get(EXECUTOR_ENV, '').strip()
     if configured:
         if configured.endswith(('.js', '.mjs', '.cjs')) and os.path.isfile(configured):
             return [_node(), configured]
         return shlex.split(configured)
+    installed = installed_binary()
+    if installed is not None:
+        return [str(installed)]
     here = Path(__file__).resolve()
     for parent in here.parents:
         candidate = parent / _REPO_RELATIVE
         if candidate.is_file():
             return [_node(), str(candidate)]
+    return None
+
+
+def installed_binary() -> Path | None:
+    """The native executor installed with this distribution (not for editable installs), or None."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return None
+    direct_url = dist.read_text('direct_url.json')
+    if direct_url:
+        try:
+            if json.loads(direct_url).get('dir_info', {}).get('editable'):
+                return None
+        except ValueError:
+            pass
+    for file in dist.files or ():
+        if file.name == BINARY_NAME and file.parent.name in ('bin', 'scripts', 'Scripts'):
+            path = Path(str(dist.locate_file(file))).resolve()
+            if path.is_file() and os.access(path, os.X_OK):
+                return path
     return None
 
 

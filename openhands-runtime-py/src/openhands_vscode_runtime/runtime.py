@@ -253,10 +253,11 @@ class VsCodeRuntime(Runtime):
             if command is None:
                 self.close()
                 raise AgentRuntimeUnavailableError(
-                    'VsCodeRuntime: the headless executor was not found. Install this package '
-                    'from its repository (the executor is npm/executor/bin/'
-                    'openhands-vscode-executor.js), or set OH_VSCODE_EXECUTOR to its path, or '
-                    'set OH_VSCODE_SPAWN_EXECUTOR=0 and connect an executor yourself.'
+                    'VsCodeRuntime: the headless executor was not found. Install the platform '
+                    'wheel of openhands-vscode-runtime (it carries the native '
+                    'openhands-vscode-executor), or set OH_VSCODE_EXECUTOR to an executor '
+                    '(the native binary, or the npm package\'s bin/openhands-vscode-executor.js), '
+                    'or set OH_VSCODE_SPAWN_EXECUTOR=0 and connect an executor yourself.'
                 )
             assert workspace is not None
             self._process = ExecutorProcess(

@@ -25,4 +25,29 @@ exports.run = async () => {
     console.log(`@@oh-test FAIL ${name}: ${e && e.stack ? e.stack : e}`);
     throw e;
   }
+  await ideToolsNotServed();
 };
+
+// The IDE tools' MCP endpoint (docs/ide-tools.md) is never served in restricted mode, even when asked.
+async function ideToolsNotServed() {
+  const name = 'an untrusted workspace never serves the IDE tools: the start command leaves no discovery file';
+  try {
+    const crypto = require('crypto');
+    const fs = require('fs');
+    const os = require('os');
+    const path = require('path');
+    const folder = vscode.workspace.workspaceFolders[0].uri.toString();
+    const dir = process.env.OPENHANDS_VSCODE_MCP_DIR || path.join(os.homedir(), '.openhands', 'vscode-mcp');
+    const file = path.join(dir, `${crypto.createHash('sha256').update(folder).digest('hex').slice(0, 16)}.json`);
+    await vscode.commands.executeCommand('openhands.ide.startServer');
+    await sleep(500);
+    if (fs.existsSync(file)) {
+      fs.rmSync(file, { force: true });
+      throw new Error(`the IDE tools were served: ${file}`);
+    }
+    console.log(`@@oh-test PASS ${name}`);
+  } catch (e) {
+    console.log(`@@oh-test FAIL ${name}: ${e && e.stack ? e.stack : e}`);
+    throw e;
+  }
+}

@@ -1,0 +1,185 @@
+//! `openhands-vscode-executor` without Node: registers with a VsCodeRuntime (docs/protocol.md) and
+//! runs its delegated actions in a persistent bash session, with files on the local filesystem.
+//! Same flags, logs and exit codes as `npm/executor/bin/openhands-vscode-executor.js`.
+
+mod args;
+mod log;
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use oh_executor::ExecutorConfig;
+use oh_files::LocalFs;
+use oh_transport::{ExecutorHandler, StatusEvent, Transport, TransportConfig, TransportError};
+
+use args::{Args, Parsed, USAGE};
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let args = match args::parse(&argv) {
+        Ok(Parsed::Help) => {
+            println!("{USAGE}");
+            return ExitCode::from(0);
+        }
+        Ok(Parsed::Version) => {
+            println!("{VERSION}");
+            return ExitCode::from(0);
+        }
+        Ok(Parsed::Run(a)) => a,
+        Err(msg) => {
+            eprintln!("openhands-vscode-executor: {msg}\n{USAGE}");
+            return ExitCode::from(64);
+        }
+    };
+    let workspace = match std::path::absolute(&args.workspace) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("openhands-vscode-executor: workspace {}: {e}", args.workspace);
+            return ExitCode::from(66);
+        }
+    };
+    match std::fs::metadata(&workspace) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            eprintln!("openhands-vscode-executor: workspace {}: not a directory", workspace.display());
+            return ExitCode::from(66);
+        }
+        Err(e) => {
+            eprintln!("openhands-vscode-executor: workspace {}: {e}", workspace.display());
+            return ExitCode::from(66);
+        }
+    }
+    log::install(&args.log_level);
+    // Two workers: the transport and the shell's I/O never need more, and each thread costs memory.
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("openhands-vscode-executor: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let code = runtime.block_on(run(args, &workspace));
+    // The transport may leave blocking reader threads behind; do not wait for them.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    ExitCode::from(code)
+}
+
+async fn run(args: Args, workspace: &Path) -> u8 {
+    let workspace_str = workspace.to_string_lossy().into_owned();
+    let mut config = ExecutorConfig::new(workspace);
+    if let Some(secs) = args.no_change_timeout {
+        config.shell.no_change_timeout_secs = secs;
+    }
+    let handler = Arc::new(ExecutorHandler::new(config, Arc::new(LocalFs)));
+    let session_api_key = args.session_api_key.clone().or_else(|| std::env::var("OH_SESSION_API_KEY").ok().filter(|k| !k.is_empty()));
+    let mut cfg = TransportConfig::new(&args.url, &args.conversation, &workspace_str);
+    cfg.session_api_key = session_api_key;
+    // The runtime logs `auth.client`; `+native` tells this binary from the Node CLI.
+    cfg.client = format!("openhands-vscode-executor-cli/{VERSION}+native");
+    let executor_id = cfg.executor_id.clone();
+
+    // The last status, deduplicated like the Node binding does, logged as the Node CLI logs it.
+    let last: Arc<Mutex<(String, Option<String>)>> = Arc::new(Mutex::new(("disconnected".into(), None)));
+    let sink: oh_transport::StatusSink = {
+        let last = last.clone();
+        Arc::new(move |ev: &StatusEvent| {
+            let new = (ev.state.as_str().to_string(), ev.message.clone());
+            let mut st = last.lock().unwrap_or_else(|p| p.into_inner());
+            if *st == new {
+                return;
+            }
+            *st = new;
+            match &ev.message {
+                Some(m) => log::line("info", "executor", &format!("status {}: {m}", ev.state.as_str())),
+                None => log::line("info", "executor", &format!("status {}", ev.state.as_str())),
+            }
+        })
+    };
+
+    let mut signals = match Signals::new() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("openhands-vscode-executor: cannot install signal handlers: {e}");
+            return 1;
+        }
+    };
+
+    let transport = tokio::select! {
+        r = Transport::connect(cfg, handler.clone(), Some(sink)) => r,
+        name = signals.recv() => {
+            log::line("info", "executor", &format!("{name}: stopping"));
+            handler.shutdown().await;
+            return 0;
+        }
+    };
+    let transport = match transport {
+        Ok(t) => t,
+        Err(e) => {
+            let code = match &e {
+                TransportError::Refused(_) => "ECONNREFUSED_BY_RUNTIME",
+                TransportError::ProtocolMismatch(_) => "EPROTOCOL",
+                TransportError::Unreachable(_) => "EUNREACHABLE",
+                TransportError::Stopped => "ESTOPPED",
+            };
+            eprintln!("openhands-vscode-executor: {code}: {e}");
+            handler.shutdown().await;
+            return 2;
+        }
+    };
+    log::line(
+        "info",
+        "executor",
+        &format!("registered with {} for conversation {} (executor {executor_id})", args.url, args.conversation),
+    );
+
+    tokio::select! {
+        name = signals.recv() => {
+            log::line("info", "executor", &format!("{name}: stopping"));
+            transport.shutdown().await;
+            handler.shutdown().await;
+            0
+        }
+        _ = transport.closed() => {
+            transport.shutdown().await;
+            handler.shutdown().await;
+            let why = {
+                let st = last.lock().unwrap_or_else(|p| p.into_inner());
+                match &st.1 {
+                    Some(m) => format!("{}: {m}", st.0),
+                    None => st.0.clone(),
+                }
+            };
+            eprintln!("openhands-vscode-executor: connection closed ({why})");
+            if why.contains("replaced") {
+                0
+            } else if why.contains("refused") {
+                2
+            } else {
+                1
+            }
+        }
+    }
+}
+
+/// SIGTERM and SIGINT.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Self> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(Signals { term: signal(SignalKind::terminate())?, int: signal(SignalKind::interrupt())? })
+    }
+
+    async fn recv(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.int.recv() => "SIGINT",
+        }
+    }
+}

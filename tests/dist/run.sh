@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Tests the shippable artifacts, outside the repository:
+#  1. the wheel, installed into a fresh venv with openhands-ai==1.6.0 (pinned), runs the demo's
+#     agent session in embedded mode with the native executor it carries (no PYTHONPATH, a clean
+#     environment, cwd and HOME outside the repository);
+#  2. the npm tarballs, installed into an empty directory, give a headless CLI that runs the same
+#     session against the runtime of that venv;
+#  3. versions agree (scripts/check-versions.sh); the VSIX passed check-vsix.sh in build-dist.sh.
+#
+#   tests/dist/run.sh [DIST_DIR]     # default: build with scripts/build-dist.sh into dist/
+set -euo pipefail
+REPO="$(cd "$(dirname "$0")/../.." && pwd)"
+DIST="${1:-}"
+if [ -z "$DIST" ]; then
+  DIST="$REPO/dist"
+  "$REPO/scripts/build-dist.sh" "$DIST"
+fi
+DIST="$(cd "$DIST" && pwd)"
+WHEEL="$(ls "$DIST"/openhands_vscode_runtime-*.whl | tail -1)"
+TMP="$(mktemp -d /tmp/oh-dist-test.XXXXXX)"; trap 'rm -rf "$TMP"' EXIT
+fail() { echo "dist: FAIL: $*"; exit 1; }
+
+"$REPO/scripts/check-versions.sh"
+
+echo "dist: wheel contents"
+python3 - "$WHEEL" <<'EOF'
+import sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+need = ['openhands_vscode_runtime/py.typed', 'openhands_vscode_runtime/runtime.py']
+bins = [n for n in names if n.endswith('.data/scripts/openhands-vscode-executor')]
+missing = [n for n in need if n not in names]
+if missing or len(bins) != 1:
+    sys.exit(f'dist: FAIL: wheel lacks {missing or "the executor binary"}: {names}')
+print(f'dist: {len(names)} files, executor {bins[0]}')
+EOF
+
+echo "dist: fresh venv with the wheel and openhands-ai==1.6.0"
+PY312="$("$REPO/scripts/find-python312.sh")"
+"$PY312" -m venv "$TMP/venv"
+# Constraints only pin versions; they come from the repository like the reference does.
+"$TMP/venv/bin/python" -m pip install -q -c "$REPO/tests/reference/constraints.txt" 'openhands-ai==1.6.0' "$WHEEL"
+EXE="$TMP/venv/bin/openhands-vscode-executor"
+[ -x "$EXE" ] || fail "the wheel did not install bin/openhands-vscode-executor"
+"$EXE" --version | grep -qx "$(python3 -c 'import tomllib;print(tomllib.load(open("'"$REPO"'/Cargo.toml","rb"))["workspace"]["package"]["version"])')" \
+  || fail "executor --version disagrees with the workspace version"
+
+# A clean environment: no PYTHONPATH, no OH_VSCODE_EXECUTOR, HOME and cwd outside the repository.
+mkdir -p "$TMP/home" "$TMP/work" "$TMP/ws1" "$TMP/ws2"
+clean_env=(env -i "HOME=$TMP/home" "USER=${USER:-root}" "PATH=$TMP/venv/bin:/usr/bin:/bin"
+           "LITELLM_LOCAL_MODEL_COST_MAP=True" "LANG=C.UTF-8")
+cd "$TMP/work"
+"${clean_env[@]}" python -c '
+import sys, openhands_vscode_runtime.executor_process as ep
+cmd = ep.find_executor()
+assert cmd and cmd[0].startswith(sys.prefix), f"embedded mode would run {cmd}, not the installed binary"
+assert "/work/" not in ep.__file__ or "/oh-dist-test" in ep.__file__, ep.__file__
+print("dist: embedded mode runs", cmd[0])
+' || fail "the installed package does not find its own executor"
+echo "dist: demo session (embedded mode, native executor from the wheel)"
+"${clean_env[@]}" python -m openhands_vscode_runtime.demo --workspace "$TMP/ws1" > "$TMP/demo1.log" 2>&1 \
+  || { cat "$TMP/demo1.log"; fail "the demo session failed with the wheel's executor"; }
+grep -q '^demo finished: OK$' "$TMP/demo1.log" || { cat "$TMP/demo1.log"; fail "demo did not finish OK"; }
+echo "dist: demo OK (native)"
+
+echo "dist: npm tarballs into an empty directory"
+mkdir -p "$TMP/npm"
+(cd "$TMP/npm" && echo '{"private":true}' > package.json && \
+  npm install --no-audit --no-fund --offline "$DIST"/openhands-vscode-executor-linux-x64-gnu-*.tgz "$DIST"/openhands-vscode-executor-[0-9]*.tgz >/dev/null)
+CLI="$TMP/npm/node_modules/.bin/openhands-vscode-executor"
+[ -x "$CLI" ] || fail "npm install gave no openhands-vscode-executor bin"
+"$CLI" --version >/dev/null || fail "the installed npm CLI does not start"
+echo "dist: demo session (embedded mode, the npm package's Node CLI)"
+"${clean_env[@]}" "PATH=$TMP/venv/bin:$(dirname "$(command -v node)"):/usr/bin:/bin" "OH_VSCODE_EXECUTOR=$CLI" \
+  python -m openhands_vscode_runtime.demo --workspace "$TMP/ws2" > "$TMP/demo2.log" 2>&1 \
+  || { cat "$TMP/demo2.log"; fail "the demo session failed with the npm CLI"; }
+grep -q '^demo finished: OK$' "$TMP/demo2.log" || { cat "$TMP/demo2.log"; fail "demo did not finish OK (npm CLI)"; }
+echo "dist: demo OK (npm CLI)"
+echo "dist: PASS"
