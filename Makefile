@@ -63,10 +63,12 @@ test-rust: deps-python
 	cargo check --workspace --exclude oh-node --all-targets
 	cargo test --workspace --exclude oh-node
 
-# Twice: through `oh-executor replay`, then through the napi addon with the JS fs callbacks.
+# Through `oh-executor replay`, then every case through the napi addon with the JS fs callbacks,
+# then a representative subset through the socket (server + headless executor).
 test-conformance: deps-python deps-node
 	tests/conformance/run.sh
 	tests/conformance/run.sh --driver addon
+	tests/conformance/run.sh --driver socket
 
 test-node: deps-node deps-python
 	@if [ -x npm/executor/test.sh ]; then npm/executor/test.sh; else echo "node: suite not present"; fi

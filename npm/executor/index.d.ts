@@ -91,6 +91,12 @@ export interface FsCallbacks {
   /** Remove a file. */
   delete: (path: string) => Promise<unknown>
   rename: (from: string, to: string) => Promise<unknown>
+  /**
+   * Optional `chmod`: a `write` that creates a file sets it to 0o664, as the action server
+   * does. Without it (e.g. `vscode.workspace.fs`, which has no modes) new files keep the
+   * filesystem's default mode.
+   */
+  setMode?: (path: string, mode: number) => Promise<unknown>
 }
 
 /** The protocol version this build speaks. */

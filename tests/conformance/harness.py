@@ -39,10 +39,12 @@ HARNESS_KEYS = ('sleep_before', 'expect_regex')
 # Only this field may be compared by regex (history-truncation line count, spec §2.5/§2.14 [N]).
 ALLOWED_REGEX_FIELDS = {'extras.metadata.prefix'}
 # How "ours" runs: `replay` = the `oh-executor replay` binary; `addon` = the napi addon's
-# Executor.execute() with the headless executor's JS filesystem callbacks (addon_replay.js).
+# Executor.execute() with the headless executor's JS filesystem callbacks (addon_replay.js);
+# `socket` = the headless executor CLI registered over Socket.IO with a python-socketio server
+# speaking docs/protocol.md (socket_replay.py).
 DRIVER = os.environ.get('CONFORMANCE_DRIVER', 'replay')
-if DRIVER not in ('replay', 'addon'):
-    raise ValueError(f'CONFORMANCE_DRIVER must be replay or addon, not {DRIVER!r}')
+if DRIVER not in ('replay', 'addon', 'socket'):
+    raise ValueError(f'CONFORMANCE_DRIVER must be replay, addon or socket, not {DRIVER!r}')
 
 
 # --------------------------------------------------------------------------------------------
@@ -437,7 +439,9 @@ class OursSide:
             raise FileNotFoundError(f'oh-executor binary not found at {binary} (build it or set OH_EXECUTOR)')
         self.stderr_file = open(stderr_path, 'wb')
         self.stderr_path = stderr_path
-        if DRIVER == 'addon':
+        if DRIVER == 'socket':
+            argv = [sys.executable, str(HERE / 'socket_replay.py')]
+        elif DRIVER == 'addon':
             argv = ['node', str(HERE / 'addon_replay.js')]
         else:
             argv = [binary, 'replay']
@@ -449,7 +453,9 @@ class OursSide:
             # the reference "server process" is this process: same cwd (matters only for the
             # [F] relative-path binary check of spec §3.1)
             cwd=os.getcwd(),
-            env=dict(os.environ),
+            # inherit (a copy of os.environ can race with pytest setting PYTEST_CURRENT_TEST in
+            # another thread: KeyError)
+            env=None,
         )
         self.lines: queue.Queue = queue.Queue()
         self.reader = threading.Thread(target=self._read, daemon=True)

@@ -40,6 +40,11 @@ pub struct FsCallbacks {
     pub delete: ThreadsafeFunction<String, FsPromise<Ignored>, String, Status, false>,
     #[napi(ts_type = "(from: string, to: string) => Promise<unknown>")]
     pub rename: ThreadsafeFunction<FnArgs<(String, String)>, FsPromise<Ignored>, FnArgs<(String, String)>, Status, false>,
+    /// Optional `chmod`: a `write` that creates a file sets it to 0o664, as the action server
+    /// does. Without it (e.g. `vscode.workspace.fs`, which has no modes) new files keep the
+    /// filesystem's default mode.
+    #[napi(ts_type = "(path: string, mode: number) => Promise<unknown>")]
+    pub set_mode: Option<ThreadsafeFunction<FnArgs<(String, u32)>, FsPromise<Ignored>, FnArgs<(String, u32)>, Status, false>>,
 }
 
 /// `FileSystem` over [`FsCallbacks`]; [`NodeFs::dispose`] drops the callbacks so Node can exit.
@@ -230,6 +235,14 @@ impl FileSystem for NodeFs {
     async fn rename(&self, from: &str, to: &str) -> Result<(), FsError> {
         let cb = self.get()?;
         call(&cb.rename, FnArgs::from((from.to_string(), to.to_string()))).await?;
+        Ok(())
+    }
+
+    async fn set_mode(&self, path: &str, mode: u32) -> Result<(), FsError> {
+        let cb = self.get()?;
+        if let Some(f) = &cb.set_mode {
+            call(f, FnArgs::from((path.to_string(), mode))).await?;
+        }
         Ok(())
     }
 }

@@ -169,7 +169,8 @@ struct Pane {
 struct Proc {
     pane: Arc<StdMutex<Pane>>,
     notify: watch::Receiver<u64>,
-    input: std::sync::mpsc::Sender<Vec<u8>>,
+    /// Bytes to type, and who to tell once they are written.
+    input: std::sync::mpsc::Sender<(Vec<u8>, Option<tokio::sync::oneshot::Sender<()>>)>,
     child: Box<dyn Child + Send + Sync>,
     _master: Box<dyn MasterPty + Send>,
     pid: u32,
@@ -254,7 +255,8 @@ impl Proc {
                 pane2.lock().expect("pane lock").exited = true;
                 tx.send_modify(|g| *g += 1);
             })?;
-        let (in_tx, in_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        let (in_tx, in_rx) =
+            std::sync::mpsc::channel::<(Vec<u8>, Option<tokio::sync::oneshot::Sender<()>>)>();
         // The writer thread owns a duplicate of the master fd to ask for the terminal's
         // foreground process group (closed when the thread ends).
         let fg_fd = pair
@@ -265,7 +267,7 @@ impl Proc {
         std::thread::Builder::new()
             .name("oh-shell-writer".into())
             .spawn(move || {
-                while let Ok(bytes) = in_rx.recv() {
+                while let Ok((bytes, written)) = in_rx.recv() {
                     let mut write = |b: &[u8]| writer.write_all(b).and_then(|_| writer.flush());
                     let signal = bytes.iter().find_map(|b| signal_of(*b));
                     let ok = match (fg_fd, signal) {
@@ -274,6 +276,9 @@ impl Proc {
                         }
                         _ => write(&bytes),
                     };
+                    if let Some(w) = written {
+                        let _ = w.send(());
+                    }
                     if ok.is_err() {
                         break;
                     }
@@ -295,7 +300,15 @@ impl Proc {
     }
 
     fn send(&self, bytes: Vec<u8>) {
-        let _ = self.input.send(bytes);
+        let _ = self.input.send((bytes, None));
+    }
+
+    /// Send, and resolve once the bytes are written (a signal key may be held back a moment
+    /// under load; the action's clocks start when it is typed, as tmux's send-keys returns).
+    fn send_written(&self, bytes: Vec<u8>) -> tokio::sync::oneshot::Receiver<()> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let _ = self.input.send((bytes, Some(tx)));
+        rx
     }
 
     fn markers(&self) -> u64 {
@@ -923,7 +936,7 @@ impl Inner {
             return Observation::cmd_output(content, command, md, action.hidden);
         }
 
-        let start = Instant::now();
+        let mut start = Instant::now();
         let sent = !command.is_empty();
         if sent {
             let special = is_special_key(&command);
@@ -936,11 +949,20 @@ impl Inner {
             if !special {
                 bytes.push(b'\r');
             }
-            proc.send(bytes);
+            let written = if bytes.iter().any(|b| signal_of(*b).is_some()) {
+                Some(proc.send_written(bytes))
+            } else {
+                proc.send(bytes);
+                None
+            };
             // If this future is dropped before the reply (a cancelled request), the command is
             // still running: later actions must see it as such.
             if self.status == Status::Idle {
                 self.status = Status::NoChangeTimeout;
+            }
+            if let Some(w) = written {
+                let _ = tokio::time::timeout(Duration::from_secs(10), w).await;
+                start = Instant::now();
             }
         }
 

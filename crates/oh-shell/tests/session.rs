@@ -324,11 +324,17 @@ async fn settings_sink_exit_and_close() {
     let o = s.execute(&run("sleep 300 & echo $!")).await;
     let pid: i32 = o.content.lines().last().unwrap().trim().parse().unwrap();
     s.close().await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|st| !st.contains(") Z "))
-        .unwrap_or(false);
-    assert!(!alive, "background job {pid} survived close()");
+    // SIGKILL is asynchronous: wait for the job to be gone (or a zombie), bounded.
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|st| !st.contains(") Z "))
+            .unwrap_or(false)
+    };
+    let t = Instant::now();
+    while alive() && t.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(!alive(), "background job {pid} survived close()");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -38,15 +38,18 @@ test('headless round trip and clean exit on SIGTERM', async (t) => {
   assert.ok(fs.existsSync(path.join(ws, 'out.txt')));
   // A long command is still running when SIGTERM arrives: the shell and children are killed.
   server.send(runAction(3, 'sleep 31.4159'));
-  await new Promise((r) => setTimeout(r, 300));
+  const pgrep = () => require('node:child_process').spawnSync('pgrep', ['-f', 'sleep 31.4159']).stdout.toString().trim();
+  // Wait for the command to be running (an event: the process exists), bounded.
+  for (const t = Date.now(); pgrep() === '' && Date.now() - t < 10000; ) await new Promise((r) => setTimeout(r, 20));
+  assert.notStrictEqual(pgrep(), '', 'the command started');
   const t0 = Date.now();
   p.child.kill('SIGTERM');
   const { code } = await p.exited;
   assert.strictEqual(code, 0, p.stderr());
   assert.ok(Date.now() - t0 < 5000, 'stopped promptly');
-  await new Promise((r) => setTimeout(r, 300));
-  const left = require('node:child_process').spawnSync('pgrep', ['-f', 'sleep 31.4159']).stdout.toString().trim();
-  assert.strictEqual(left, '', 'the running command was killed with the shell');
+  // SIGKILL of the shell's children is asynchronous: wait until it is gone, bounded.
+  for (const t = Date.now(); pgrep() !== '' && Date.now() - t < 10000; ) await new Promise((r) => setTimeout(r, 20));
+  assert.strictEqual(pgrep(), '', 'the running command was killed with the shell');
   await server.expect('disconnected');
 });
 

@@ -89,6 +89,7 @@ const nodeFs = {
   createDirectory: (p) => fsp.mkdir(p, { recursive: true }),
   delete: (p) => fsp.unlink(p),
   rename: (from, to) => fsp.rename(from, to),
+  setMode: (p, mode) => fsp.chmod(p, mode),
 };
 
 function log(level, target, message) {
