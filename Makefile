@@ -10,10 +10,11 @@ PY := $(VENV)/bin/python
 export OH_VENV := $(VENV)
 
 .PHONY: help deps deps-system deps-python deps-node build build-rust addon demo test test-rust \
-        test-conformance test-node test-runtime test-vscode bench vsix clean
+        test-conformance test-node test-runtime test-e2e test-vscode bench vsix clean
 
 help:
-	@echo "make demo   - build what is needed, run a scripted session through VsCodeRuntime + the headless executor"
+	@echo "make demo   - build what is needed, run the real agent loop (CodeActAgent) on VsCodeRuntime + the headless executor"
+	@echo "              (scripted stand-in LLM; set LLM_MODEL and LLM_API_KEY [LLM_BASE_URL] for a real model)"
 	@echo "make test   - install everything needed (idempotent), then run every suite"
 	@echo "make bench  - benchmarks (ratios against baselines measured in the same run)"
 	@echo "make vsix   - package the openhands-tab extension with the addon (linux-x64)"
@@ -54,6 +55,7 @@ test: deps
 	@$(MAKE) --no-print-directory test-conformance
 	@$(MAKE) --no-print-directory test-node
 	@$(MAKE) --no-print-directory test-runtime
+	@$(MAKE) --no-print-directory test-e2e
 	@$(MAKE) --no-print-directory test-vscode
 
 # Benches and examples are type-checked too, so `make bench` cannot rot unnoticed.
@@ -69,6 +71,11 @@ test-node: deps-node
 
 test-runtime: deps-python addon
 	@if [ -x tests/runtime/run.sh ]; then tests/runtime/run.sh; else echo "runtime: suite not present"; fi
+
+# The real OpenHands server app + CodeActAgent + VsCodeRuntime + the headless executor, driven like
+# the tab; the LLM is the scripted stand-in.
+test-e2e: deps-python addon
+	tests/e2e/run.sh
 
 # The extension's unit tests (vitest, vscode mocked), then the real extension host (code-server).
 test-vscode: addon
