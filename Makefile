@@ -91,6 +91,7 @@ bench: deps-python
 	bench/editor.sh   # runs the oh-files bench and OHEditor in one run
 	@if [ -x npm/executor/bench/run.sh ]; then npm/executor/bench/run.sh; fi
 	@if [ -f openhands-runtime-py/bench/bench_runtime.py ]; then $(PY) openhands-runtime-py/bench/bench_runtime.py; fi
+	$(PY) openhands-runtime-py/bench/bench_agent_loop.py   # VsCodeRuntime vs LocalRuntime vs CLIRuntime in the agent loop
 
 vsix: deps-node
 	extension/scripts/package.sh
