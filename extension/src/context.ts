@@ -4,6 +4,7 @@ import { AgentTerminal } from './agentTerminal';
 import { loadNative } from './bootstrap';
 import { Config } from './config';
 import { Consent } from './consent';
+import { findExecutorCredential } from './credentials';
 import { ConversationResolver } from './conversation';
 import { ExecutorService } from './executorService';
 import { createFsBridge } from './fsBridge';
@@ -40,7 +41,7 @@ export class OpenHandsContext implements vscode.Disposable {
     const version = String(vscodeContext.extension?.packageJSON?.version ?? '0.0.0');
     this.executor = new ExecutorService({
       config: () => this.config.current,
-      sessionKey: () => this.secrets.get(),
+      sessionKey: () => this.executorCredential(),
       consent: (label, url) => this.consent.ensure(label, url),
       resolveConversation: (config, key) => this.conversations.resolve(config, key),
       forgetConversation: (url) => this.conversations.forget(url),
@@ -92,6 +93,13 @@ export class OpenHandsContext implements vscode.Disposable {
     );
     void this.refreshKey();
     this.refresh();
+  }
+
+  /** SecretStorage, else the runtime's token file when the server is on this machine (credentials.ts). */
+  private async executorCredential(): Promise<string | undefined> {
+    const found = await findExecutorCredential(await this.secrets.get(), this.config.current.serverUrl);
+    this.log.info(`executor credential: ${found.detail}`);
+    return found.key;
   }
 
   private async refreshKey(): Promise<void> {
