@@ -32,7 +32,7 @@ RUNTIMES = {
 
 
 def script(ws: str) -> list[dict]:
-    """30 runtime steps (bash and editor), then finish."""
+    """30 runtime steps (15 bash, 15 editor), then finish."""
     steps: list[dict] = []
     for i in range(STEPS):
         kind = i % 3
@@ -42,10 +42,13 @@ def script(ws: str) -> list[dict]:
         elif kind == 1:
             steps.append({'tool': 'execute_bash', 'args': {
                 'command': f'cat f{i - 1}.txt && echo step{i}'}})
-        else:
+        elif (i // 3) % 2 == 0:
             steps.append({'tool': 'str_replace_editor', 'args': {
                 'command': 'str_replace', 'path': f'{ws}/f{i - 2}.txt',
                 'old_str': 'value=a', 'new_str': f'value={i}'}})
+        else:
+            steps.append({'tool': 'execute_bash', 'args': {
+                'command': f'grep -c value f{i - 2}.txt; ls | wc -l'}})
     steps.append({'tool': 'finish', 'args': {'message': 'done'}})
     return steps
 
@@ -112,12 +115,14 @@ def child(runtime_name: str) -> dict:
         llm.stop()
     history = state.history if state else []
     actions = {e.id: e for e in history if isinstance(e, Action) and e.runnable}
-    overheads = []
+    overheads: list[float] = []
+    kinds: list[str] = []
     for obs in history:
         if isinstance(obs, Observation) and obs.cause in actions:
             a = datetime.fromisoformat(actions[obs.cause].timestamp)
             o = datetime.fromisoformat(obs.timestamp)
             overheads.append((o - a).total_seconds())
+            kinds.append(actions[obs.cause].action)
     llm_s = sum(r['answered'] - r['received'] for r in llm.requests)
     return {
         'runtime': runtime_name,
@@ -128,6 +133,7 @@ def child(runtime_name: str) -> dict:
         'wall_s': wall,
         'llm_server_s': llm_s,
         'overheads_s': overheads,
+        'kinds': kinds,
     }
 
 
@@ -191,6 +197,23 @@ def main() -> int:
         if not r['finished'] or r['mismatches'] or r['steps'] != STEPS:
             ok = False
             print(f'  ! {name}: finished={r["finished"]} steps={r["steps"]} {r["mismatches"]}')
+    print('\nBy action type (p50 / p90 ms):\n')
+    print('| runtime | run (execute_bash) | edit (str_replace_editor) | run p50 vs VsCode |')
+    print('|---|---|---|---|')
+    base_run = None
+    for name, r in results.items():
+        if 'error' in r:
+            continue
+        cells = []
+        for kind in ('run', 'edit'):
+            xs = [x * 1000 for x, k in zip(r['overheads_s'], r['kinds']) if k == kind]
+            cells.append(f'{statistics.median(xs):.1f} / {pct(xs, 0.9):.1f} (n={len(xs)})' if xs else '-')
+        runs = [x for x, k in zip(r['overheads_s'], r['kinds']) if k == 'run']
+        run_p50 = statistics.median(runs) if runs else None
+        if name == 'vscode':
+            base_run = run_p50
+        ratio = f'{run_p50 / base_run:.1f}x' if base_run and run_p50 else '-'
+        print(f'| {name} | {cells[0]} | {cells[1]} | {ratio} |')
     print('\nwall s (excl. LLM): run_controller wall time minus the time the scripted LLM server '
           'spent answering; connect s is outside it.')
     return 0 if ok else 1

@@ -196,8 +196,10 @@ class HeadlessExecutor:
             '--conversation', conversation_id,
             '--workspace', str(workspace),
         ]
+        # the key goes through the environment, never argv (visible to every local user in ps)
+        self.env = {k: v for k, v in os.environ.items() if k != 'OH_SESSION_API_KEY'}
         if session_api_key:
-            self.args += ['--session-api-key', session_api_key]
+            self.env['OH_SESSION_API_KEY'] = session_api_key
         if no_change_timeout is not None:
             self.args += ['--no-change-timeout', str(no_change_timeout)]
         self.proc: subprocess.Popen | None = None
@@ -213,7 +215,8 @@ class HeadlessExecutor:
         log = open(self.log_path, 'ab')
         try:
             return subprocess.Popen(
-                self.args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+                self.args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=self.env,
+                start_new_session=True,
             )
         finally:
             log.close()
