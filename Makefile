@@ -10,10 +10,11 @@ PY := $(VENV)/bin/python
 export OH_VENV := $(VENV)
 
 .PHONY: help deps deps-system deps-python deps-node build build-rust addon demo test test-rust \
-        test-conformance test-node test-runtime test-vscode test-dist dist check-versions bench vsix clean
+        test-conformance test-node test-runtime test-e2e test-vscode test-dist dist check-versions bench vsix clean
 
 help:
-	@echo "make demo   - build what is needed, run a scripted session through VsCodeRuntime + the headless executor"
+	@echo "make demo   - build what is needed, run the real agent loop (CodeActAgent) on VsCodeRuntime + the headless executor"
+	@echo "              (scripted stand-in LLM; set LLM_MODEL and LLM_API_KEY [LLM_BASE_URL] for a real model)"
 	@echo "make test   - install everything needed (idempotent), then run every suite"
 	@echo "make bench  - benchmarks (ratios against baselines measured in the same run)"
 	@echo "make vsix   - package the openhands-tab extension with the addon (linux-x64)"
@@ -55,6 +56,7 @@ test: deps
 	@$(MAKE) --no-print-directory test-conformance
 	@$(MAKE) --no-print-directory test-node
 	@$(MAKE) --no-print-directory test-runtime
+	@$(MAKE) --no-print-directory test-e2e
 	@$(MAKE) --no-print-directory test-vscode
 	@$(MAKE) --no-print-directory test-dist
 
@@ -76,6 +78,11 @@ test-node: deps-node deps-python
 test-runtime: deps-python addon
 	@if [ -x tests/runtime/run.sh ]; then tests/runtime/run.sh; else echo "runtime: suite not present"; fi
 	tests/faults/run.sh
+
+# The real OpenHands server app + CodeActAgent + VsCodeRuntime + the headless executor, driven like
+# the tab; the LLM is the scripted stand-in.
+test-e2e: deps-python addon
+	tests/e2e/run.sh
 
 # The extension's unit tests (vitest, vscode mocked), then the real extension host (code-server).
 test-vscode: addon
@@ -99,6 +106,7 @@ bench: deps-python
 	bench/memory.sh   # peak RSS: 100 MB of output, a 50 MB read
 	@if [ -x npm/executor/bench/run.sh ]; then npm/executor/bench/run.sh; fi
 	@if [ -f openhands-runtime-py/bench/bench_runtime.py ]; then $(PY) openhands-runtime-py/bench/bench_runtime.py; fi
+	$(PY) openhands-runtime-py/bench/bench_agent_loop.py   # VsCodeRuntime vs LocalRuntime vs CLIRuntime in the agent loop
 	scripts/build-dist.sh dist && tests/dist/bench.sh dist
 
 vsix: deps-node

@@ -74,6 +74,24 @@ _ENV_RETRIES = 3
 DEFAULT_SERVER_URL = 'http://127.0.0.1:3000'
 
 
+RIPGREP_MISSING = (
+    'ripgrep (`rg`) is not on PATH: OpenHands turns its grep and glob tools into `rg` commands, '
+    'which will fail with "rg: command not found". Install it: `sudo apt-get install ripgrep` '
+    '(Debian/Ubuntu), `sudo dnf install ripgrep` (Fedora), `brew install ripgrep` (macOS), '
+    '`winget install BurntSushi.ripgrep.MSVC` (Windows), or `cargo install ripgrep`; then restart '
+    'the executor (reload the VS Code window).'
+)
+
+
+def ripgrep_warning(path: str | None = None) -> str | None:
+    """The warning to show when `rg` is not on `path` (default: this process's PATH), else None.
+
+    The executor runs on this machine with this environment (embedded mode) or in the user's VS
+    Code on the same machine (server mode), so this PATH is the best cheap guess for its shell's.
+    """
+    return None if shutil.which('rg', path=path) else RIPGREP_MISSING
+
+
 def _server_context() -> tuple[Any, asyncio.AbstractEventLoop | None]:
     """The OpenHands server's `sio` and loop, when this process is an OpenHands server.
 
@@ -306,6 +324,9 @@ class VsCodeRuntime(Runtime):
             raise AgentRuntimeUnavailableError(message) from None
 
         self._finish_connect(self._channel.workspace or workspace or '')
+        warning = ripgrep_warning()
+        if warning:
+            self.log('warning', f'VsCodeRuntime: {warning}')
         if not self.attach_to_existing:
             await asyncio.to_thread(self.setup_initial_env)
         self.set_runtime_status(RuntimeStatus.RUNTIME_STARTED)
