@@ -130,6 +130,13 @@ describe('chat session', () => {
     expect(t.status()).toMatchObject({ conversationId: 'c7', agentState: 'awaiting_user_input', canSend: true });
   });
 
+  it('a server that cannot list conversations (V1 sandbox needs Docker: HTTP 500) still opens the remembered one', async () => {
+    const t = setup({ ...settings, 'GET /api/conversations?': () => [500, 'Internal Server Error'], 'GET /api/conversations/c3/events': () => [200, { events: [], has_more: false }] });
+    t.store.set('openhands.tab.conversation:http://s', 'c3');
+    await t.session.open();
+    expect(t.status()).toMatchObject({ problems: [], conversationId: 'c3', conversations: [{ id: 'c3' }] });
+  });
+
   it('errors the user must act on appear with their fix', async () => {
     const down = setup({}, { fetch: vi.fn().mockRejectedValue(Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } })) as any });
     await down.session.open();

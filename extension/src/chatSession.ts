@@ -100,10 +100,10 @@ export class ChatSession {
       } else if (this.llmForm?.required) {
         this.llmForm = undefined;
       }
-      this.conversations = await this.client.listConversations();
     } catch (e) {
       this.serverProblem(e);
     }
+    if (this.reachable) await this.loadConversations();
     if (gen !== this.generation) return;
     const target = this.remembered();
     if (this.reachable && target && target !== this.conversationId) await this.switchTo(target);
@@ -258,15 +258,25 @@ export class ChatSession {
 
   async refreshConversations(): Promise<void> {
     if (!this.client) return this.open();
-    try {
-      this.conversations = await this.client.listConversations();
-      if (this.conversationId && !this.conversations.some((c) => c.id === this.conversationId)) {
-        this.conversations.unshift({ id: this.conversationId, title: this.conversationId.slice(0, 8) });
-      }
-    } catch (e) {
-      this.serverProblem(e);
-    }
+    await this.loadConversations();
     this.publish();
+  }
+
+  /**
+   * The picker's list. A failing list (e.g. an OpenHands 1.6 server whose V1 sandbox service
+   * needs Docker answers 500 to `GET /api/conversations`) must not block the tab: the current and
+   * the remembered conversation stay pickable, and the log says why the list is short.
+   */
+  private async loadConversations(): Promise<void> {
+    try {
+      this.conversations = await this.client!.listConversations();
+    } catch (e) {
+      if (e instanceof ServerError && (e.kind === 'auth' || e.kind === 'unreachable')) this.serverProblem(e);
+      else this.deps.log.warn(`the conversation list is not available: ${(e as Error).message}`);
+    }
+    for (const id of [this.remembered(), this.conversationId]) {
+      if (id && !this.conversations.some((c) => c.id === id)) this.conversations.unshift({ id, title: id.slice(0, 8) });
+    }
   }
 
   /** The executor's state changed: its errors are problems of the tab too. */
