@@ -111,6 +111,19 @@ export class ChatSession {
     this.publish();
   }
 
+  /**
+   * Forgets everything held in memory and opens again from what a new window has: workspaceState
+   * (the conversation, its latest event id) and the server (history, replay).
+   */
+  async reopen(): Promise<void> {
+    this.leave();
+    this.conversationId = undefined;
+    this.model = new EventModel();
+    this.pending = undefined;
+    this.deps.post({ type: 'reset', items: [] });
+    await this.open();
+  }
+
   /** Shows an existing conversation, retargets the executor to it and joins its stream. */
   async switchTo(id: string): Promise<void> {
     if (!this.client) await this.open();
@@ -275,7 +288,7 @@ export class ChatSession {
       else this.deps.log.warn(`the conversation list is not available: ${(e as Error).message}`);
     }
     for (const id of [this.remembered(), this.conversationId]) {
-      if (id && !this.conversations.some((c) => c.id === id)) this.conversations.unshift({ id, title: id.slice(0, 8) });
+      if (id && !this.conversations.some((c) => c.id === id)) this.conversations.unshift({ id, title: id });
     }
   }
 

@@ -119,6 +119,12 @@ function renderStatus(s: TabStatus): void {
   $('llm-cancel').hidden = !f || f.required;
   $('empty').hidden = chat.size > 0 || Boolean(f);
   renderComposer();
+  // Without a conversation of its own (attach mode) the executor's actions are what there is to see.
+  const section = $<HTMLDetailsElement>('activity-section');
+  if (s.attachMode && !section.dataset.auto) {
+    section.dataset.auto = '1';
+    section.open = true;
+  }
   const acts = ex.actions ?? [];
   $('activity-count').textContent = String(acts.length);
   $('activity').replaceChildren(...acts.map((a) => {
