@@ -149,6 +149,9 @@ describe('chat session', () => {
     await t.session.open();
     const sock = FakeSocket.last;
     sock.open();
+    sock.fire('oh_event', { status_update: true, type: 'info', message: 'c1', conversation_title: 'Fix the greeting' });
+    expect(t.status().conversations[0].title).toBe('Fix the greeting');
+    expect(t.posted.some((m) => m.type === 'add' && m.items.some((i) => i.kind === 'status'))).toBe(false);
     sock.fire('oh_event', { status_update: true, type: 'info', id: 'STATUS$STARTING_RUNTIME', message: 'Starting runtime...' });
     expect(t.status().problems.map((p) => [p.id, p.fixes.map((f) => f.fix)])).toEqual([['runtime', ['start']]]);
     sock.fire('oh_event', { status_update: true, type: 'error', id: 'STATUS$ERROR_LLM_AUTHENTICATION', message: 'AuthenticationError' });

@@ -375,6 +375,13 @@ export class ChatSession {
 
   private onStatus(socket: ConversationSocket, u: StatusUpdate): void {
     if (this.socket !== socket) return;
+    if (u.conversationTitle !== undefined) {
+      // A title update, not a runtime status.
+      const c = this.conversations.find((x) => x.id === socket.conversationId);
+      if (c) c.title = u.conversationTitle;
+      this.publish();
+      return;
+    }
     this.runtimeStatus = describeRuntimeStatus(u.id, u.message);
     this.deps.post({ type: 'add', items: [statusItem(u, ++this.statusSeq)] });
     if (u.id === 'STATUS$ERROR_LLM_AUTHENTICATION') {

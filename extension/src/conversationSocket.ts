@@ -6,6 +6,8 @@ export interface StatusUpdate {
   type?: string;
   id?: string;
   message?: string;
+  /** Title updates carry the conversation id as `message` and the new title here. */
+  conversationTitle?: string;
 }
 
 export interface SocketHandlers {
@@ -94,7 +96,9 @@ export class ConversationSocket {
     if (!data || typeof data !== 'object') return;
     const d = data as Record<string, unknown>;
     if (d.status_update === true) {
-      this.handlers.onStatus({ type: str(d.type), id: str(d.id), message: str(d.message) });
+      const update: StatusUpdate = { type: str(d.type), id: str(d.id), message: str(d.message) };
+      if (typeof d.conversation_title === 'string') update.conversationTitle = d.conversation_title;
+      this.handlers.onStatus(update);
       return;
     }
     if (d.error === true) {
