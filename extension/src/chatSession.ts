@@ -33,6 +33,8 @@ export interface ChatSessionDeps {
   log: { info(m: string): void; warn(m: string): void; error(m: string): void };
   fetch?: FetchLike;
   socketFactory?: SocketFactory;
+  /** The workspace folder: paths under it are shown relative. */
+  workspaceRoot?: () => string | undefined;
   /** Labels and recent actions of the executor for the tab. */
   executorDetails?: () => Partial<TabStatus['executor']>;
   /** How long a new conversation waits for this window's executor before the first message. */
@@ -54,7 +56,7 @@ const NOT_READY = new Set(['loading', 'init', '']);
 export class ChatSession {
   private client: ServerClient | undefined;
   private socket: ConversationSocket | undefined;
-  private model = new EventModel();
+  private model: EventModel;
   private conversations: ConversationSummary[] = [];
   private conversationId: string | undefined;
   private joined = false;
@@ -68,7 +70,9 @@ export class ChatSession {
   private generation = 0;
   private persistTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(private readonly deps: ChatSessionDeps) {}
+  constructor(private readonly deps: ChatSessionDeps) {
+    this.model = new EventModel(deps.workspaceRoot?.());
+  }
 
   get currentConversationId(): string | undefined {
     return this.conversationId;
@@ -118,7 +122,7 @@ export class ChatSession {
   async reopen(): Promise<void> {
     this.leave();
     this.conversationId = undefined;
-    this.model = new EventModel();
+    this.model = new EventModel(this.deps.workspaceRoot?.());
     this.pending = undefined;
     this.deps.post({ type: 'reset', items: [] });
     await this.open();
@@ -131,7 +135,7 @@ export class ChatSession {
     const gen = ++this.generation;
     this.leave();
     this.conversationId = id;
-    this.model = new EventModel();
+    this.model = new EventModel(this.deps.workspaceRoot?.());
     this.pending = undefined;
     this.runtimeStatus = undefined;
     this.problems.delete('runtime');
@@ -164,7 +168,7 @@ export class ChatSession {
     const id = await client.createConversation();
     this.deps.log.info(`created conversation ${id} on ${client.baseUrl}`);
     this.conversationId = id;
-    this.model = new EventModel();
+    this.model = new EventModel(this.deps.workspaceRoot?.());
     this.runtimeStatus = undefined;
     this.conversations = [{ id, title: 'New conversation', status: 'STARTING' }, ...this.conversations.filter((c) => c.id !== id)];
     await this.deps.state.update(CURRENT_KEY(client.baseUrl), id);

@@ -78,6 +78,7 @@ export class OpenHandsContext implements vscode.Disposable {
       executor: this.executor,
       post: (m) => this.view.post(m),
       log: this.log,
+      workspaceRoot: () => vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath,
       executorDetails: () => executorDetails(buildViewModel(this.executor.snapshot, this.activity.items, this.hasKey)),
     });
     this.view = new OpenHandsViewProvider(vscodeContext.extensionUri, (m) => this.onViewMessage(m), () => {

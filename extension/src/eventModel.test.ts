@@ -48,6 +48,13 @@ describe('event model', () => {
     expect(m.apply(events[2])).toEqual([]);
   });
 
+  it('shows paths under the workspace relative to it', () => {
+    const m = new EventModel('/ws/');
+    m.apply({ id: 1, source: 'agent', action: 'edit', args: { path: '/ws/src/a.py', command: 'str_replace' } });
+    m.apply({ id: 2, source: 'agent', action: 'run', args: { command: 'cat /wsx/a /ws/b' } });
+    expect(m.all.map((i) => (i as any).title)).toEqual(['Edited src/a.py', 'cat /wsx/a b']);
+  });
+
   it('shows errors and hides bookkeeping events', () => {
     const m = new EventModel();
     expect(m.apply({ id: 1, source: 'agent', observation: 'error', content: 'boom' })).toEqual([{ op: 'add', item: { kind: 'error', key: 'e1', text: 'boom' } }]);

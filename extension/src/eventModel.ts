@@ -54,6 +54,9 @@ export class EventModel {
   private lastId = -1;
   agentState: AgentState | string | undefined;
 
+  /** `workspaceRoot`: paths under it are shown relative to it in action titles. */
+  constructor(private readonly workspaceRoot?: string) {}
+
   /** The highest event id applied (-1 before any): the socket's `latest_event_id`. */
   get latestEventId(): number {
     return this.lastId;
@@ -105,7 +108,7 @@ export class EventModel {
     }
     if (TOOL_ACTIONS.has(a) || e.source === 'agent') {
       if (e.timestamp) this.actionTimes.set(key, Date.parse(e.timestamp));
-      return this.add({ kind: 'action', key, action: a, title: actionTitle(a, args, e.message), thought: thought || undefined, status: 'running' });
+      return this.add({ kind: 'action', key, action: a, title: relativePaths(actionTitle(a, args, e.message), this.workspaceRoot), thought: thought || undefined, status: 'running' });
     }
     return [];
   }
@@ -235,6 +238,13 @@ export function lineDiff(before: string, after: string): string[] {
   for (let i = start; i < endB; i++) out.push(`+ ${b[i]}`);
   for (let i = endA; i < Math.min(a.length, endA + ctx); i++) out.push(`  ${a[i]}`);
   return out.slice(0, MAX_DIFF_LINES);
+}
+
+/** `/ws/src/a.py` -> `src/a.py` for paths under the workspace root. */
+export function relativePaths(text: string, root: string | undefined): string {
+  if (!root) return text;
+  const r = root.replace(/\/+$/, '');
+  return r ? text.split(`${r}/`).join('') : text;
 }
 
 function str(v: unknown): string {

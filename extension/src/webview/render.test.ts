@@ -30,8 +30,9 @@ describe('webview rendering', () => {
   it('renders a message as Markdown with a code block, and an action collapsed with exit code, duration and diff', () => {
     const msg = renderItem(document, { kind: 'message', key: 'm', role: 'agent', text: 'Run:\n```bash\nls -la\n```' });
     expect(msg.querySelector('pre code')!.textContent).toBe('ls -la');
-    const act = renderItem(document, { kind: 'action', key: 'a', action: 'edit', title: 'Edited a.py', status: 'ok', exitCode: 0, durationMs: 1500, diff: ['- old', '+ new'], output: 'edited' }) as HTMLDetailsElement;
-    expect(act.tagName).toBe('DETAILS');
+    const wrap = renderItem(document, { kind: 'action', key: 'a', action: 'edit', title: 'Edited a.py', thought: 'Fix *it*', status: 'ok', exitCode: 0, durationMs: 1500, diff: ['- old', '+ new'], output: 'edited' });
+    expect(wrap.querySelector('.thought')!.textContent).toBe('Fix it');
+    const act = wrap.querySelector('details')!;
     expect(act.open).toBe(false);
     expect(act.querySelector('summary')!.textContent).toContain('exit 0 · 1.5 s');
     expect([...act.querySelectorAll('.diff span')].map((s) => s.className)).toEqual(['del', 'add']);
@@ -54,6 +55,7 @@ describe('webview rendering', () => {
     expect(container.firstElementChild).toBe(first);
     expect(replaced).toBe(1000);
     expect(container.querySelectorAll('.action.running').length).toBe(0);
+    expect(container.querySelectorAll('details.action.ok').length).toBe(1000);
     list.reset([]);
     expect(container.children.length).toBe(0);
   });

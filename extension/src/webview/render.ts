@@ -138,7 +138,14 @@ export function renderItem(doc: Doc, item: ChatItem): HTMLElement {
       break;
     }
     case 'action': {
-      const d = el(doc, 'details', `item action ${item.status}`);
+      // The agent's thought stays visible; the action and its observation are collapsed.
+      root = el(doc, 'div', `item action-wrap ${item.status}`);
+      if (item.thought) {
+        const t = el(doc, 'div', 'thought md');
+        t.append(renderMarkdown(doc, item.thought));
+        root.append(t);
+      }
+      const d = el(doc, 'details', `action ${item.status}`);
       d.dataset.action = item.action;
       const summary = el(doc, 'summary');
       summary.append(el(doc, 'span', `icon ${item.status}`, ICONS[item.status] ?? '?'));
@@ -150,11 +157,6 @@ export function renderItem(doc: Doc, item: ChatItem): HTMLElement {
       if (item.status === 'running') meta.push('running…');
       if (meta.length) summary.append(el(doc, 'span', 'meta', meta.join(' · ')));
       d.append(summary);
-      if (item.thought) {
-        const t = el(doc, 'div', 'md action-thought');
-        t.append(renderMarkdown(doc, item.thought));
-        d.append(t);
-      }
       if (item.diff && item.diff.length) {
         const pre = el(doc, 'pre', 'diff');
         for (const line of item.diff) {
@@ -164,7 +166,7 @@ export function renderItem(doc: Doc, item: ChatItem): HTMLElement {
         d.append(pre);
       }
       if (item.output !== undefined && item.output !== '') d.append(el(doc, 'pre', 'output', item.output));
-      root = d;
+      root.append(d);
       break;
     }
     case 'error':
@@ -221,7 +223,9 @@ export class ChatList {
     const stick = this.atBottom();
     const node = renderItem(this.doc, item);
     // Keep a section the user opened open.
-    if (old instanceof Object && (old as HTMLDetailsElement).open) (node as HTMLDetailsElement).open = true;
+    const was = old.querySelector('details');
+    const now = node.querySelector('details');
+    if (was?.open && now) now.open = true;
     old.replaceWith(node);
     this.byKey.set(item.key, node);
     if (stick) this.scrollToEnd();

@@ -141,6 +141,8 @@ exports.run = async () => {
     const term = vscode.window.terminals.find((t) => t.name === 'OpenHands Agent');
     if (term) term.show(true);
     await vscode.commands.executeCommand('openhands.view.focus');
+    // A wider side bar, so the photographed conversation reads well.
+    for (let i = 0; i < 4; i++) await vscode.commands.executeCommand('workbench.action.increaseViewWidth');
     await sleep(1200);
     await ui('screenshot', path.join(ARTIFACTS, 'openhands-tab-conversation.png'));
     await waitFor('the agent to finish', () => api.conversation.status.agentState === 'finished', 90000);
