@@ -70,7 +70,7 @@ export function formatDuration(ms: number): string {
 /** The executor part of the tab's status (state label, recent actions of this window's executor). */
 export function executorDetails(m: ViewModel): Partial<TabStatus['executor']> {
   return {
-    label: m.stateLabel + (m.activity ? ` (${m.activity})` : ''),
+    label: m.stateLabel + (m.activity ? ` (${m.activity.length > 48 ? `${m.activity.slice(0, 48)}…` : m.activity})` : ''),
     hasKey: m.hasKey,
     actions: m.actions.map((a) => ({ kind: a.kind, summary: a.summary, status: a.status, result: a.result, durationMs: a.durationMs })),
   };

@@ -140,9 +140,11 @@ exports.run = async () => {
     await waitFor('the agent to run its check', () => api.conversation.items.find((i) => i.kind === 'action' && /^sleep 8/.test(i.title) && i.status === 'running'), 90000, 200);
     const term = vscode.window.terminals.find((t) => t.name === 'OpenHands Agent');
     if (term) term.show(true);
+    // A wider side bar (and no empty secondary one), so the photographed conversation reads well.
+    await vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar').then(undefined, () => undefined);
+    await vscode.commands.executeCommand('workbench.action.focusSideBar');
+    for (let i = 0; i < 3; i++) await vscode.commands.executeCommand('workbench.action.increaseViewWidth');
     await vscode.commands.executeCommand('openhands.view.focus');
-    // A wider side bar, so the photographed conversation reads well.
-    for (let i = 0; i < 4; i++) await vscode.commands.executeCommand('workbench.action.increaseViewWidth');
     await sleep(1200);
     await ui('screenshot', path.join(ARTIFACTS, 'openhands-tab-conversation.png'));
     await waitFor('the agent to finish', () => api.conversation.status.agentState === 'finished', 90000);
