@@ -61,6 +61,9 @@ describe('event model', () => {
     expect(m.apply({ id: 2, source: 'agent', action: 'recall', args: {} })).toEqual([]);
     expect(m.apply({ id: 3, source: 'user', action: 'change_agent_state', args: { agent_state: 'stopped' } })).toEqual([]);
     expect(m.apply({ id: 4, source: 'agent', observation: 'null', content: '' })).toEqual([]);
+    // Environment actions (e.g. a setup script) are not broadcast, so the history hides them too.
+    expect(m.apply({ id: 5, source: 'environment', action: 'run', args: { command: 'git config' } })).toEqual([]);
+    expect(m.latestEventId).toBe(5);
   });
 
   it('handles 1,000 events with one change each (no full re-render)', () => {

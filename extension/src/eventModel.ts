@@ -23,6 +23,8 @@ const TOOL_ACTIONS = new Set(['run', 'run_ipython', 'read', 'write', 'edit', 'br
 const HIDDEN_ACTIONS = new Set(['null', 'recall', 'change_agent_state', 'system', 'condensation', 'condensation_request']);
 const HIDDEN_OBSERVATIONS = new Set(['null', 'recall', 'condense', 'user_rejected']);
 
+const BROADCAST_ENVIRONMENT = new Set(['run', 'agent_state_changed', 'recall', 'error']);
+
 export const AGENT_STATE_LABELS: Record<string, string> = {
   loading: 'Starting…',
   init: 'Starting…',
@@ -73,6 +75,10 @@ export class EventModel {
       if (e.id <= this.lastId) return [];
       this.lastId = e.id;
     }
+    // What the server broadcasts (§6 of the V0 behaviour): of the environment's events only
+    // command outputs, agent states, recalls and errors. The REST history has them all; showing
+    // the same subset keeps a reopened conversation identical to the live one.
+    if (e.source === 'environment' && !(e.observation && BROADCAST_ENVIRONMENT.has(e.observation))) return [];
     const key = typeof e.id === 'number' ? `e${e.id}` : `x${this.items.length}`;
     if (e.action) return this.action(e, key);
     if (e.observation) return this.observation(e, key);

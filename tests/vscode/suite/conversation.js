@@ -182,13 +182,16 @@ exports.run = async () => {
   });
 
   await test('real server: reopening the conversation shows it again without sending anything twice', async () => {
-    const before = api.conversation.items.length;
+    const before = api.conversation.items.map((i) => `${i.key}:${i.kind}`);
     const users = api.conversation.items.filter((i) => i.kind === 'message' && i.role === 'user').length;
     const id = api.conversation.status.conversationId;
     // What a new window does: the conversation from workspaceState, its history from the server,
     // the socket from the latest event id on.
     await api.conversation.reopen();
-    await waitFor('the tab to show the same conversation again', () => api.conversation.status.conversationId === id && api.conversation.items.length === before && api.conversation.status.joined, 30000);
+    await waitFor('the tab to show the same conversation again', () => api.conversation.status.conversationId === id && api.conversation.status.joined && api.conversation.items.length >= before.length, 30000)
+      .catch((e) => { throw new Error(`${e.message}: before ${JSON.stringify(before)}, now ${JSON.stringify(api.conversation.items.map((i) => `${i.key}:${i.kind}`))} ${JSON.stringify(api.conversation.status)}`); });
+    const now = api.conversation.items.map((i) => `${i.key}:${i.kind}`);
+    assert(before.every((k) => now.includes(k)), `entries missing after reopening: before ${JSON.stringify(before)}, now ${JSON.stringify(now)}`);
     await sleep(2000); // anything sent twice would have been echoed by now
     const after = api.conversation.items.filter((i) => i.kind === 'message' && i.role === 'user').length;
     assert(after === users, `user messages ${users} -> ${after}`);
