@@ -38,6 +38,8 @@ const defaultFactory: SocketFactory = (url, options) => io(url, options) as unkn
 export class ConversationSocket {
   private socket: ReturnType<SocketFactory> | undefined;
   private latest: number;
+  private readonly initialLatest: number;
+  private readonly seen = new Set<number>();
 
   constructor(
     readonly serverUrl: string,
@@ -48,6 +50,7 @@ export class ConversationSocket {
     private readonly factory: SocketFactory = defaultFactory,
   ) {
     this.latest = latestEventId;
+    this.initialLatest = latestEventId;
   }
 
   get connected(): boolean {
@@ -107,8 +110,11 @@ export class ConversationSocket {
     }
     const e = d as ServerEvent;
     if (typeof e.id === 'number') {
-      if (e.id <= this.latest) return; // already delivered (replay overlap)
-      this.latest = e.id;
+      // Already delivered: from the history this socket started after, or twice (replay overlap).
+      // By id, not by order: a replay sends the last agent state after newer events.
+      if (e.id <= this.initialLatest || this.seen.has(e.id)) return;
+      this.seen.add(e.id);
+      this.latest = Math.max(this.latest, e.id);
     }
     this.handlers.onEvent(e);
   }

@@ -55,6 +55,17 @@ describe('event model', () => {
     expect(m.all.map((i) => (i as any).title)).toEqual(['Edited src/a.py', 'cat /wsx/a b']);
   });
 
+  it('an agent state replayed after newer events (the server holds the last one back) still counts; an older one does not', () => {
+    const m = new EventModel();
+    m.apply({ id: 5, source: 'agent', action: 'run', args: { command: 'ls' } });
+    m.apply({ id: 4, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'running' } });
+    expect(m.agentState).toBe('running');
+    m.apply({ id: 7, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'finished' } });
+    m.apply({ id: 6, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'running' } });
+    expect(m.agentState).toBe('finished');
+    expect(m.latestEventId).toBe(7);
+  });
+
   it('shows errors and hides bookkeeping events', () => {
     const m = new EventModel();
     expect(m.apply({ id: 1, source: 'agent', observation: 'error', content: 'boom' })).toEqual([{ op: 'add', item: { kind: 'error', key: 'e1', text: 'boom' } }]);

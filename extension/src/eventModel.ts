@@ -54,6 +54,9 @@ export class EventModel {
   private readonly byKey = new Map<string, number>();
   private readonly actionTimes = new Map<string, number>();
   private lastId = -1;
+  private readonly seen = new Set<number>();
+  /** Id of the agent-state event `agentState` came from: an older one arriving later is history. */
+  private stateId = -1;
   agentState: AgentState | string | undefined;
 
   /** `workspaceRoot`: paths under it are shown relative to it in action titles. */
@@ -72,8 +75,11 @@ export class EventModel {
   apply(e: ServerEvent): ModelChange[] {
     if (!e || typeof e !== 'object') return [];
     if (typeof e.id === 'number') {
-      if (e.id <= this.lastId) return [];
-      this.lastId = e.id;
+      // By id, not by order: the server may deliver a little out of order (a replay sends the
+      // last agent state after newer events; live broadcasts come from several threads).
+      if (this.seen.has(e.id)) return [];
+      this.seen.add(e.id);
+      this.lastId = Math.max(this.lastId, e.id);
     }
     // What the server broadcasts (§6 of the V0 behaviour): of the environment's events only
     // command outputs, agent states, recalls and errors. The REST history has them all; showing
@@ -125,6 +131,9 @@ export class EventModel {
     if (HIDDEN_OBSERVATIONS.has(o)) return [];
     if (o === 'agent_state_changed') {
       const state = str(extras.agent_state);
+      const id = typeof e.id === 'number' ? e.id : this.lastId;
+      if (id < this.stateId) return [];
+      this.stateId = id;
       if (state === this.agentState) return [];
       this.agentState = state;
       if (state === 'loading' || state === 'init') return [];

@@ -143,7 +143,7 @@ exports.run = async () => {
     // A wider side bar (and no empty secondary one), so the photographed conversation reads well.
     await vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar').then(undefined, () => undefined);
     await vscode.commands.executeCommand('workbench.action.focusSideBar');
-    for (let i = 0; i < 3; i++) await vscode.commands.executeCommand('workbench.action.increaseViewWidth');
+    for (let i = 0; i < 4; i++) await vscode.commands.executeCommand('workbench.action.increaseViewSize');
     await vscode.commands.executeCommand('openhands.view.focus');
     await sleep(1200);
     await ui('screenshot', path.join(ARTIFACTS, 'openhands-tab-conversation.png'));
