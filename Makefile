@@ -71,7 +71,7 @@ test-runtime: deps-python addon
 	@if [ -x tests/runtime/run.sh ]; then tests/runtime/run.sh; else echo "runtime: suite not present"; fi
 
 # The extension's unit tests (vitest, vscode mocked), then the real extension host (code-server).
-test-vscode: addon
+test-vscode: addon deps-python
 	scripts/setup-node.sh extension
 	cd extension && npm test
 	tests/vscode/run.sh
