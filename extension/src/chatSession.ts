@@ -327,6 +327,7 @@ export class ChatSession {
       },
       onConnected: () => {
         if (this.socket !== socket) return;
+        this.deps.log.info(`joined conversation ${id} on ${client.baseUrl} (events after ${latest})`);
         this.joined = true;
         this.problems.delete('socket');
         this.publish();
@@ -335,6 +336,7 @@ export class ChatSession {
       onDisconnected: (reason, refused) => {
         if (this.socket !== socket) return;
         this.joined = false;
+        this.deps.log.warn(`conversation ${id}: ${refused ? 'refused' : 'disconnected'} (${reason})`);
         if (refused) {
           this.socket = undefined;
           if (/session_api_key/i.test(reason)) this.problem('socket', 'The OpenHands server refused the session API key.', ['key', 'retry']);
@@ -365,6 +367,7 @@ export class ChatSession {
     for (const c of changes) if (c.op === 'patch') this.deps.post({ type: 'patch', item: c.item });
     this.persistLatest(socket);
     if (this.model.agentState !== before) {
+      this.deps.log.info(`conversation ${socket.conversationId}: agent ${this.model.agentState}`);
       if (this.model.agentState === 'error') this.problemFromAgentError(e);
       else if (this.model.agentState === 'running') this.problems.delete('llm-auth');
       this.publish();
@@ -387,6 +390,9 @@ export class ChatSession {
       return;
     }
     this.runtimeStatus = describeRuntimeStatus(u.id, u.message);
+    const line = `conversation ${socket.conversationId}: runtime ${u.id ?? ''} ${u.message ?? ''}`.trim();
+    if (u.type === 'error') this.deps.log.error(line);
+    else this.deps.log.info(line);
     this.deps.post({ type: 'add', items: [statusItem(u, ++this.statusSeq)] });
     if (u.id === 'STATUS$ERROR_LLM_AUTHENTICATION') {
       this.problem('llm-auth', 'The LLM refused the API key: enter the right key for the model.', ['llm']);
