@@ -377,7 +377,7 @@ export class ChatSession {
 
   private problemFromAgentError(e: ServerEvent): void {
     const reason = String((e.extras ?? {}).reason ?? '');
-    if (/auth|api key|401/i.test(reason)) this.problem('llm-auth', `The LLM refused the API key (${reason.slice(0, 200)}).`, ['llm']);
+    if (/auth|api key|401/i.test(reason)) this.problem('llm-auth', `The LLM refused the API key (${reason.slice(0, 200)}). Enter the right key, then go on in a New conversation.`, ['llm']);
   }
 
   private onStatus(socket: ConversationSocket, u: StatusUpdate): void {
@@ -395,7 +395,7 @@ export class ChatSession {
     else this.deps.log.info(line);
     this.deps.post({ type: 'add', items: [statusItem(u, ++this.statusSeq)] });
     if (u.id === 'STATUS$ERROR_LLM_AUTHENTICATION') {
-      this.problem('llm-auth', 'The LLM refused the API key: enter the right key for the model.', ['llm']);
+      this.problem('llm-auth', 'The LLM refused the API key: enter the right key for the model. A running conversation keeps the key it started with, so go on in a New conversation afterwards.', ['llm']);
     } else if (u.id === 'STATUS$STARTING_RUNTIME' && !['connected', 'executing'].includes(this.deps.executor.snapshot.state)) {
       this.problem('runtime', 'The runtime is waiting for this window\'s executor to connect.', ['start']);
     } else if (u.type === 'error' && /executor/i.test(u.message ?? '')) {
