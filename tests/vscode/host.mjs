@@ -12,6 +12,7 @@
 //   @@oh-ui type-quickinput <path>          -> the runner types that file's text into the quick input
 //   @@oh-ui webview-fill <path>             -> fills {"selector","value"} (JSON in the file) in the OpenHands webview
 //   @@oh-ui webview-click <path>            -> clicks {"selector"} in the OpenHands webview
+//   @@oh-ui webview-select <path>           -> picks the option {"value"} of the <select> {"selector"}
 // and the runner acknowledges by creating "<path>.done" (the tests poll for it).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync, existsSync } from 'node:fs';
@@ -170,7 +171,7 @@ async function main() {
             }
             writeFileSync(arg, text);
             writeFileSync(`${arg}.done`, 'ok');
-          } else if (verb === 'webview-fill' || verb === 'webview-click') {
+          } else if (verb === 'webview-fill' || verb === 'webview-click' || verb === 'webview-select') {
             // Acts on the OpenHands webview like a user: the file holds {"selector", "value"}.
             // The answer file says "ok" or "error: ..." (the tests read it).
             const { readFileSync } = await import('node:fs');
@@ -184,6 +185,7 @@ async function main() {
               const target = frame.locator(req.selector).first();
               await target.waitFor({ state: 'visible', timeout: 20000 });
               if (verb === 'webview-fill') await target.fill(String(req.value ?? ''));
+              else if (verb === 'webview-select') await target.selectOption(String(req.value ?? ''));
               else await target.click();
               writeFileSync(`${arg}.done`, 'ok');
               log(`${verb} ${req.selector}`);

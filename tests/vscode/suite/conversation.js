@@ -200,6 +200,26 @@ exports.run = async () => {
     assert(sent.length === 1, `the server received the task ${sent.length} times`);
   });
 
+  await test('real server: the executor follows the tab: New and the picker retarget it', async () => {
+    const first = api.conversation.status.conversationId;
+    await act('webview-click', '#new');
+    const second = await waitFor('a new conversation served by the executor', () => {
+      const c = api.conversation.status.conversationId;
+      const s = api.snapshot;
+      return c && c !== first && s.conversationId === c && ['connected', 'executing'].includes(s.state) ? c : undefined;
+    }, 90000);
+    await waitFor('the new conversation to be joined', () => api.conversation.status.joined, 30000);
+    assert(!api.conversation.items.some((i) => i.kind === 'message'), 'the new conversation shows messages of the old one');
+    // Back to the first one through the conversation picker, as a user would.
+    await act('webview-select', '#conversation', first);
+    await waitFor('the executor to serve the first conversation again', () => {
+      const s = api.snapshot;
+      return api.conversation.status.conversationId === first && s.conversationId === first && ['connected', 'executing'].includes(s.state);
+    }, 90000);
+    await waitFor('its history in the tab', () => api.conversation.items.some((i) => i.kind === 'finish'), 30000);
+    console.log(`oh-test switched ${first} -> ${second} -> ${first}`);
+  });
+
   const failed = results.filter((r) => !r.ok).length;
   console.log(`@@oh-test SUMMARY ${results.length - failed} passed, ${failed} failed`);
   if (failed) throw new Error(`${failed} conversation test(s) failed`);
