@@ -155,13 +155,42 @@ else
   fi
 fi
 
+# 7. two windows, two conversations on one real server: each executor gets only its own actions.
+TWO_ART="$ARTIFACTS/two-windows"; mkdir -p "$TWO_ART/a" "$TWO_ART/b" "$SESSION/two-shared"
+setsid "$PY" "$REPO/tests/e2e/oh_server.py" --workspace "$SESSION" --llm-script "$HERE/fixtures/two-windows-llm-script.json" \
+  > "$TWO_ART/oh-server.out" 2> "$TWO_ART/oh-server.log" &
+SERVER2_PID=$!
+SERVER_PID="$SERVER_PID $SERVER2_PID"
+for _ in $(seq 1 600); do [ -s "$TWO_ART/oh-server.out" ] && break; sleep 0.2; done
+SERVER2_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["url"])' "$TWO_ART/oh-server.out" 2>/dev/null)"
+SERVER2_KEY="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session_api_key"])' "$TWO_ART/oh-server.out" 2>/dev/null)"
+if [ -z "$SERVER2_URL" ]; then
+  tail -20 "$TWO_ART/oh-server.log"; fail "start the real OpenHands server for the two-window test (see $TWO_ART)"
+else
+  HOST_PIDS=()
+  for role in a b; do
+    W="$SESSION/two-$role"; mkdir -p "$W/.vscode"; echo "window-$role" > "$W/marker.txt"
+    echo "{ \"openhands.server.url\": \"$SERVER2_URL\" }" > "$W/.vscode/settings.json"
+    TWO_ENV="{\"OH_TEST_ROLE\":\"$role\",\"OH_TEST_SHARED\":\"$SESSION/two-shared\",\"OH_TEST_SERVER_KEY\":\"$SERVER2_KEY\",\"OH_TEST_ARTIFACTS\":\"$TWO_ART/$role\"}"
+    "$NODE24" "$HERE/host.mjs" --workspace "$W" --dev "$HERE/harness-ext" --tests "$HERE/suite/two-windows.js" \
+      --env "$TWO_ENV" --extensions-dir "$EXT" --artifacts "$TWO_ART/$role" --click-dialog Allow --timeout 300 \
+      > "$ARTIFACTS/host-two-$role.log" 2>&1 &
+    HOST_PIDS+=($!)
+  done
+  wait "${HOST_PIDS[@]}"  # only the two host sessions (the backends run until cleanup)
+  for role in a b; do
+    grep -E '@@oh-test' "$ARTIFACTS/host-two-$role.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
+    cat "$ARTIFACTS/host-two-$role.log" >> "$ARTIFACTS/host.log"
+  done
+fi
+
 while IFS= read -r line; do
   case "$line" in
     *"@@oh-test PASS "*) pass "${line#*@@oh-test PASS }" ;;
     *"@@oh-test FAIL "*) fail "${line#*@@oh-test FAIL }" ;;
   esac
 done < <(grep -E '@@oh-test (PASS|FAIL) ' "$ARTIFACTS/host.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-400)
-if [ "$(grep -c '@@oh-test SUMMARY' "$ARTIFACTS/host.log")" -lt 2 ]; then fail "a suite did not finish (see $ARTIFACTS/host.log)"; fi
+if [ "$(grep -c '@@oh-test SUMMARY' "$ARTIFACTS/host.log")" -lt 4 ]; then fail "a suite did not finish (see $ARTIFACTS/host.log)"; fi
 if [ -f "$ARTIFACTS/openhands-tab.png" ]; then
   pass "screenshot of the workbench with the OpenHands view ($ARTIFACTS/openhands-tab.png)"
 else
