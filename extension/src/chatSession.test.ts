@@ -137,6 +137,21 @@ describe('chat session', () => {
     expect(t.status()).toMatchObject({ problems: [], conversationId: 'c3', conversations: [{ id: 'c3' }] });
   });
 
+  it('another server URL leaves the old server\'s conversation', async () => {
+    let url = 'http://s';
+    const t = setup({ ...settings, 'GET /api/conversations?': () => [200, { results: [] }], 'GET /api/conversations/c1/events': () => [200, { events: [], has_more: false }] }, { serverUrl: () => url });
+    t.store.set('openhands.tab.conversation:http://s', 'c1');
+    await t.session.open();
+    const sock = FakeSocket.last;
+    sock.open();
+    expect(t.session.currentConversationId).toBe('c1');
+    url = 'http://other';
+    const opening = t.session.open();
+    expect(t.session.currentConversationId).toBeUndefined();
+    expect(sock.connected).toBe(false);
+    await opening;
+  });
+
   it('errors the user must act on appear with their fix', async () => {
     const down = setup({}, { fetch: vi.fn().mockRejectedValue(Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } })) as any });
     await down.session.open();

@@ -91,6 +91,16 @@ export class ChatSession {
   async open(): Promise<void> {
     const gen = ++this.generation;
     const url = this.deps.serverUrl();
+    if (this.client && this.client.baseUrl !== url) {
+      // Another server: nothing of the old one's conversation stays on screen or joined.
+      this.leave();
+      this.conversationId = undefined;
+      this.conversations = [];
+      this.model = new EventModel(this.deps.workspaceRoot?.());
+      this.pending = undefined;
+      this.runtimeStatus = undefined;
+      this.deps.post({ type: 'reset', items: [] });
+    }
     const key = (await this.deps.sessionKey()) || undefined;
     this.client = new ServerClient(url, key, this.deps.fetch);
     this.problems.clear();

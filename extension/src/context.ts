@@ -104,13 +104,14 @@ export class OpenHandsContext implements vscode.Disposable {
       }),
       this.chat,
       this.config.onDidChange((e) => {
+        // The tab first: it drops the old server's conversation before the executor reconnects.
+        if (Config.affectsConnection(e)) void this.chat.open();
         if (Config.affectsConnection(e) && this.executor.running) {
           this.log.info('connection settings changed: reconnecting');
           void this.executor.reconnect();
         } else {
           this.refresh();
         }
-        if (Config.affectsConnection(e)) void this.chat.open();
       }),
       vscode.workspace.onDidGrantWorkspaceTrust(() => {
         if (this.executor.snapshot.state === 'blocked' || this.config.current.autoStart) void this.executor.start();
