@@ -177,9 +177,13 @@ async function main() {
             const { readFileSync } = await import('node:fs');
             try {
               const req = JSON.parse(readFileSync(arg, 'utf8'));
+              // The webview's frames come and go while the workbench lays out: look for up to 20 s.
               let frame;
-              for (const f of page.frames()) {
-                if (await f.evaluate(() => Boolean(document.getElementById('state'))).catch(() => false)) { frame = f; break; }
+              for (let tries = 0; !frame && tries < 40; tries++) {
+                for (const f of page.frames()) {
+                  if (await f.evaluate(() => Boolean(document.getElementById('state'))).catch(() => false)) { frame = f; break; }
+                }
+                if (!frame) await page.waitForTimeout(500);
               }
               if (!frame) throw new Error('the OpenHands webview is not open');
               const target = frame.locator(req.selector).first();
