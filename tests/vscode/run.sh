@@ -131,8 +131,24 @@ export LITELLM_LOCAL_MODEL_COST_MAP=True
 setsid "$PY" -m openhands_vscode_runtime.scripted_llm --script "$SESSION/llm-script.json" > "$CONV_ART/scripted-llm.out" 2> "$CONV_ART/scripted-llm.log" &
 LLM_PID=$!
 setsid "$PY" "$REPO/tests/e2e/oh_server.py" --workspace "$WS3" --no-settings > "$CONV_ART/oh-server.out" 2> "$CONV_ART/oh-server.log" &
-SERVER_PID=$!
-for _ in $(seq 1 600); do [ -s "$CONV_ART/scripted-llm.out" ] && [ -s "$CONV_ART/oh-server.out" ] && break; sleep 0.2; done
+SERVER1_PID=$!
+SERVER_PID=$SERVER1_PID
+# The two-window test's server (step 7) starts now too: importing OpenHands takes a while.
+TWO_ART="$ARTIFACTS/two-windows"; mkdir -p "$TWO_ART/a" "$TWO_ART/b" "$SESSION/two-shared"
+setsid "$PY" "$REPO/tests/e2e/oh_server.py" --workspace "$SESSION" --llm-script "$HERE/fixtures/two-windows-llm-script.json" \
+  > "$TWO_ART/oh-server.out" 2> "$TWO_ART/oh-server.log" &
+SERVER2_PID=$!
+SERVER_PID="$SERVER_PID $SERVER2_PID"
+# Waits until a process printed its ready line, or exited, or 300 s (a loaded machine is slow).
+wait_ready() {
+  for _ in $(seq 1 1500); do
+    [ -s "$1" ] && return 0
+    kill -0 "$2" 2>/dev/null || return 1
+    sleep 0.2
+  done
+  return 1
+}
+wait_ready "$CONV_ART/scripted-llm.out" "$LLM_PID"; wait_ready "$CONV_ART/oh-server.out" "$SERVER1_PID"
 LLM_BASE_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["base_url"])' "$CONV_ART/scripted-llm.out" 2>/dev/null)"
 SERVER_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["url"])' "$CONV_ART/oh-server.out" 2>/dev/null)"
 SERVER_KEY="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session_api_key"])' "$CONV_ART/oh-server.out" 2>/dev/null)"
@@ -156,12 +172,7 @@ else
 fi
 
 # 7. two windows, two conversations on one real server: each executor gets only its own actions.
-TWO_ART="$ARTIFACTS/two-windows"; mkdir -p "$TWO_ART/a" "$TWO_ART/b" "$SESSION/two-shared"
-setsid "$PY" "$REPO/tests/e2e/oh_server.py" --workspace "$SESSION" --llm-script "$HERE/fixtures/two-windows-llm-script.json" \
-  > "$TWO_ART/oh-server.out" 2> "$TWO_ART/oh-server.log" &
-SERVER2_PID=$!
-SERVER_PID="$SERVER_PID $SERVER2_PID"
-for _ in $(seq 1 600); do [ -s "$TWO_ART/oh-server.out" ] && break; sleep 0.2; done
+wait_ready "$TWO_ART/oh-server.out" "$SERVER2_PID"
 SERVER2_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["url"])' "$TWO_ART/oh-server.out" 2>/dev/null)"
 SERVER2_KEY="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session_api_key"])' "$TWO_ART/oh-server.out" 2>/dev/null)"
 if [ -z "$SERVER2_URL" ]; then
