@@ -61,14 +61,17 @@ test-rust: deps-python
 	cargo check --workspace --exclude oh-node --all-targets
 	cargo test --workspace --exclude oh-node
 
-test-conformance: deps-python
-	@if [ -x tests/conformance/run.sh ]; then tests/conformance/run.sh; else echo "conformance: suite not present"; fi
+# Twice: through `oh-executor replay`, then through the napi addon with the JS fs callbacks.
+test-conformance: deps-python deps-node
+	tests/conformance/run.sh
+	tests/conformance/run.sh --driver addon
 
-test-node: deps-node
+test-node: deps-node deps-python
 	@if [ -x npm/executor/test.sh ]; then npm/executor/test.sh; else echo "node: suite not present"; fi
 
 test-runtime: deps-python addon
 	@if [ -x tests/runtime/run.sh ]; then tests/runtime/run.sh; else echo "runtime: suite not present"; fi
+	tests/faults/run.sh
 
 # The extension's unit tests (vitest, vscode mocked), then the real extension host (code-server).
 test-vscode: addon deps-python
@@ -82,6 +85,7 @@ bench: deps-python
 	cargo bench -p oh-shell
 	cargo bench -p oh-difflib
 	bench/editor.sh   # runs the oh-files bench and OHEditor in one run
+	bench/memory.sh   # peak RSS: 100 MB of output, a 50 MB read
 	@if [ -x npm/executor/bench/run.sh ]; then npm/executor/bench/run.sh; fi
 	@if [ -f openhands-runtime-py/bench/bench_runtime.py ]; then $(PY) openhands-runtime-py/bench/bench_runtime.py; fi
 

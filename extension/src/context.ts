@@ -5,6 +5,7 @@ import { loadNative } from './bootstrap';
 import { Config } from './config';
 import { Consent } from './consent';
 import { ChatSession } from './chatSession';
+import { findExecutorCredential } from './credentials';
 import { ExecutorService } from './executorService';
 import { createFsBridge } from './fsBridge';
 import { Logger } from './logging';
@@ -41,7 +42,7 @@ export class OpenHandsContext implements vscode.Disposable {
     const version = String(vscodeContext.extension?.packageJSON?.version ?? '0.0.0');
     this.executor = new ExecutorService({
       config: () => this.config.current,
-      sessionKey: () => this.secrets.get(),
+      sessionKey: () => this.executorCredential(),
       consent: (label, url) => this.consent.ensure(label, url),
       // attach mode: the configured id; else the conversation the tab shows (or showed last).
       conversation: (config) => (config.conversationMode === 'attach' ? config.conversationId || undefined : this.chat.currentConversationId ?? this.chat.remembered()),
@@ -119,6 +120,13 @@ export class OpenHandsContext implements vscode.Disposable {
     );
     void this.refreshKey();
     this.refresh();
+  }
+
+  /** SecretStorage, else the runtime's token file when the server is on this machine (credentials.ts). */
+  private async executorCredential(): Promise<string | undefined> {
+    const found = await findExecutorCredential(await this.secrets.get(), this.config.current.serverUrl);
+    this.log.info(`executor credential: ${found.detail}`);
+    return found.key;
   }
 
   private async refreshKey(): Promise<void> {

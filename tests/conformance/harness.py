@@ -38,6 +38,11 @@ REGEX_OK = '{REGEX_OK}'
 HARNESS_KEYS = ('sleep_before', 'expect_regex')
 # Only this field may be compared by regex (history-truncation line count, spec §2.5/§2.14 [N]).
 ALLOWED_REGEX_FIELDS = {'extras.metadata.prefix'}
+# How "ours" runs: `replay` = the `oh-executor replay` binary; `addon` = the napi addon's
+# Executor.execute() with the headless executor's JS filesystem callbacks (addon_replay.js).
+DRIVER = os.environ.get('CONFORMANCE_DRIVER', 'replay')
+if DRIVER not in ('replay', 'addon'):
+    raise ValueError(f'CONFORMANCE_DRIVER must be replay or addon, not {DRIVER!r}')
 
 
 # --------------------------------------------------------------------------------------------
@@ -101,8 +106,11 @@ class Case:
     actions: list[dict]
     setup: dict = field(default_factory=dict)
     session: dict = field(default_factory=dict)
-    compare_workspace: bool = True
+    # True: paths, types, permission bits, bytes, link targets. 'ignore_modes': the same
+    # without permission bits (only for a documented mode deviation). False: not compared.
+    compare_workspace: bool | str = True
     xfail: str | None = None
+    racy: str | None = None
     notes: str = ''
 
     @property
@@ -123,7 +131,7 @@ class Case:
 
     @classmethod
     def from_dict(cls, d: dict, group: str) -> 'Case':
-        known = {'name', 'actions', 'setup', 'session', 'compare_workspace', 'xfail', 'notes'}
+        known = {'name', 'actions', 'setup', 'session', 'compare_workspace', 'xfail', 'racy', 'notes'}
         unknown = set(d) - known
         if unknown:
             raise ValueError(f'{group}/{d.get("name")}: unknown case keys {sorted(unknown)}')
@@ -139,10 +147,24 @@ class Case:
             actions=d['actions'],
             setup=d.get('setup') or {},
             session=d.get('session') or {},
-            compare_workspace=d.get('compare_workspace', True),
+            compare_workspace=_compare_mode(group, d),
             xfail=d.get('xfail'),
+            racy=d.get('racy'),
             notes=d.get('notes', ''),
         )
+
+
+def _compare_mode(group: str, d: dict) -> bool | str:
+    v = d.get('compare_workspace', True)
+    if v not in (True, False, 'ignore_modes'):
+        raise ValueError(f'{group}/{d.get("name")}: compare_workspace must be true, false or "ignore_modes"')
+    return v
+
+
+def _without_modes(snap: dict | None) -> dict | None:
+    if snap is None:
+        return None
+    return {k: {f: v for f, v in e.items() if f != 'mode'} for k, e in snap.items()}
 
 
 def load_cases(root: Path = CASES_DIR) -> list[Case]:
@@ -411,12 +433,16 @@ class OursSide:
 
     def __init__(self, ws: str, no_change_timeout: int, stderr_path: str):
         binary = executor_binary()
-        if not os.path.exists(binary):
+        if DRIVER == 'replay' and not os.path.exists(binary):
             raise FileNotFoundError(f'oh-executor binary not found at {binary} (build it or set OH_EXECUTOR)')
         self.stderr_file = open(stderr_path, 'wb')
         self.stderr_path = stderr_path
+        if DRIVER == 'addon':
+            argv = ['node', str(HERE / 'addon_replay.js')]
+        else:
+            argv = [binary, 'replay']
         self.proc = subprocess.Popen(
-            [binary, 'replay', '--workspace', ws, '--no-change-timeout', str(no_change_timeout)],
+            argv + ['--workspace', ws, '--no-change-timeout', str(no_change_timeout)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr_file,
@@ -621,8 +647,10 @@ class CaseResult:
 
     @property
     def workspace_identical(self) -> bool:
-        if not self.case.compare_workspace:
+        if self.case.compare_workspace is False:
             return True
+        if self.case.compare_workspace == 'ignore_modes':
+            return _without_modes(self.ref_ws) == _without_modes(self.ours_ws)
         return self.ref_ws == self.ours_ws
 
     @property

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Differential conformance suite: build oh-executor (debug, default target dir) and compare it with
 # the OpenHands V0 reference. Extra arguments go to pytest (e.g. -k timeouts, -x, -v).
+# `--driver addon` (first argument) runs ours through the napi addon's Executor.execute() with the
+# headless executor's JS filesystem callbacks (addon_replay.js) instead of `oh-executor replay`.
 set -euo pipefail
+driver=${CONFORMANCE_DRIVER:-replay}
+if [ "${1:-}" = "--driver" ]; then driver=$2; shift 2; fi
+export CONFORMANCE_DRIVER=$driver
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
 VENV_PY="${CONFORMANCE_PYTHON:-${OH_VENV:-$HOME/.cache/openhands-vscode-runtime/venv}/bin/python}"
 cd "$REPO"
-if [ -z "${OH_EXECUTOR:-}" ]; then
+if [ "$driver" = addon ]; then
+  npm/executor/build.sh debug
+elif [ -z "${OH_EXECUTOR:-}" ]; then
   cargo build -p oh-executor
   export OH_EXECUTOR="$REPO/target/debug/oh-executor"
 fi
@@ -16,6 +23,6 @@ set +e
 "$VENV_PY" -m pytest "$HERE" -q -p no:cacheprovider -W ignore::DeprecationWarning -o addopts="" "$@"
 rc=$?
 set -e
-echo "conformance wall time: $(( $(date +%s) - start )) s"
+echo "conformance ($driver driver) wall time: $(( $(date +%s) - start )) s"
 [ -s "$CONFORMANCE_SUMMARY_FILE" ] && cat "$CONFORMANCE_SUMMARY_FILE"
 exit $rc

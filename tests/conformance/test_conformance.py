@@ -27,3 +27,30 @@ def test_conformance(request, case: harness.Case):
     if case.xfail:
         pytest.xfail(f'{case.xfail}\n{report}')
     pytest.fail(report, pytrace=False)
+
+
+def _deviation_case_ids(section: str) -> set[str]:
+    """Case ids named in backticks in the first column of a DEVIATIONS.md table section."""
+    text = (harness.HERE / 'DEVIATIONS.md').read_text(encoding='utf-8')
+    start = text.index(section)
+    rest = text[start + len(section):]
+    end = rest.find('\n## ')
+    body = rest if end < 0 else rest[:end]
+    ids = set()
+    for line in body.splitlines():
+        if line.startswith('| `'):
+            ids.add(line.split('`')[1])
+    return ids
+
+
+def test_racy_cases_are_listed():
+    """A second run is allowed only for a case marked racy in its file AND listed in DEVIATIONS.md."""
+    racy = {c.id for c in CASES if c.racy}
+    listed = _deviation_case_ids('## Racy cases (one second run allowed)')
+    assert racy == listed, f'marked racy but not listed: {sorted(racy - listed)}; listed but not marked: {sorted(listed - racy)}'
+
+
+def test_xfail_cases_are_listed():
+    xfail = {c.id for c in CASES if c.xfail}
+    listed = _deviation_case_ids('## xfail cases')
+    assert xfail == listed, f'xfail not listed: {sorted(xfail - listed)}; listed but not xfail: {sorted(listed - xfail)}'

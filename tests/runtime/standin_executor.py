@@ -63,7 +63,7 @@ async def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument('--url', required=True)
     p.add_argument('--conversation', required=True)
-    p.add_argument('--session-api-key')
+    p.add_argument('--session-api-key', default=os.environ.get('OH_SESSION_API_KEY'))
     p.add_argument('--workspace', required=True)
     p.add_argument('--no-change-timeout')
     p.add_argument('--protocol', type=int, default=1)

@@ -233,3 +233,14 @@ def test_sandbox_timeout_is_the_default_hard_timeout(temp_dir):
         assert '[The command timed out after 2.0 seconds.' in obs.metadata.suffix
     finally:
         rt.close()
+
+
+def test_find_exec_with_escaped_semicolon_runs(runtime, temp_dir):
+    """OpenHands' test_command_backslash (issue 10): an absolute path and a trailing `\\;` run."""
+    d = os.path.join(temp_dir, 'find_dir')
+    assert run(runtime, f'mkdir -p {d} && echo "implemented_function" > {d}/file_1.txt').exit_code == 0
+    obs = run(runtime, f'find {d} -type f -exec grep -l "implemented_function" {{}} \\;')
+    assert obs.exit_code == 0, obs
+    assert f'{d}/file_1.txt' in obs.content
+    # completed by its prompt, not ended by the soft timeout
+    assert obs.metadata.suffix == '\n[The command completed with exit code 0.]'

@@ -83,7 +83,7 @@ def auth(workspace='/tmp', protocol=1):
         (lambda ch: 'conversation_id=nobody', {}, 'oh-executor: no VsCodeRuntime for conversation nobody'),
         (lambda ch: f'conversation_id={ch.conversation_id}&session_api_key=wrong', {},
          'oh-executor: invalid session_api_key'),
-        (lambda ch: f'conversation_id={ch.conversation_id}', {}, 'oh-executor: invalid session_api_key'),
+        (lambda ch: f'conversation_id={ch.conversation_id}', {}, 'oh-executor: missing session_api_key'),
         (lambda ch: f'conversation_id={ch.conversation_id}&session_api_key=k3y', {'protocol': 2},
          'oh-executor: protocol mismatch: server speaks 1, executor sent 2'),
     ],

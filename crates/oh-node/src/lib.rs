@@ -19,7 +19,7 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 use oh_executor::ExecutorConfig;
-use oh_protocol::{ActionEvent, Observation, ObservationEvent};
+use oh_protocol::{ActionEvent, ObservationEvent};
 use oh_transport::{ActionHandler, ConnectionState, ExecutorHandler, StatusEvent, Transport, TransportConfig, TransportError};
 
 pub use dto::ExecutorOptions;
@@ -267,14 +267,9 @@ impl Executor {
     #[napi]
     pub async fn execute(&self, action_json: String) -> Result<String> {
         let core = self.inner.handler.core().await.map_err(|e| Error::new(Status::GenericFailure, format!("cannot start the bash session: {e}")))?;
-        let value: serde_json::Value = match serde_json::from_str(&action_json) {
-            Ok(v) => v,
-            Err(e) => return Ok(ObservationEvent::reply(None, Observation::error(format!("Invalid action JSON: {e}"))).to_json()),
-        };
-        let cause = value.as_object().and_then(oh_transport::decode::extract_id);
-        let reply = match ActionEvent::from_value(value) {
+        let reply = match oh_transport::decode::decode_direct(&action_json) {
             Ok(ev) => core.execute(&ev).await,
-            Err(e) => ObservationEvent::reply(cause, Observation::error(e.to_string())),
+            Err(refusal) => refusal,
         };
         Ok(reply.to_json())
     }

@@ -219,3 +219,53 @@ fn tmux_argument_rules() {
     assert_eq!(typed_text("echo a", "echo a", false), "echo a");
     assert!(is_special_key(" C-c ") && !is_special_key("C-cc"));
 }
+
+/// What counts as a settled foreground for a signal key (see `wait_for_settled_foreground`).
+#[test]
+fn foreground_settled_rules() {
+    use std::os::unix::process::CommandExt;
+    let me = std::process::id() as i32;
+    let mut live = std::process::Command::new("sleep")
+        .arg("30")
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let live_pg = live.id() as i32;
+    let t = Instant::now();
+    while proc_stat(live_pg).map(|s| s.comm) != Some("sleep".into()) {
+        assert!(t.elapsed() < Duration::from_secs(10), "sleep did not exec");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // A live, exec'd job in the foreground: settled (the "shell" here is the sleep itself,
+    // which has no children; this test process has other tests' shells as children).
+    assert!(foreground_settled(live_pg, live_pg, Some("no-such-comm")));
+    // A child of the shell that still carries the shell's name (forked, not exec'd yet) runs
+    // the shell's own SIGINT handler: not settled, whatever group is in the foreground.
+    assert!(!foreground_settled(live_pg, me, Some("sleep")));
+    // A group whose only member has exited (a zombie not reaped yet): the key would signal
+    // nobody.
+    let mut zombie = std::process::Command::new("/bin/true")
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let zpg = zombie.id() as i32;
+    let t = Instant::now();
+    while proc_stat(zpg).map(|s| s.state) != Some("Z".into()) {
+        assert!(t.elapsed() < Duration::from_secs(10), "true did not exit");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(!foreground_settled(zpg, live_pg, Some("no-such-comm")));
+    // A dead, unreaped child of the shell: bash is about to collect it (it may drop a SIGINT
+    // it receives meanwhile), even with a live job in the foreground.
+    assert!(!foreground_settled(live_pg, me, Some("no-such-comm")));
+    zombie.wait().unwrap();
+    // Other tests of this process spawn (and reap) shells too: wait for a moment without any
+    // unreaped child rather than asserting on one instant.
+    let t = Instant::now();
+    while !foreground_settled(live_pg, me, Some("no-such-comm")) {
+        assert!(t.elapsed() < Duration::from_secs(10), "never settled after the reap");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    live.kill().unwrap();
+    live.wait().unwrap();
+}

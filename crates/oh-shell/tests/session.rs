@@ -165,6 +165,39 @@ async fn soft_timeout_continuation_not_executed_and_ctrl_c() {
     s.close().await;
 }
 
+/// OpenHands' `test_stress_long_output_with_soft_and_hard_timeout` (issue 10): a hard timeout of
+/// 2.0 s on a loop whose period is just over 1 s fires right at a loop boundary, so the `C-c`
+/// sent after the NOT-executed `ls` lands while bash hands the terminal from one `sleep` to the
+/// next. Before the fix about one `C-c` in eight was lost there (`^CLine N …`, exit -1 and the
+/// soft-timeout suffix); every one must end the loop with 130.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_after_a_hard_timeout_at_a_loop_boundary_ends_the_loop() {
+    let (s, _) = session("loopcc", 1).await;
+    for i in 0..12 {
+        let mut a = run(&format!(
+            "export i={i}; for j in $(seq 1 100); do echo \"Line $j - Iteration $i - $(printf '%1000s' | tr \" \" \"*\")\"; sleep 1; done"
+        ));
+        a.timeout = Some(2.0);
+        let o = s.execute(&a).await;
+        assert_eq!(md(&o).exit_code, -1, "iteration {i}: {o:?}");
+        assert!(o.content.contains(&format!("Line 1 - Iteration {i}")), "{o:?}");
+        let o = s.execute(&run("ls")).await;
+        assert!(md(&o).suffix.contains("The previous command is still running"), "{o:?}");
+        let o = s.execute(&input("C-c")).await;
+        // Output printed since the timed-out reply may come first, and an `echo` already
+        // running when the signal arrives may still print after the `^C`.
+        assert!(
+            md(&o).exit_code == 130
+                && o.content.contains("^C")
+                && md(&o).suffix.ends_with("CTRL+C was sent.]"),
+            "iteration {i}: the C-c was lost: {o:?}"
+        );
+        let o = s.execute(&run("ls")).await;
+        assert_eq!(md(&o).exit_code, 0, "iteration {i}: {o:?}");
+    }
+    s.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn finished_timed_out_command_keeps_tail_and_echo() {
     let (s, _) = session("tail", 1).await;

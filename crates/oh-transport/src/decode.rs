@@ -1,7 +1,7 @@
 //! Classifying an incoming `oh_event` payload: execute it, refuse it with an ErrorObservation, or
 //! drop it. Pure and panic-free (fuzzed by `tests/decode_prop.rs`).
 
-use oh_protocol::ActionEvent;
+use oh_protocol::{ActionEvent, Observation, ObservationEvent};
 use serde_json::Value;
 
 /// The action kinds this executor runs.
@@ -85,6 +85,18 @@ pub fn classify(payload: &Value) -> Incoming {
         }
         Err(e) => Incoming::Refuse { id, reason: e.to_string() },
     }
+}
+
+/// Decode the argument of the addon's `Executor.execute(actionJson)` (no server): the event to
+/// run, or the ErrorObservation reply for text that is not an action (`cause` = its id when one
+/// can be read). Pure and panic-free (fuzzed with `classify` by `tests/decode_prop.rs`).
+pub fn decode_direct(action_json: &str) -> Result<ActionEvent, ObservationEvent> {
+    let value: Value = match serde_json::from_str(action_json) {
+        Ok(v) => v,
+        Err(e) => return Err(ObservationEvent::reply(None, Observation::error(format!("Invalid action JSON: {e}")))),
+    };
+    let cause = value.as_object().and_then(extract_id);
+    ActionEvent::from_value(value).map_err(|e| ObservationEvent::reply(cause, Observation::error(e.to_string())))
 }
 
 /// Pull the refusal message out of rust_socketio's error callback text

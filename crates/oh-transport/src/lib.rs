@@ -264,6 +264,8 @@ pub struct TransportStats {
     pub refused: u64,
     /// Payloads dropped (no id).
     pub dropped: u64,
+    /// Queued commands of a previous runtime session, never run.
+    pub stale_dropped: u64,
     /// Successful registrations (1 + reconnects).
     pub registrations: u64,
     /// Replies waiting for an ack.
@@ -427,6 +429,21 @@ impl Shared {
                 }
             },
         }
+    }
+
+    /// Drop a queued command of a previous runtime session (true when dropped).
+    fn drop_if_stale(&self, session: &str, id: i64) -> bool {
+        {
+            let mut st = self.lock();
+            if st.runtime_session.as_deref() == Some(session) {
+                return false;
+            }
+            st.running = st.running.saturating_sub(1);
+            st.stats.stale_dropped += 1;
+        }
+        tracing::warn!(id, "queued command of a previous runtime session: not run");
+        self.idle_state();
+        true
     }
 
     async fn run_one(self: &Arc<Self>, session: String, id: i64, event: ActionEvent) {
@@ -664,7 +681,11 @@ impl Transport {
             let shared = shared.clone();
             tokio::spawn(async move {
                 while let Some((session, id, event)) = cmd_rx.recv().await {
-                    shared.run_one(session, id, event).await;
+                    // A command queued by a runtime instance that is gone (the backend restarted:
+                    // a new runtime_session registered meanwhile) must not run in the new one.
+                    if !shared.drop_if_stale(&session, id) {
+                        shared.run_one(session, id, event).await;
+                    }
                 }
             })
         };

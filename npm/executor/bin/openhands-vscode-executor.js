@@ -182,10 +182,15 @@ async function main() {
   return replaced ? 0 : why.includes('refused') ? 2 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e) => {
-    process.stderr.write(`openhands-vscode-executor: ${e && e.stack ? e.stack : e}\n`);
-    process.exit(1);
-  },
-);
+// The fs callbacks are shared with tests/conformance/addon_replay.js (the same path as here).
+module.exports = { nodeFs };
+
+if (require.main === module) {
+  main().then(
+    (code) => process.exit(code),
+    (e) => {
+      process.stderr.write(`openhands-vscode-executor: ${e && e.stack ? e.stack : e}\n`);
+      process.exit(1);
+    },
+  );
+}

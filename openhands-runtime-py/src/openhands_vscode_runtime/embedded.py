@@ -16,16 +16,31 @@ import socketio
 import uvicorn
 
 from openhands_vscode_runtime.hub import ExecutorHub, hub_for
+from openhands_vscode_runtime.settings import DEFAULT_PING_INTERVAL, DEFAULT_PING_TIMEOUT
 
 logger = logging.getLogger('openhands_vscode_runtime')
 
 
 class EmbeddedServer:
-    def __init__(self, host: str = '127.0.0.1', port: int = 0) -> None:
+    def __init__(
+        self,
+        host: str = '127.0.0.1',
+        port: int = 0,
+        *,
+        ping_interval: float = DEFAULT_PING_INTERVAL,
+        ping_timeout: float = DEFAULT_PING_TIMEOUT,
+    ) -> None:
+        # The Engine.IO heartbeat bounds how long a silent connection (no FIN, no RST) goes
+        # unnoticed: the server drops it after ping_interval + ping_timeout without a pong, and
+        # the executor (rust_engineio) after ping_interval + ping_timeout without a ping.
+        self.ping_interval = ping_interval
+        self.ping_timeout = ping_timeout
         self.sio = socketio.AsyncServer(
             async_mode='asgi',
             cors_allowed_origins=[],
             max_http_buffer_size=16 * 1024 * 1024,
+            ping_interval=ping_interval,
+            ping_timeout=ping_timeout,
         )
         # proto IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say so (else Nagle +
         # delayed ACK stall back-to-back messages by ~40 ms)
@@ -84,12 +99,20 @@ _SERVER: EmbeddedServer | None = None
 _SERVER_LOCK = threading.Lock()
 
 
-def embedded_server(host: str = '127.0.0.1', port: int = 0) -> EmbeddedServer:
-    """The process-wide embedded server, started on first use."""
+def embedded_server(
+    host: str = '127.0.0.1',
+    port: int = 0,
+    *,
+    ping_interval: float = DEFAULT_PING_INTERVAL,
+    ping_timeout: float = DEFAULT_PING_TIMEOUT,
+) -> EmbeddedServer:
+    """The process-wide embedded server, started on first use (later arguments are ignored)."""
     global _SERVER
     with _SERVER_LOCK:
         if _SERVER is None or not _SERVER._thread.is_alive():
-            server = EmbeddedServer(host, port)
+            server = EmbeddedServer(
+                host, port, ping_interval=ping_interval, ping_timeout=ping_timeout
+            )
             server.start()
             _SERVER = server
         return _SERVER

@@ -63,8 +63,12 @@ class ExecutorProcess:
             '--workspace',
             workspace,
         ]
+        # The key goes in the environment, never on the command line: any local user can read
+        # another process's arguments (ps, /proc/PID/cmdline), only its owner its environment.
+        env = dict(os.environ)
+        env.pop('OH_SESSION_API_KEY', None)
         if session_api_key:
-            args += ['--session-api-key', session_api_key]
+            env['OH_SESSION_API_KEY'] = session_api_key
         if no_change_timeout is not None:
             args += ['--no-change-timeout', f'{no_change_timeout:g}']
         self.args = args
@@ -77,6 +81,7 @@ class ExecutorProcess:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             cwd=workspace,
+            env=env,
             start_new_session=True,
         )
         self._on_exit = on_exit

@@ -19,9 +19,10 @@ import concurrent.futures
 import hmac
 import itertools
 import logging
+import os
 import threading
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -30,6 +31,8 @@ from socketio.exceptions import ConnectionRefusedError
 
 from openhands.events.observation import ErrorObservation, Observation
 from openhands.events.serialization import event_from_dict
+
+from openhands_vscode_runtime.credentials import token_file_path
 
 logger = logging.getLogger('openhands_vscode_runtime')
 
@@ -42,6 +45,40 @@ EV_ACTION_OR_OBSERVATION = 'oh_event'
 EV_WELCOME = 'oh_executor_welcome'
 EV_REPLACED = 'oh_executor_replaced'
 
+# Origins (exact `scheme://host[:port]`) allowed to register from a browser; empty by default.
+ALLOWED_ORIGINS_ENV = 'OH_VSCODE_ALLOWED_ORIGINS'
+
+
+def allowed_origins() -> frozenset[str]:
+    raw = os.environ.get(ALLOWED_ORIGINS_ENV, '')
+    return frozenset(o.strip().rstrip('/') for o in raw.split(',') if o.strip())
+
+
+def missing_key_message() -> str:
+    return (
+        'oh-executor: missing session_api_key: no executor registers without a credential. In '
+        'VS Code run "OpenHands: Set Session API Key" and enter the OpenHands server\'s '
+        'SESSION_API_KEY or, when it has none, the executor token from '
+        f'{token_file_path()} on the server\'s machine (VS Code on that machine reads the file '
+        'by itself; see docs/security.md).'
+    )
+
+
+def _keys(session_api_key: str | Sequence[str] | None) -> tuple[str, ...]:
+    if session_api_key is None:
+        return ()
+    if isinstance(session_api_key, str):
+        session_api_key = (session_api_key,)
+    return tuple(k for k in session_api_key if k)
+
+
+def key_matches(given: str, accepted: Sequence[str]) -> bool:
+    """Constant-time comparison against every accepted key (no early exit on a match)."""
+    ok = False
+    for key in accepted:
+        ok |= hmac.compare_digest(given.encode(), key.encode())
+    return ok
+
 
 def disconnected_message(conversation_id: str, detail: str) -> str:
     return (
@@ -50,6 +87,21 @@ def disconnected_message(conversation_id: str, detail: str) -> str:
         f'reconnect the executor (open the workspace in VS Code with the OpenHands extension, '
         f'or restart the headless executor) and retry.'
     )
+
+
+def orphaned_message(conversation_id: str, rid: int) -> str:
+    return (
+        f'Runtime disconnected: the VS Code executor running this action (id {rid}) went away '
+        f'and a different executor registered for conversation {conversation_id}. The action '
+        f'may have run, in part or fully, so it is not sent again (it must not run twice); '
+        f'check its effects before retrying.'
+    )
+
+
+def _identity(sid: str | None, auth: dict[str, Any]) -> str:
+    executor_id = auth.get('executor_id')
+    # Without an executor_id every connection counts as a different executor.
+    return f'id:{executor_id}' if isinstance(executor_id, str) and executor_id else f'sid:{sid}'
 
 
 class Channel:
@@ -63,13 +115,14 @@ class Channel:
         self,
         hub: ExecutorHub,
         conversation_id: str,
-        session_api_key: str | None,
+        session_api_key: str | Sequence[str],
         session_settings: dict[str, Any],
         reconnect_grace_seconds: float,
     ) -> None:
         self.hub = hub
         self.conversation_id = conversation_id
-        self.session_api_key = session_api_key
+        # Every key an executor may present; never empty (see ExecutorHub.open_channel).
+        self.accepted_keys = _keys(session_api_key)
         self.session_settings = dict(session_settings)
         self.reconnect_grace_seconds = reconnect_grace_seconds
         self.runtime_session = str(uuid.uuid4())
@@ -78,9 +131,15 @@ class Channel:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._pending: dict[int, tuple[dict[str, Any], concurrent.futures.Future]] = {}
+        # rid -> identity of the executor the action was sent to (None: not sent yet). Only that
+        # executor may get it again: another one cannot know whether it already ran.
+        self._sent_to: dict[int, str | None] = {}
         self._executor_sid: str | None = None
         self._executor_auth: dict[str, Any] = {}
         self._registrations = 0
+        # Replies received, and those for an id already resolved or unknown (ignored).
+        self.replies_received = 0
+        self.duplicate_replies = 0
         self._registered = threading.Event()
         self._first_registration: concurrent.futures.Future[dict[str, Any]] = (
             concurrent.futures.Future()
@@ -142,13 +201,19 @@ class Channel:
                 return rid, fut
             self._pending[rid] = (payload, fut)
             sid = self._executor_sid
+            self._sent_to[rid] = self._executor_identity if sid is not None else None
         if sid is not None:
             self.hub.emit_threadsafe(EV_ACTION_OR_OBSERVATION, payload, sid)
         return rid, fut
 
+    @property
+    def _executor_identity(self) -> str:
+        return _identity(self._executor_sid, self._executor_auth)
+
     def forget(self, rid: int) -> None:
         with self._lock:
             self._pending.pop(rid, None)
+            self._sent_to.pop(rid, None)
 
     def fail_all(self, reason: str) -> None:
         """Fail every pending action with a 'Runtime disconnected' error, and every new one until
@@ -157,6 +222,7 @@ class Channel:
             self._dead_reason = reason
             pending = list(self._pending.values())
             self._pending.clear()
+            self._sent_to.clear()
         for _payload, fut in pending:
             if not fut.done():
                 fut.set_result(
@@ -168,6 +234,7 @@ class Channel:
             self.closed = True
             pending = list(self._pending.values())
             self._pending.clear()
+            self._sent_to.clear()
             sid = self._executor_sid
         for _payload, fut in pending:
             if not fut.done():
@@ -177,7 +244,12 @@ class Channel:
     # ---- hub loop ------------------------------------------------------------------------
 
     def _hub_registered(self, sid: str, auth: dict[str, Any]) -> list[dict[str, Any]]:
-        """Make `sid` the active executor; returns the pending payloads to re-send."""
+        """Make `sid` the active executor; returns the pending payloads to re-send.
+
+        Only actions never sent, or sent to this same executor (same `executor_id`: it dedupes),
+        are sent; those another executor received fail, since it may have run them.
+        """
+        orphans: list[tuple[int, concurrent.futures.Future]] = []
         with self._lock:
             self._executor_sid = sid
             self._executor_auth = dict(auth)
@@ -186,7 +258,29 @@ class Channel:
             if self._grace_timer is not None:
                 self._grace_timer.cancel()
                 self._grace_timer = None
-            resend = [payload for _rid, (payload, _f) in sorted(self._pending.items())]
+            me = self._executor_identity
+            resend = []
+            for rid, (payload, fut) in sorted(self._pending.items()):
+                sent_to = self._sent_to.get(rid)
+                if sent_to is None or sent_to == me:
+                    self._sent_to[rid] = me
+                    resend.append(payload)
+                else:
+                    orphans.append((rid, fut))
+            for rid, _fut in orphans:
+                del self._pending[rid]
+                del self._sent_to[rid]
+        for rid, fut in orphans:
+            if not fut.done():
+                fut.set_result(ErrorObservation(orphaned_message(self.conversation_id, rid)))
+        if orphans:
+            logger.warning(
+                'oh-executor: %d action(s) of conversation %s were running in an executor that '
+                'went away; a different executor registered, so they failed instead of being '
+                'sent again',
+                len(orphans),
+                self.conversation_id,
+            )
         self._registered.set()
         if not self._first_registration.done():
             self._first_registration.set_result(dict(auth))
@@ -221,6 +315,10 @@ class Channel:
     def _hub_resolve(self, rid: int, obs: Observation) -> None:
         with self._lock:
             entry = self._pending.pop(rid, None)
+            self._sent_to.pop(rid, None)
+            self.replies_received += 1
+            if entry is None:
+                self.duplicate_replies += 1
         if entry is None:
             logger.debug('oh-executor: ignoring a reply for unknown or finished id %s', rid)
             return
@@ -248,10 +346,16 @@ class ExecutorHub:
         self,
         conversation_id: str,
         *,
-        session_api_key: str | None,
+        session_api_key: str | Sequence[str],
         session_settings: dict[str, Any],
         reconnect_grace_seconds: float = DEFAULT_RECONNECT_GRACE_SECONDS,
     ) -> Channel:
+        """`session_api_key`: the key (or keys) an executor must present; at least one."""
+        if not _keys(session_api_key):
+            raise ValueError(
+                'oh-executor: a channel needs at least one executor key (no executor may register '
+                'without a secret)'
+            )
         ch = Channel(
             self, conversation_id, session_api_key, session_settings, reconnect_grace_seconds
         )
@@ -315,6 +419,21 @@ class ExecutorHub:
         if self.loop is None:
             self.loop = asyncio.get_running_loop()
         query = parse_qs(environ.get('QUERY_STRING', ''))
+        # A browser always sends Origin on a WebSocket; executors (rust_socketio/tungstenite,
+        # python-socketio) send none. Polling is refused because a same-origin polling request
+        # (a DNS-rebinding page) carries no Origin.
+        origin = environ.get('HTTP_ORIGIN')
+        if origin is not None and origin.rstrip('/') not in allowed_origins():
+            logger.warning('oh-executor: refused a connection from a web page (Origin %s)', origin)
+            raise ConnectionRefusedError(
+                f'oh-executor: cross-origin connection refused (Origin {origin}): executors do '
+                f'not run in web pages; an origin can be allowed with {ALLOWED_ORIGINS_ENV}'
+            )
+        if (query.get('transport') or [''])[0] != 'websocket':
+            raise ConnectionRefusedError(
+                'oh-executor: executors must connect with the websocket transport (polling is '
+                'refused)'
+            )
         conversation_id = (query.get('conversation_id') or [''])[0]
         if not conversation_id:
             raise ConnectionRefusedError('oh-executor: conversation_id is required')
@@ -323,10 +442,11 @@ class ExecutorHub:
             raise ConnectionRefusedError(
                 f'oh-executor: no VsCodeRuntime for conversation {conversation_id}'
             )
-        if ch.session_api_key:
-            given = (query.get('session_api_key') or [''])[0]
-            if not hmac.compare_digest(given.encode(), ch.session_api_key.encode()):
-                raise ConnectionRefusedError('oh-executor: invalid session_api_key')
+        given = (query.get('session_api_key') or [''])[0]
+        if not given:
+            raise ConnectionRefusedError(missing_key_message())
+        if not key_matches(given, ch.accepted_keys):
+            raise ConnectionRefusedError('oh-executor: invalid session_api_key')
         auth = auth if isinstance(auth, dict) else {}
         protocol = auth.get('protocol')
         if protocol != PROTOCOL_VERSION:

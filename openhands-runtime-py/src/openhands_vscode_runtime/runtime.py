@@ -12,6 +12,7 @@ import collections
 import concurrent.futures
 import copy
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -54,6 +55,11 @@ from openhands.runtime.base import Runtime
 from openhands.runtime.plugins import PluginRequirement
 from openhands.runtime.runtime_status import RuntimeStatus
 
+from openhands_vscode_runtime.credentials import (
+    CredentialError,
+    exposure_problem,
+    load_or_create_executor_token,
+)
 from openhands_vscode_runtime.executor_process import ExecutorProcess, find_executor
 from openhands_vscode_runtime.hub import NAMESPACE, Channel, ExecutorHub, hub_for
 from openhands_vscode_runtime.settings import RuntimeSettings
@@ -65,6 +71,7 @@ SERVER_CONNECT_TIMEOUT = 120.0
 # Observations kept per stream id, so that an action delivered twice (stream + run_action) runs once.
 _DONE_CACHE_SIZE = 256
 _ENV_RETRIES = 3
+DEFAULT_SERVER_URL = 'http://127.0.0.1:3000'
 
 
 def _server_context() -> tuple[Any, asyncio.AbstractEventLoop | None]:
@@ -125,6 +132,7 @@ class VsCodeRuntime(Runtime):
         self._channel: Channel | None = None
         self._owns_channel = False
         self._session_api_key: str | None = None
+        self._accepted_keys: tuple[str, ...] = ()
         self._process: ExecutorProcess | None = None
         self._workspace: str | None = None
         self._closed = False
@@ -148,6 +156,20 @@ class VsCodeRuntime(Runtime):
             except RuntimeError:
                 loop = None
         hub_for(sio, loop)
+        # Create the executor token now, so that VS Code finds it before the first conversation.
+        if not os.environ.get('SESSION_API_KEY'):
+            try:
+                _token, path = load_or_create_executor_token()
+            except (OSError, CredentialError, UnicodeDecodeError) as e:
+                logging.getLogger('openhands_vscode_runtime').warning(
+                    'oh-executor: cannot set up the executor token: %s', e
+                )
+            else:
+                logging.getLogger('openhands_vscode_runtime').info(
+                    'oh-executor: executors of this server authenticate with the executor token '
+                    'in %s (VS Code on this machine reads it by itself)',
+                    path,
+                )
 
     def _resolve_mode(self) -> str:
         mode = self.settings.mode
@@ -166,17 +188,38 @@ class VsCodeRuntime(Runtime):
 
                 sio, loop = shared.sio, getattr(shared.conversation_manager, '_loop', None)
             self._hub = hub_for(sio, loop or asyncio.get_running_loop())
-            self._session_api_key = os.environ.get('SESSION_API_KEY') or None
-            self.server_url = self.settings.server_url
+            openhands_key = os.environ.get('SESSION_API_KEY') or None
+            problem = exposure_problem(openhands_key)
+            if problem is not None:
+                self.set_runtime_status(RuntimeStatus.ERROR, problem, 'error')
+                raise AgentRuntimeUnavailableError(problem)
+            try:
+                token, token_path = await asyncio.to_thread(load_or_create_executor_token)
+            except (OSError, CredentialError, UnicodeDecodeError) as e:
+                message = f'VsCodeRuntime: cannot set up the executor token: {e}'
+                self.set_runtime_status(RuntimeStatus.ERROR, message, 'error')
+                raise AgentRuntimeUnavailableError(message) from None
+            # Executors present OpenHands' key when it has one, or the executor token (always
+            # accepted: VS Code on this machine reads it from token_path).
+            self._accepted_keys = tuple(k for k in (openhands_key, token) if k)
+            self._session_api_key = openhands_key or token
+            self.log('info', f'executor token file: {token_path}')
+            self.server_url = self.settings.server_url or DEFAULT_SERVER_URL
         else:
             from openhands_vscode_runtime.embedded import embedded_server
 
             server = await asyncio.to_thread(
-                embedded_server, self.settings.host, self.settings.port
+                embedded_server,
+                self.settings.host,
+                self.settings.port,
+                ping_interval=self.settings.ping_interval,
+                ping_timeout=self.settings.ping_timeout,
             )
             self._hub = server.hub
             self._session_api_key = secrets.token_urlsafe(24)
-            self.server_url = server.url
+            self._accepted_keys = (self._session_api_key,)
+            # OH_VSCODE_SERVER_URL, when set, is where the spawned executor connects (a proxy).
+            self.server_url = self.settings.server_url or server.url
 
         if self.attach_to_existing:
             existing = self._hub.channel(self.sid)
@@ -195,7 +238,7 @@ class VsCodeRuntime(Runtime):
         no_change = self._no_change_timeout()
         self._channel = self._hub.open_channel(
             self.sid,
-            session_api_key=self._session_api_key,
+            session_api_key=self._accepted_keys,
             session_settings={'no_change_timeout_seconds': no_change},
             reconnect_grace_seconds=self.settings.reconnect_grace_seconds,
         )

@@ -18,6 +18,10 @@ GRACE_ENV = 'OH_VSCODE_RECONNECT_GRACE_SECONDS'
 HOST_ENV = 'OH_VSCODE_HOST'
 PORT_ENV = 'OH_VSCODE_PORT'
 SERVER_URL_ENV = 'OH_VSCODE_SERVER_URL'
+PING_INTERVAL_ENV = 'OH_VSCODE_PING_INTERVAL'
+PING_TIMEOUT_ENV = 'OH_VSCODE_PING_TIMEOUT'
+DEFAULT_PING_INTERVAL = 10.0
+DEFAULT_PING_TIMEOUT = 10.0
 
 
 def _float(name: str, default: float) -> float:
@@ -45,7 +49,13 @@ class RuntimeSettings:
     reconnect_grace_seconds: float
     host: str
     port: int
-    server_url: str
+    # Where a spawned executor connects; None: the embedded server's URL, or in server mode
+    # http://127.0.0.1:3000.
+    server_url: str | None
+    # Engine.IO heartbeat of the embedded server (a silent connection is dropped after about
+    # ping_interval + ping_timeout, on both sides).
+    ping_interval: float
+    ping_timeout: float
 
     @classmethod
     def from_env(cls) -> RuntimeSettings:
@@ -60,5 +70,7 @@ class RuntimeSettings:
             reconnect_grace_seconds=_float(GRACE_ENV, DEFAULT_RECONNECT_GRACE_SECONDS),
             host=os.environ.get(HOST_ENV, '127.0.0.1'),
             port=int(os.environ.get(PORT_ENV, '0') or 0),
-            server_url=os.environ.get(SERVER_URL_ENV, 'http://127.0.0.1:3000').rstrip('/'),
+            server_url=os.environ.get(SERVER_URL_ENV, '').strip().rstrip('/') or None,
+            ping_interval=_float(PING_INTERVAL_ENV, DEFAULT_PING_INTERVAL),
+            ping_timeout=_float(PING_TIMEOUT_ENV, DEFAULT_PING_TIMEOUT),
         )
