@@ -47,9 +47,9 @@ describe('credentials', () => {
   it('never reads the local token file for a remote server: a clear error instead', async () => {
     const p = findExecutorCredential('', 'http://10.0.0.2:3000', deps({ [DEFAULT_FILE]: 'tok' }));
     await expect(p).rejects.toThrow(missingCredentialMessage('http://10.0.0.2:3000', DEFAULT_FILE));
-    const message = await p.catch((e: Error) => e.message);
-    expect(message).toContain('OpenHands: Set Session API Key');
     const message = (await p.catch((e: Error) => e.message)) as string;
+    expect(message).toContain('OpenHands: Set Session API Key');
+    expect(classify(message).fixes).toContain('key');
   });
 
   it('says why there is none on loopback (the server then explains what it needs)', async () => {
