@@ -41,6 +41,9 @@ exports.run = async () => {
     await vscode.commands.executeCommand('workbench.view.extension.openhands');
     await sleep(1500);
     await vscode.commands.executeCommand('notifications.showList'); // the consent "Allow"
+    // The consent first, then the password box: the runner's click on "Allow" must not land while
+    // the quick input is open.
+    await waitFor('the consent answer', () => api.snapshot.state !== 'starting', 60000);
     const keyFile = path.join(ARTIFACTS, 'server-key.txt');
     fs.writeFileSync(keyFile, KEY);
     const done = vscode.commands.executeCommand('openhands.setSessionApiKey');
