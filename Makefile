@@ -85,7 +85,7 @@ test-e2e: deps-python addon
 	tests/e2e/run.sh
 
 # The extension's unit tests (vitest, vscode mocked), then the real extension host (code-server).
-test-vscode: addon
+test-vscode: addon deps-python
 	scripts/setup-node.sh extension
 	cd extension && npm test
 	tests/vscode/run.sh

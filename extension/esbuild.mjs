@@ -16,9 +16,20 @@ const options = {
   minify: !watch,
   logLevel: 'info',
 };
+// The OpenHands tab's page script: a browser bundle loaded by the webview with the CSP nonce.
+const webview = {
+  entryPoints: ['src/webview/main.ts'],
+  bundle: true,
+  outfile: 'dist/webview.js',
+  platform: 'browser',
+  format: 'iife',
+  target: 'es2022',
+  sourcemap: false,
+  minify: !watch,
+  logLevel: 'info',
+};
 if (watch) {
-  const ctx = await esbuild.context(options);
-  await ctx.watch();
+  for (const o of [options, webview]) await (await esbuild.context(o)).watch();
 } else {
-  await esbuild.build(options);
+  await Promise.all([esbuild.build(options), esbuild.build(webview)]);
 }

@@ -19,6 +19,14 @@ export function registerCommands(ctx: OpenHandsContext): vscode.Disposable[] {
       ctx.log.info('session API key removed');
     }),
     run('openhands.showLogs', () => ctx.log.show()),
+    run('openhands.newConversation', async () => {
+      await vscode.commands.executeCommand('openhands.view.focus');
+      await ctx.chat.newConversation();
+    }),
+    run('openhands.setLlmSettings', async () => {
+      await vscode.commands.executeCommand('openhands.view.focus');
+      ctx.chat.showLlmForm();
+    }),
     run('openhands.showTerminal', () => ctx.terminal.show(false)),
     run('openhands.resetConsent', async () => {
       await ctx.executor.stop('stopped: consent revoked');

@@ -25,8 +25,9 @@ describe('config', () => {
     expect(c.shell).toBe('/bin/zsh');
   });
 
-  it('treats an unknown mode as create and an empty URL as the default', () => {
-    expect(readConfig(getter({ 'conversation.mode': 'weird' })).conversationMode).toBe('create');
+  it('treats an unknown or the former create mode as tab and an empty URL as the default', () => {
+    expect(readConfig(getter({ 'conversation.mode': 'weird' })).conversationMode).toBe('tab');
+    expect(readConfig(getter({ 'conversation.mode': 'create' })).conversationMode).toBe('tab');
     expect(normaliseServerUrl('  ')).toBe(DEFAULTS.serverUrl);
   });
 

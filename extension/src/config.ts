@@ -3,14 +3,17 @@ import * as vscode from 'vscode';
 /** The settings section every key below lives in. */
 export const SECTION = 'openhands';
 
-export type ConversationMode = 'create' | 'attach';
+/**
+ * `tab`: the executor serves the conversation the OpenHands tab shows (created or picked there);
+ * `attach`: it serves `openhands.conversation.id` (headless and CI use).
+ */
+export type ConversationMode = 'tab' | 'attach';
 
 /** A typed snapshot of the `openhands.*` settings. */
 export interface OpenHandsConfig {
   readonly serverUrl: string;
   readonly conversationMode: ConversationMode;
   readonly conversationId: string;
-  readonly initialMessage: string;
   readonly autoStart: boolean;
   readonly noChangeTimeoutSeconds: number;
   readonly shell: string;
@@ -19,9 +22,8 @@ export interface OpenHandsConfig {
 
 export const DEFAULTS: OpenHandsConfig = {
   serverUrl: 'http://localhost:3000',
-  conversationMode: 'create',
+  conversationMode: 'tab',
   conversationId: '',
-  initialMessage: '',
   autoStart: false,
   noChangeTimeoutSeconds: 30,
   shell: '',
@@ -47,9 +49,9 @@ export function readConfig(section: Getter): OpenHandsConfig {
   const timeout = Number(section.get<number>('executor.noChangeTimeoutSeconds', DEFAULTS.noChangeTimeoutSeconds));
   return {
     serverUrl: normaliseServerUrl(section.get<string>('server.url', DEFAULTS.serverUrl)),
-    conversationMode: mode === 'attach' ? 'attach' : 'create',
+    // Anything but attach (including the former `create`) follows the tab.
+    conversationMode: mode === 'attach' ? 'attach' : 'tab',
     conversationId: String(section.get<string>('conversation.id', '') ?? '').trim(),
-    initialMessage: String(section.get<string>('conversation.initialMessage', '') ?? ''),
     autoStart: Boolean(section.get<boolean>('executor.autoStart', DEFAULTS.autoStart)),
     noChangeTimeoutSeconds: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULTS.noChangeTimeoutSeconds,
     shell: String(section.get<string>('terminal.shell', '') ?? '').trim(),

@@ -4,15 +4,17 @@ import { AgentTerminal } from './agentTerminal';
 import { loadNative } from './bootstrap';
 import { Config } from './config';
 import { Consent } from './consent';
+import { ChatSession } from './chatSession';
 import { findExecutorCredential } from './credentials';
-import { ConversationResolver } from './conversation';
 import { ExecutorService } from './executorService';
 import { createFsBridge } from './fsBridge';
 import { Logger } from './logging';
 import { SessionKeyStore } from './secrets';
 import { StatusBar } from './statusBar';
+import { runFix, type Fix } from './userErrors';
 import { Notifier } from './userErrors';
-import { buildViewModel, OpenHandsViewProvider } from './view';
+import { ALLOWED_COMMANDS, buildViewModel, executorDetails, OpenHandsViewProvider } from './view';
+import type { ViewToHost } from './webview/protocol';
 
 /**
  * The one object that holds the extension's parts; built in `activate`, disposed in
@@ -23,7 +25,7 @@ export class OpenHandsContext implements vscode.Disposable {
   readonly log = new Logger('OpenHands');
   readonly secrets: SessionKeyStore;
   readonly consent: Consent;
-  readonly conversations: ConversationResolver;
+  readonly chat: ChatSession;
   readonly activity = new ActivityLog();
   readonly terminal: AgentTerminal;
   readonly notifier = new Notifier();
@@ -36,15 +38,14 @@ export class OpenHandsContext implements vscode.Disposable {
   constructor(readonly vscodeContext: vscode.ExtensionContext) {
     this.secrets = new SessionKeyStore(vscodeContext.secrets);
     this.consent = new Consent(vscodeContext.workspaceState);
-    this.conversations = new ConversationResolver(vscodeContext.workspaceState);
     this.terminal = new AgentTerminal({ revealOnCommand: () => this.config.current.revealOnCommand });
     const version = String(vscodeContext.extension?.packageJSON?.version ?? '0.0.0');
     this.executor = new ExecutorService({
       config: () => this.config.current,
       sessionKey: () => this.executorCredential(),
       consent: (label, url) => this.consent.ensure(label, url),
-      resolveConversation: (config, key) => this.conversations.resolve(config, key),
-      forgetConversation: (url) => this.conversations.forget(url),
+      // attach mode: the configured id; else the conversation the tab shows (or showed last).
+      conversation: (config) => (config.conversationMode === 'attach' ? config.conversationId || undefined : this.chat.currentConversationId ?? this.chat.remembered()),
       loadNative: () => loadNative(vscodeContext.extensionPath),
       fsBridge: () =>
         createFsBridge({
@@ -66,7 +67,27 @@ export class OpenHandsContext implements vscode.Disposable {
       clientName: `openhands-tab/${version} vscode/${vscode.version}`,
     });
     this.terminal.onPrompt = (exitCode) => this.executor.promptSeen(exitCode);
-    this.view = new OpenHandsViewProvider(() => void this.executor.start());
+    this.chat = new ChatSession({
+      serverUrl: () => this.config.current.serverUrl,
+      attachedConversation: () => {
+        const c = this.config.current;
+        return c.conversationMode === 'attach' && c.conversationId ? c.conversationId : undefined;
+      },
+      sessionKey: () => this.secrets.get(),
+      state: vscodeContext.workspaceState,
+      secrets: vscodeContext.secrets,
+      executor: this.executor,
+      post: (m) => this.view.post(m),
+      log: this.log,
+      workspaceRoot: () => vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath,
+      executorDetails: () => executorDetails(buildViewModel(this.executor.snapshot, this.activity.items, this.hasKey)),
+    });
+    this.view = new OpenHandsViewProvider(vscodeContext.extensionUri, (m) => this.onViewMessage(m), () => {
+      // Opening the tab loads the conversation; in attach mode (or with a remembered
+      // conversation) the executor starts right away.
+      void this.chat.open();
+      void this.executor.start();
+    });
     this.disposables.push(
       this.config,
       this.log,
@@ -78,8 +99,14 @@ export class OpenHandsContext implements vscode.Disposable {
       vscode.window.registerWebviewViewProvider('openhands.view', this.view, { webviewOptions: { retainContextWhenHidden: true } }),
       this.executor.onDidChange(() => this.refresh()),
       this.activity.onDidChange(() => this.refresh()),
-      this.secrets.onDidChange(() => void this.refreshKey()),
+      this.secrets.onDidChange(() => {
+        void this.refreshKey();
+        void this.chat.open();
+      }),
+      this.chat,
       this.config.onDidChange((e) => {
+        // The tab first: it drops the old server's conversation before the executor reconnects.
+        if (Config.affectsConnection(e)) void this.chat.open();
         if (Config.affectsConnection(e) && this.executor.running) {
           this.log.info('connection settings changed: reconnecting');
           void this.executor.reconnect();
@@ -110,8 +137,54 @@ export class OpenHandsContext implements vscode.Disposable {
   refresh(): void {
     const snap = this.executor.snapshot;
     this.statusBar.update(snap);
-    this.view.update(buildViewModel(snap, this.activity.items, this.hasKey));
+    this.chat.executorChanged();
     void vscode.commands.executeCommand('setContext', 'openhands.state', snap.state);
+  }
+
+  /** What the tab's page asks for. */
+  private onViewMessage(m: ViewToHost): void {
+    const report = (p: Promise<unknown>) => p.catch((e: Error) => this.log.error(`OpenHands tab: ${e.message}`));
+    switch (m.type) {
+      case 'ready':
+        this.chat.publish();
+        this.view.post({ type: 'reset', conversationId: this.chat.currentConversationId, items: [...this.chat.items] });
+        break;
+      case 'send':
+        void report(this.chat.send(String(m.text ?? '')));
+        break;
+      case 'stop':
+        this.chat.stop();
+        break;
+      case 'continue':
+        void report(this.chat.continueConversation());
+        break;
+      case 'new':
+        void report(this.chat.newConversation());
+        break;
+      case 'switch':
+        if (typeof m.id === 'string' && m.id) void report(this.chat.switchTo(m.id));
+        break;
+      case 'refresh':
+        void report(this.chat.refreshConversations());
+        break;
+      case 'saveLlm':
+        void report(this.chat.saveLlmSettings(String(m.model ?? ''), String(m.baseUrl ?? ''), String(m.apiKey ?? '')));
+        break;
+      case 'editLlm':
+        this.chat.showLlmForm();
+        break;
+      case 'cancelLlm':
+        this.chat.hideLlmForm();
+        break;
+      case 'fix':
+        if (m.fix === 'llm') this.chat.showLlmForm();
+        else if (m.fix === 'retry') void report(this.chat.open().then(() => (this.executor.snapshot.state === 'error' ? this.executor.reconnect() : undefined)));
+        else void runFix(m.fix as Fix);
+        break;
+      case 'command':
+        if (ALLOWED_COMMANDS.has(m.command)) void vscode.commands.executeCommand(m.command);
+        break;
+    }
   }
 
   dispose(): void {

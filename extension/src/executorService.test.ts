@@ -1,7 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ActivityLog } from './activity';
 import { DEFAULTS, type OpenHandsConfig } from './config';
-import { ConversationError } from './conversation';
 import { ExecutorService, mapNativeState, type ExecutorServiceDeps } from './executorService';
 import { Logger } from './logging';
 import type { ExecutorHooks, ExecutorOptions } from './native';
@@ -30,7 +29,8 @@ function setup(options: Omit<Partial<ExecutorServiceDeps>, 'config'> & { config?
     config: () => ({ ...DEFAULTS, ...config }),
     sessionKey: async () => 'secret',
     consent: async () => 'granted',
-    resolveConversation: async () => ({ id: 'conv1', created: true }),
+    conversation: () => 'conv1',
+    sleep: async () => undefined,
     loadNative: () => ({ module: { Executor: FakeExecutor as any }, file: '/x.node' }),
     fsBridge: () => ({}) as any,
     workspace: () => ({ root: '/ws', label: 'ws' }),
@@ -86,9 +86,6 @@ describe('executor service', () => {
     expect(a.service.snapshot).toMatchObject({ state: 'error', fixes: ['settings'] });
     expect(a.notify).toHaveBeenCalledTimes(1);
 
-    const b = setup({ resolveConversation: async () => { throw new ConversationError('auth', 'HTTP 401'); } });
-    await b.service.start();
-    expect(b.service.snapshot.fixes).toEqual(['key', 'retry']);
 
     const d = setup();
     const orig = FakeExecutor.prototype.start;
@@ -169,15 +166,47 @@ describe('executor service', () => {
     expect(FakeExecutor.last!.stopped).toBe(1);
   });
 
-  it('forgets a created conversation the server no longer runs', async () => {
-    const forgetConversation = vi.fn(async () => undefined);
-    const { service } = setup({ forgetConversation });
+  it('waits (bounded) for the server to open the runtime of a new conversation', async () => {
+    let refusals = 2;
     const orig = FakeExecutor.prototype.start;
-    FakeExecutor.prototype.start = async function () { throw new Error('ECONNREFUSED_BY_RUNTIME: oh-executor: no VsCodeRuntime for conversation conv1'); };
+    FakeExecutor.prototype.start = async function () {
+      if (refusals-- > 0) throw new Error('connection refused: oh-executor: no VsCodeRuntime for conversation conv1');
+    };
+    const { service } = setup();
     await service.start();
     FakeExecutor.prototype.start = orig;
-    expect(forgetConversation).toHaveBeenCalledWith('http://localhost:3000');
-    expect(service.snapshot).toMatchObject({ state: 'error', fixes: ['settings', 'retry'] });
+    expect(FakeExecutor.count).toBe(3);
+    expect(service.snapshot).toMatchObject({ state: 'connected', conversationId: 'conv1' });
+
+    FakeExecutor.prototype.start = async function () { throw new Error('connection refused: oh-executor: no VsCodeRuntime for conversation conv1'); };
+    const late = setup({ runtimeWaitMs: 0 });
+    await late.service.start();
+    FakeExecutor.prototype.start = orig;
+    expect(late.service.snapshot).toMatchObject({ state: 'error', fixes: ['settings', 'retry'] });
+  });
+
+  it('follows the tab: retarget switches the conversation it serves', async () => {
+    let wanted: string | undefined;
+    const { service } = setup({ conversation: () => wanted });
+    await service.start();
+    expect(service.snapshot).toMatchObject({ state: 'stopped', message: expect.stringContaining('type a task') });
+    expect(FakeExecutor.count).toBe(0);
+    await service.retarget('a');
+    expect(FakeExecutor.last!.options.conversationId).toBe('a');
+    const first = FakeExecutor.last!;
+    await service.retarget('a'); // same conversation: nothing restarts
+    expect(FakeExecutor.count).toBe(1);
+    await service.retarget('b');
+    expect(first.stopped).toBe(1);
+    expect(FakeExecutor.last!.options.conversationId).toBe('b');
+    expect(service.snapshot).toMatchObject({ state: 'connected', conversationId: 'b' });
+    wanted = 'fixed';
+  });
+
+  it('attach mode keeps its configured conversation when the tab retargets', async () => {
+    const { service } = setup({ config: { conversationMode: 'attach', conversationId: 'cfg' }, conversation: () => 'cfg' });
+    await service.retarget('other');
+    expect(FakeExecutor.last!.options.conversationId).toBe('cfg');
   });
 
   it('blocks without a workspace folder', async () => {

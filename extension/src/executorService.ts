@@ -3,7 +3,6 @@ import type { ActivityEntry, ActivityLog } from './activity';
 import type { AgentTerminal } from './agentTerminal';
 import { validateConfig, type OpenHandsConfig } from './config';
 import type { ConsentResult } from './consent';
-import { ConversationError } from './conversation';
 import type { FsCallbacks } from './fsBridge';
 import type { Logger } from './logging';
 import type { ExecutorHooks, ExecutorOptions, NativeExecutor, NativeModule } from './native';
@@ -29,7 +28,11 @@ export interface ExecutorServiceDeps {
   config: () => OpenHandsConfig;
   sessionKey: () => Thenable<string | undefined>;
   consent: (workspaceLabel: string, serverUrl: string) => Promise<ConsentResult>;
-  resolveConversation: (config: OpenHandsConfig, key: string | undefined) => Promise<{ id: string; created: boolean }>;
+  /**
+   * The conversation to serve: `attach` mode's configured id, else the one the OpenHands tab shows
+   * (undefined until the user starts or picks one).
+   */
+  conversation: (config: OpenHandsConfig) => string | undefined;
   loadNative: () => { module: NativeModule; file: string };
   fsBridge: () => FsCallbacks;
   workspace: () => { root: string; label: string } | undefined;
@@ -39,8 +42,12 @@ export interface ExecutorServiceDeps {
   /** Level for the addon's log records (follows the output channel's level). */
   logLevel?: () => ExecutorOptions['logLevel'];
   now?: () => number;
-  /** Forgets a conversation created earlier for this server (create mode). */
-  forgetConversation?: (serverUrl: string) => Thenable<void>;
+  /**
+   * How long to keep retrying while the server has no runtime for the conversation yet (it opens
+   * one when the conversation's agent loop starts, right after creation or when the tab joins).
+   */
+  runtimeWaitMs?: number;
+  sleep?: (ms: number) => Promise<void>;
   notify: (error: UserError) => void;
   clientName: string;
 }
@@ -82,6 +89,8 @@ export class ExecutorService implements vscode.Disposable {
   private executor: NativeExecutor | undefined;
   private starting: Promise<void> | undefined;
   private generation = 0;
+  /** The conversation the tab asked for (tab mode); attach mode ignores it. */
+  private target: string | undefined;
   private snap: ExecutorSnapshot;
   private readonly emitter = new vscode.EventEmitter<ExecutorSnapshot>();
   readonly onDidChange = this.emitter.event;
@@ -126,6 +135,24 @@ export class ExecutorService implements vscode.Disposable {
     this.update({ state: 'stopped', message: undefined, fixes: undefined });
   }
 
+  /**
+   * Serves `conversationId` from now on (the tab created or switched to it): stops serving another
+   * one, starts, and resolves once registered (rejects with the reason when it could not).
+   */
+  async retarget(conversationId: string): Promise<void> {
+    const config = this.deps.config();
+    if (config.conversationMode === 'attach') {
+      this.deps.log.info(`attach mode: the executor keeps serving ${config.conversationId}, not ${conversationId}`);
+    } else {
+      const same = this.target === conversationId && (this.snap.conversationId === conversationId || this.starting !== undefined);
+      this.target = conversationId;
+      if (!same && this.running) await this.stop('stopped: the tab switched conversation');
+    }
+    await this.start();
+    const s = this.snap.state;
+    if (s !== 'connected' && s !== 'executing') throw new Error(this.snap.message ?? `executor ${s}`);
+  }
+
   async reconnect(): Promise<void> {
     await this.stop('stopped for reconnect');
     await this.start();
@@ -161,14 +188,18 @@ export class ExecutorService implements vscode.Disposable {
       const { module, file } = d.loadNative();
       d.log.info(`loaded executor binary ${file}`);
       const key = (await d.sessionKey()) || undefined;
-      const conversation = await d.resolveConversation(config, key);
-      if (!current()) return;
-      d.log.info(`${conversation.created ? 'created' : 'using'} conversation ${conversation.id} on ${config.serverUrl}`);
-      this.update({ state: 'connecting', conversationId: conversation.id, workspaceRoot: ws.root });
+      const conversationId = d.conversation(config) ?? this.target;
+      if (!conversationId) {
+        this.update({ state: 'stopped', message: 'No conversation yet: type a task in the OpenHands tab.', fixes: undefined, workspaceRoot: ws.root });
+        return;
+      }
+      this.target = conversationId;
+      d.log.info(`serving conversation ${conversationId} on ${config.serverUrl}`);
+      this.update({ state: 'connecting', conversationId, workspaceRoot: ws.root });
 
       const options: ExecutorOptions = {
         serverUrl: config.serverUrl,
-        conversationId: conversation.id,
+        conversationId,
         workspaceRoot: ws.root,
         noChangeTimeoutSeconds: Math.round(config.noChangeTimeoutSeconds),
         clientName: d.clientName,
@@ -180,15 +211,33 @@ export class ExecutorService implements vscode.Disposable {
         options.shell = config.shell;
         d.log.warn(`openhands.terminal.shell is "${config.shell}", but this executor build always runs /bin/bash (OpenHands' bash semantics); the setting is ignored.`);
       }
-      const executor = new module.Executor(options, d.fsBridge(), this.hooks(generation));
-      this.executor = executor;
-      await executor.start();
+      // The server refuses an executor until the conversation's runtime exists (it opens when the
+      // agent loop starts): keep trying for a while instead of failing the first time.
+      const deadline = Date.now() + (d.runtimeWaitMs ?? 90000);
+      const sleep = d.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+      let executor: NativeExecutor;
+      for (;;) {
+        executor = new module.Executor(options, d.fsBridge(), this.hooks(generation));
+        this.executor = executor;
+        try {
+          await executor.start();
+          break;
+        } catch (e) {
+          const message = (e as Error).message ?? String(e);
+          if (!/no VsCodeRuntime for conversation/i.test(message) || Date.now() >= deadline || !current()) throw e;
+          this.executor = undefined;
+          await executor.stop().catch(() => undefined);
+          this.update({ state: 'connecting', message: 'Waiting for the server to start the runtime of this conversation…' });
+          await sleep(1000);
+          if (!current()) return;
+        }
+      }
       if (!current()) {
         await executor.stop().catch(() => undefined);
         return;
       }
       if (this.snap.state === 'connecting' || this.snap.state === 'starting') this.update({ state: 'connected', message: undefined });
-      d.terminal.notice(`connected to ${config.serverUrl} (conversation ${conversation.id})`, true);
+      d.terminal.notice(`connected to ${config.serverUrl} (conversation ${conversationId})`, true);
       void this.watchClose(executor, generation);
     } catch (e) {
       if (!current()) return;
@@ -196,16 +245,6 @@ export class ExecutorService implements vscode.Disposable {
       this.executor = undefined;
       await executor?.stop().catch(() => undefined);
       const message = (e as Error).message ?? String(e);
-      if (config.conversationMode === 'create' && /no VsCodeRuntime for conversation/i.test(message)) {
-        // The server no longer runs the conversation we created earlier (restarted?): forget it,
-        // so that Retry creates a new one.
-        await d.forgetConversation?.(config.serverUrl);
-        d.log.info('forgot the remembered conversation: the server has no runtime for it');
-      }
-      if (e instanceof ConversationError) {
-        const fixes: Fix[] = e.kind === 'auth' ? ['key', 'retry'] : e.kind === 'config' ? ['settings'] : ['settings', 'retry'];
-        return this.fail({ message, fixes });
-      }
       return this.fail(classify(message));
     }
   }

@@ -4,12 +4,15 @@ import { OpenHandsContext } from './context';
 import { registerIdeTools } from './ide';
 import type { ExecutorSnapshot } from './executorService';
 import type { ActivityEntry } from './activity';
+import type { ChatItem, TabStatus } from './webview/protocol';
 
 /** What `vscode.extensions.getExtension('openhands.openhands-tab').exports` offers. */
 export interface OpenHandsApi {
   readonly snapshot: ExecutorSnapshot;
   readonly onDidChange: vscode.Event<ExecutorSnapshot>;
   readonly actions: readonly ActivityEntry[];
+  /** What the OpenHands tab shows: its status and the rendered conversation (for tests and other extensions). */
+  readonly conversation: { readonly status: TabStatus; readonly items: readonly ChatItem[]; reopen(): Promise<void> };
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -32,6 +35,15 @@ export function activate(context: vscode.ExtensionContext): OpenHandsApi {
     onDidChange: ctx.executor.onDidChange,
     get actions() {
       return ctx.activity.items;
+    },
+    conversation: {
+      get status() {
+        return ctx.chat.status();
+      },
+      get items() {
+        return ctx.chat.items;
+      },
+      reopen: () => ctx.chat.reopen(),
     },
     start: () => ctx.executor.start(),
     stop: () => ctx.executor.stop(),

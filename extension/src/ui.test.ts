@@ -57,9 +57,16 @@ describe('view', () => {
   });
 
   it('renders a page with a strict CSP and no inline data', () => {
-    const html = renderHtml('NONCE', 'vscode-resource:');
+    const html = renderHtml('NONCE', 'vscode-resource:', 'vscode-resource:/ext/dist/webview.js');
     expect(html).toContain("default-src 'none'");
-    expect(html).toContain("script-src 'nonce-NONCE'");
-    expect(html).not.toContain('innerHTML');
+    expect(html).toContain("script-src 'nonce-NONCE' vscode-resource:");
+    const csp = /http-equiv="Content-Security-Policy" content="([^"]*)"/.exec(html)![1];
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|https?:|\*/);
+    // Every script carries the nonce; none is inline.
+    const scripts = [...html.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(scripts).toHaveLength(1);
+    expect(scripts[0][1]).toContain('nonce="NONCE"');
+    expect(scripts[0][2].trim()).toBe('');
+    expect(html).not.toMatch(/\son[a-z]+=/i);
   });
 });

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 
 /** What the user can do about an error; each maps to a button on the notification. */
-export type Fix = 'settings' | 'key' | 'retry' | 'trust' | 'consent' | 'logs';
+export type Fix = 'settings' | 'key' | 'retry' | 'trust' | 'consent' | 'logs' | 'llm' | 'start';
 
 export interface UserError {
   message: string;
@@ -35,6 +35,8 @@ const LABELS: Record<Fix, string> = {
   trust: 'Manage Workspace Trust',
   consent: 'Allow',
   logs: 'Show Logs',
+  llm: 'Set LLM Model and Key',
+  start: 'Start Executor',
 };
 
 const COMMANDS: Record<Fix, () => Thenable<unknown>> = {
@@ -44,6 +46,8 @@ const COMMANDS: Record<Fix, () => Thenable<unknown>> = {
   trust: () => vscode.commands.executeCommand('workbench.trust.manage'),
   consent: () => vscode.commands.executeCommand('openhands.start'),
   logs: () => vscode.commands.executeCommand('openhands.showLogs'),
+  llm: () => vscode.commands.executeCommand('openhands.setLlmSettings'),
+  start: () => vscode.commands.executeCommand('openhands.start'),
 };
 
 export function fixLabel(fix: Fix): string {

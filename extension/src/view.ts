@@ -1,7 +1,8 @@
 import * as vscode from 'vscode';
 import type { ActivityEntry } from './activity';
 import type { ExecutorSnapshot } from './executorService';
-import { fixLabel, runFix, type Fix } from './userErrors';
+import { fixLabel, type Fix } from './userErrors';
+import type { HostToView, TabStatus, ViewToHost } from './webview/protocol';
 
 export const VIEW_ID = 'openhands.view';
 
@@ -17,10 +18,10 @@ export interface ViewModel {
   conversationId?: string;
   workspaceRoot?: string;
   hasKey: boolean;
-  actions: Array<Pick<ActivityEntry, 'id' | 'kind' | 'summary' | 'status' | 'result'> & { duration?: string }>;
+  actions: Array<Pick<ActivityEntry, 'id' | 'kind' | 'summary' | 'status' | 'result'> & { duration?: string; durationMs?: number }>;
 }
 
-const STATE_LABELS: Record<ExecutorSnapshot['state'], string> = {
+export const STATE_LABELS: Record<ExecutorSnapshot['state'], string> = {
   stopped: 'Stopped',
   starting: 'Starting…',
   connecting: 'Connecting…',
@@ -48,6 +49,7 @@ export function buildViewModel(s: ExecutorSnapshot, actions: readonly ActivityEn
       status: a.status,
       result: a.result === undefined ? undefined : relativize(a.result, s.workspaceRoot),
       duration: a.finishedAt !== undefined ? formatDuration(a.finishedAt - a.startedAt) : undefined,
+      durationMs: a.finishedAt !== undefined ? a.finishedAt - a.startedAt : undefined,
     })),
   };
 }
@@ -65,36 +67,50 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`;
 }
 
-type Message = { type: 'command'; command: string } | { type: 'fix'; fix: Fix } | { type: 'ready' };
+/** The executor part of the tab's status (state label, recent actions of this window's executor). */
+export function executorDetails(m: ViewModel): Partial<TabStatus['executor']> {
+  return {
+    label: m.stateLabel + (m.activity ? ` (${m.activity.length > 48 ? `${m.activity.slice(0, 48)}…` : m.activity})` : ''),
+    hasKey: m.hasKey,
+    actions: m.actions.map((a) => ({ kind: a.kind, summary: a.summary, status: a.status, result: a.result, durationMs: a.durationMs })),
+  };
+}
 
-const ALLOWED_COMMANDS = new Set([
+/** Commands the page may run (its buttons); anything else it posts is ignored. */
+export const ALLOWED_COMMANDS = new Set([
   'openhands.start', 'openhands.stop', 'openhands.reconnect', 'openhands.setSessionApiKey',
   'openhands.showLogs', 'openhands.showTerminal',
 ]);
 
 /**
- * The OpenHands tab: a WebviewView showing the connection, the conversation and recent actions.
- * Resolving it (the user opened the tab) calls `onResolved`, which starts the executor.
+ * The OpenHands tab: a WebviewView with the conversation (chat, event stream, Stop/Continue,
+ * first-use LLM settings, problems with their fixes) and this window's executor. The page is
+ * `dist/webview.js`; this class only relays messages (`webview/protocol.ts`).
  */
 export class OpenHandsViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
-  private model: ViewModel | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
-  constructor(private readonly onResolved: () => void) {}
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly onMessage: (m: ViewToHost) => void,
+    private readonly onResolved: () => void,
+  ) {}
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
-    view.webview.options = { enableScripts: true, enableCommandUris: false, localResourceRoots: [] };
-    view.webview.html = renderHtml(makeNonce(), view.webview.cspSource);
+    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
+    view.webview.options = { enableScripts: true, enableCommandUris: false, localResourceRoots: [dist] };
+    const script = view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js')).toString();
+    view.webview.html = renderHtml(makeNonce(), view.webview.cspSource, script);
     this.disposables.push(
-      view.webview.onDidReceiveMessage((m: Message) => this.onMessage(m)),
+      view.webview.onDidReceiveMessage((m: ViewToHost) => {
+        if (m && typeof m === 'object' && typeof m.type === 'string') this.onMessage(m);
+      }),
       view.onDidDispose(() => {
         this.view = undefined;
       }),
-      view.onDidChangeVisibility(() => this.post()),
     );
-    this.post();
     this.onResolved();
   }
 
@@ -102,19 +118,9 @@ export class OpenHandsViewProvider implements vscode.WebviewViewProvider, vscode
     return this.view?.visible ?? false;
   }
 
-  update(model: ViewModel): void {
-    this.model = model;
-    this.post();
-  }
-
-  private post(): void {
-    if (this.view && this.model) void this.view.webview.postMessage({ type: 'model', model: this.model });
-  }
-
-  private onMessage(m: Message): void {
-    if (m?.type === 'ready') this.post();
-    else if (m?.type === 'command' && ALLOWED_COMMANDS.has(m.command)) void vscode.commands.executeCommand(m.command);
-    else if (m?.type === 'fix') void runFix(m.fix);
+  /** Posts to the page if it exists (it asks for everything again with "ready" when it loads). */
+  post(message: HostToView): void {
+    if (this.view) void this.view.webview.postMessage(message);
   }
 
   dispose(): void {
@@ -129,113 +135,119 @@ function makeNonce(): string {
   return s;
 }
 
-/** The static page; the script renders each model it receives (textContent only, no innerHTML of data). */
-export function renderHtml(nonce: string, cspSource: string): string {
+/** The static page: no data in it, one nonce'd script from the extension's dist/, strict CSP. */
+export function renderHtml(nonce: string, cspSource: string, scriptUri: string): string {
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${cspSource} 'nonce-${nonce}'; script-src 'nonce-${nonce}';">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}' ${cspSource}; img-src ${cspSource};">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <style nonce="${nonce}">
-  body { padding: 8px 12px; font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); }
-  .state { display: flex; align-items: center; gap: 8px; font-weight: 600; font-size: 1.1em; margin: 4px 0 8px; }
-  .dot { width: 10px; height: 10px; border-radius: 50%; background: var(--vscode-disabledForeground); flex: none; }
+  html, body { height: 100%; }
+  body { margin: 0; padding: 0; display: flex; flex-direction: column; font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); }
+  header { padding: 6px 10px 4px; border-bottom: 1px solid var(--vscode-widget-border, rgba(128,128,128,.25)); }
+  .state { display: flex; align-items: center; gap: 8px; font-weight: 600; margin: 2px 0 6px; }
+  .dot { width: 9px; height: 9px; border-radius: 50%; background: var(--vscode-disabledForeground); flex: none; }
   .dot.connected { background: var(--vscode-testing-iconPassed, #73c991); }
   .dot.executing { background: var(--vscode-charts-blue, #3794ff); animation: pulse 1s infinite; }
   .dot.starting, .dot.connecting { background: var(--vscode-charts-yellow, #cca700); animation: pulse 1s infinite; }
   .dot.error { background: var(--vscode-errorForeground, #f14c4c); }
   .dot.blocked { background: var(--vscode-editorWarning-foreground, #cca700); }
   @keyframes pulse { 50% { opacity: .35; } }
-  .message { margin: 0 0 8px; padding: 6px 8px; border-left: 3px solid var(--vscode-inputValidation-warningBorder, #cca700); background: var(--vscode-textBlockQuote-background); white-space: pre-wrap; word-break: break-word; }
-  .message.error { border-left-color: var(--vscode-errorForeground, #f14c4c); }
-  dl { display: grid; grid-template-columns: auto 1fr; gap: 2px 10px; margin: 0 0 10px; }
-  dt { color: var(--vscode-descriptionForeground); }
-  dd { margin: 0; word-break: break-all; font-family: var(--vscode-editor-font-family); font-size: .95em; }
-  .buttons { display: flex; flex-wrap: wrap; gap: 6px; margin: 0 0 12px; }
-  button { border: none; padding: 4px 10px; border-radius: 2px; cursor: pointer; color: var(--vscode-button-foreground); background: var(--vscode-button-background); font-family: inherit; }
+  .row { display: flex; gap: 4px; align-items: center; }
+  select { flex: 1; min-width: 0; background: var(--vscode-dropdown-background); color: var(--vscode-dropdown-foreground); border: 1px solid var(--vscode-dropdown-border, transparent); padding: 2px; font-family: inherit; }
+  .meta { color: var(--vscode-descriptionForeground); font-size: .9em; margin-top: 4px; word-break: break-word; }
+  .meta div { margin: 1px 0; }
+  button { border: none; padding: 3px 10px; border-radius: 2px; cursor: pointer; color: var(--vscode-button-foreground); background: var(--vscode-button-background); font-family: inherit; }
   button:hover { background: var(--vscode-button-hoverBackground); }
+  button:disabled { opacity: .5; cursor: default; }
+  button.link { padding: 0 4px; font-size: .9em; }
   button.secondary { color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); }
-  button.secondary:hover { background: var(--vscode-button-secondaryHoverBackground); }
-  h3 { font-size: .85em; text-transform: uppercase; letter-spacing: .04em; color: var(--vscode-descriptionForeground); margin: 14px 0 6px; font-weight: 600; }
-  ul { list-style: none; padding: 0; margin: 0; }
-  li { padding: 5px 0; border-bottom: 1px solid var(--vscode-widget-border, rgba(128,128,128,.2)); }
-  .row { display: flex; gap: 6px; align-items: baseline; }
-  .icon { width: 1.1em; flex: none; text-align: center; }
+  .buttons { display: flex; flex-wrap: wrap; gap: 6px; margin-top: 6px; }
+  #problems { padding: 0 10px; }
+  .problem { margin: 6px 0; padding: 6px 8px; border-left: 3px solid var(--vscode-errorForeground, #f14c4c); background: var(--vscode-inputValidation-errorBackground, rgba(241,76,76,.1)); white-space: pre-wrap; word-break: break-word; }
+  form { margin: 6px 10px; padding: 8px; border: 1px solid var(--vscode-widget-border, rgba(128,128,128,.35)); }
+  form label { display: block; margin: 6px 0 2px; color: var(--vscode-descriptionForeground); }
+  input, textarea { width: 100%; box-sizing: border-box; background: var(--vscode-input-background); color: var(--vscode-input-foreground); border: 1px solid var(--vscode-input-border, transparent); padding: 4px; font-family: inherit; font-size: inherit; }
+  #scroll { flex: 1; overflow-y: auto; padding: 4px 10px; }
+  .empty { color: var(--vscode-descriptionForeground); font-style: italic; margin: 12px 0; }
+  .item { margin: 6px 0; word-break: break-word; }
+  .msg { padding: 4px 8px; border-radius: 4px; }
+  .msg.user { background: var(--vscode-textBlockQuote-background); }
+  .msg.finish { border-left: 3px solid var(--vscode-testing-iconPassed, #73c991); }
+  .who { font-size: .8em; font-weight: 600; color: var(--vscode-descriptionForeground); }
+  .md p { margin: 4px 0; } .md ul, .md ol { margin: 4px 0; padding-left: 20px; }
+  code { font-family: var(--vscode-editor-font-family); font-size: .95em; background: var(--vscode-textCodeBlock-background); padding: 0 2px; }
+  pre { font-family: var(--vscode-editor-font-family); font-size: .9em; background: var(--vscode-textCodeBlock-background); padding: 6px; overflow-x: auto; white-space: pre-wrap; margin: 4px 0; max-height: 320px; overflow-y: auto; }
+  pre code { background: none; padding: 0; }
+  .thought { color: var(--vscode-descriptionForeground); font-style: italic; }
+  details.action summary { cursor: pointer; display: flex; gap: 6px; align-items: baseline; list-style: none; }
+  details.action summary::-webkit-details-marker { display: none; }
+  .icon { width: 1em; flex: none; text-align: center; }
   .icon.ok { color: var(--vscode-testing-iconPassed, #73c991); }
   .icon.error { color: var(--vscode-errorForeground, #f14c4c); }
   .icon.running { color: var(--vscode-charts-blue, #3794ff); }
   .kind { font-size: .8em; padding: 0 4px; border-radius: 3px; background: var(--vscode-badge-background); color: var(--vscode-badge-foreground); flex: none; }
-  .summary { font-family: var(--vscode-editor-font-family); font-size: .95em; word-break: break-all; }
-  .result { color: var(--vscode-descriptionForeground); font-size: .9em; margin-left: 1.6em; word-break: break-word; }
-  .activity { margin: -4px 0 8px 18px; font-family: var(--vscode-editor-font-family); font-size: .95em; color: var(--vscode-descriptionForeground); word-break: break-all; }
-  .empty { color: var(--vscode-descriptionForeground); font-style: italic; }
+  .title { font-family: var(--vscode-editor-font-family); word-break: break-all; flex: 1; }
+  .meta-r, summary .meta { color: var(--vscode-descriptionForeground); font-size: .85em; flex: none; }
+  .diff .add { color: var(--vscode-gitDecoration-addedResourceForeground, #81b88b); }
+  .diff .del { color: var(--vscode-gitDecoration-deletedResourceForeground, #c74e39); }
+  .error { color: var(--vscode-errorForeground, #f14c4c); white-space: pre-wrap; }
+  .state-change, .status { color: var(--vscode-descriptionForeground); font-size: .85em; text-align: center; }
+  .status.error { color: var(--vscode-errorForeground, #f14c4c); }
+  footer { padding: 6px 10px 8px; border-top: 1px solid var(--vscode-widget-border, rgba(128,128,128,.25)); }
+  #pending { color: var(--vscode-descriptionForeground); font-size: .85em; margin-bottom: 4px; }
+  textarea { resize: vertical; min-height: 3.2em; }
+  #activity-section { margin-top: 6px; font-size: .9em; }
+  #activity { list-style: none; padding: 0; margin: 4px 0; max-height: 160px; overflow-y: auto; }
+  #activity li { padding: 2px 0; }
+  #activity .summary { font-family: var(--vscode-editor-font-family); word-break: break-all; }
+  #activity .result { color: var(--vscode-descriptionForeground); margin-left: 1.6em; }
 </style>
 </head>
 <body>
-  <div class="state"><span id="dot" class="dot"></span><span id="state">Loading…</span></div>
-  <div id="activity" class="activity" hidden></div>
-  <div id="message" class="message" hidden></div>
-  <div id="fixes" class="buttons"></div>
-  <dl>
-    <dt>Server</dt><dd id="server">–</dd>
-    <dt>Conversation</dt><dd id="conversation">–</dd>
-    <dt>Workspace</dt><dd id="workspace">–</dd>
-    <dt>API key</dt><dd id="key">–</dd>
-  </dl>
-  <div class="buttons">
-    <button id="start" data-command="openhands.start">Start</button>
-    <button id="stop" data-command="openhands.stop" class="secondary">Stop</button>
-    <button data-command="openhands.reconnect" class="secondary">Reconnect</button>
-    <button data-command="openhands.showTerminal" class="secondary">Agent Terminal</button>
-    <button data-command="openhands.showLogs" class="secondary">Logs</button>
-  </div>
-  <h3>Recent actions</h3>
-  <ul id="actions"><li class="empty">No actions yet.</li></ul>
-<script nonce="${nonce}">
-(function () {
-  const vscode = acquireVsCodeApi();
-  const $ = (id) => document.getElementById(id);
-  const el = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; };
-  document.querySelectorAll('button[data-command]').forEach((b) => b.addEventListener('click', () => vscode.postMessage({ type: 'command', command: b.dataset.command })));
-  const ICONS = { ok: '✓', error: '✗', running: '●' };
-  function render(m) {
-    $('dot').className = 'dot ' + m.state;
-    $('state').textContent = m.stateLabel;
-    document.body.dataset.state = m.state;
-    const act = $('activity');
-    act.hidden = !m.activity;
-    act.textContent = m.activity || '';
-    const msg = $('message');
-    msg.hidden = !m.message;
-    msg.textContent = m.message || '';
-    msg.className = 'message' + (m.state === 'error' ? ' error' : '');
-    const fixes = $('fixes');
-    fixes.replaceChildren(...m.fixes.map((f) => { const b = el('button', '', f.label); b.addEventListener('click', () => vscode.postMessage({ type: 'fix', fix: f.fix })); return b; }));
-    $('server').textContent = m.serverUrl;
-    $('conversation').textContent = m.conversationId || '–';
-    $('workspace').textContent = m.workspaceRoot || '–';
-    $('key').textContent = m.hasKey ? 'set (secret storage)' : 'not set';
-    const active = ['starting', 'connecting', 'connected', 'executing'].includes(m.state);
-    $('start').hidden = active;
-    $('stop').hidden = !active;
-    const list = $('actions');
-    if (m.actions.length === 0) { list.replaceChildren(el('li', 'empty', 'No actions yet.')); return; }
-    list.replaceChildren(...m.actions.map((a) => {
-      const li = el('li');
-      li.dataset.status = a.status;
-      const row = el('div', 'row');
-      row.append(el('span', 'icon ' + a.status, ICONS[a.status] || '?'), el('span', 'kind', a.kind), el('span', 'summary', a.summary));
-      li.append(row);
-      const r = [a.result, a.duration].filter(Boolean).join(' · ');
-      if (r) li.append(el('div', 'result', r));
-      return li;
-    }));
-  }
-  window.addEventListener('message', (e) => { if (e.data && e.data.type === 'model') render(e.data.model); });
-  vscode.postMessage({ type: 'ready' });
-})();
-</script>
+  <header>
+    <div class="state"><span id="dot" class="dot"></span><span id="state">Loading…</span></div>
+    <div class="row">
+      <select id="conversation" title="Conversation"></select>
+      <button id="new" title="Start a new conversation">New</button>
+      <button id="refresh" class="secondary" title="Reload conversations">↻</button>
+    </div>
+    <div class="meta">
+      <div id="executor"></div>
+      <div id="runtime"></div>
+      <div><span id="server"></span> · <span id="key"></span> · <button id="llm-edit" class="secondary link">LLM settings</button></div>
+    </div>
+  </header>
+  <div id="problems"></div>
+  <form id="llm-form" hidden>
+    <strong>LLM settings of the OpenHands server</strong>
+    <label for="llm-model">Model (LiteLLM name)</label>
+    <input id="llm-model" placeholder="e.g. anthropic/claude-sonnet-4-20250514 or openai/gpt-4o" autocomplete="off">
+    <label for="llm-base">Base URL (optional)</label>
+    <input id="llm-base" placeholder="only for OpenAI-compatible servers, e.g. http://127.0.0.1:8000/v1" autocomplete="off">
+    <label for="llm-key">API key</label>
+    <input id="llm-key" type="password" autocomplete="off">
+    <div class="buttons"><button type="submit" id="llm-save">Save</button><button type="button" id="llm-cancel" class="secondary">Cancel</button></div>
+  </form>
+  <div id="scroll"><div id="empty" class="empty">Type a task below: the agent works in this VS Code (its commands in the OpenHands Agent terminal, its edits in your editors).</div><div id="chat"></div></div>
+  <footer>
+    <div id="pending" hidden></div>
+    <textarea id="input" rows="3" placeholder="Loading…"></textarea>
+    <div class="buttons">
+      <button id="send">Send</button>
+      <button id="stop" class="secondary" hidden>Stop</button>
+      <button id="continue" class="secondary" hidden>Continue</button>
+      <button class="secondary" data-command="openhands.showTerminal">Agent Terminal</button>
+      <button class="secondary" data-command="openhands.showLogs">Logs</button>
+    </div>
+    <details id="activity-section"><summary>This window's executor: recent actions (<span id="activity-count">0</span>)</summary>
+      <ul id="activity"></ul>
+      <div class="buttons"><button class="secondary" data-command="openhands.start">Start</button><button class="secondary" data-command="openhands.stop">Stop</button><button class="secondary" data-command="openhands.reconnect">Reconnect</button><button class="secondary" data-command="openhands.setSessionApiKey">Session API Key</button></div>
+    </details>
+  </footer>
+<script nonce="${nonce}" src="${scriptUri}"></script>
 </body>
 </html>`;
 }

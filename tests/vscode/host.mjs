@@ -10,6 +10,9 @@
 //   @@oh-ui terminal-text <path>            -> the runner writes the visible terminal's text there
 //   @@oh-ui webview-text <path>             -> the runner writes the OpenHands view's text there
 //   @@oh-ui type-quickinput <path>          -> the runner types that file's text into the quick input
+//   @@oh-ui webview-fill <path>             -> fills {"selector","value"} (JSON in the file) in the OpenHands webview
+//   @@oh-ui webview-click <path>            -> clicks {"selector"} in the OpenHands webview
+//   @@oh-ui webview-select <path>           -> picks the option {"value"} of the <select> {"selector"}
 // and the runner acknowledges by creating "<path>.done" (the tests poll for it).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync, existsSync } from 'node:fs';
@@ -168,6 +171,32 @@ async function main() {
             }
             writeFileSync(arg, text);
             writeFileSync(`${arg}.done`, 'ok');
+          } else if (verb === 'webview-fill' || verb === 'webview-click' || verb === 'webview-select') {
+            // Acts on the OpenHands webview like a user: the file holds {"selector", "value"}.
+            // The answer file says "ok" or "error: ..." (the tests read it).
+            const { readFileSync } = await import('node:fs');
+            try {
+              const req = JSON.parse(readFileSync(arg, 'utf8'));
+              // The webview's frames come and go while the workbench lays out: look for up to 20 s.
+              let frame;
+              for (let tries = 0; !frame && tries < 40; tries++) {
+                for (const f of page.frames()) {
+                  if (await f.evaluate(() => Boolean(document.getElementById('state'))).catch(() => false)) { frame = f; break; }
+                }
+                if (!frame) await page.waitForTimeout(500);
+              }
+              if (!frame) throw new Error('the OpenHands webview is not open');
+              const target = frame.locator(req.selector).first();
+              await target.waitFor({ state: 'visible', timeout: 20000 });
+              if (verb === 'webview-fill') await target.fill(String(req.value ?? ''));
+              else if (verb === 'webview-select') await target.selectOption(String(req.value ?? ''));
+              else await target.click();
+              writeFileSync(`${arg}.done`, 'ok');
+              log(`${verb} ${req.selector}`);
+            } catch (e) {
+              writeFileSync(`${arg}.done`, `error: ${e.message}`);
+              log(`${verb} failed: ${e.message}`);
+            }
           } else if (verb === 'type-quickinput') {
             // Types the content of the file into the open quick input (e.g. a password box) + Enter.
             const { readFileSync } = await import('node:fs');

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Integration tests of the openhands-tab extension in a REAL VS Code extension host (code-server),
-# against a backend speaking docs/protocol.md. Idempotent setup + run; last line:
+# Integration tests of the openhands-tab extension in a REAL VS Code extension host (code-server):
+# the OpenHands tab against the REAL OpenHands server (VsCodeRuntime in server mode, CodeActAgent,
+# the scripted stand-in LLM), and, for conditions that server cannot produce on demand (actions
+# delegated one by one, a keyed backend, an untrusted workspace), the stand-in backend
+# fake_backend.py speaking docs/protocol.md. Idempotent setup + run; last line:
 #   vscode: N passed, M failed
-# Options: --update-docs-screenshot  copy the workbench screenshot to docs/screenshot-openhands-tab.png
+# Options: --update-docs-screenshot  copy the tab mid-conversation (real server) to docs/screenshot-openhands-tab.png
 #          --dev-addon               test npm/executor's development build (fast; the portability check fails)
 # The addon tested and shipped: $OPENHANDS_EXECUTOR_ADDON if set; else the portable build of the
 # committed crates/ + Cargo.lock (extension/scripts/build-portable-addon.sh; made here when the cache
@@ -71,25 +74,30 @@ else
   [ -f "$VSIX" ] || finish
 fi
 
-# 3. backend + workspace + extensions dir
+# 3. stand-in backends (attach mode: the conversation exists up front) + workspace + extensions dir
 SESSION="$(mktemp -d /tmp/oh-vscode-run.XXXXXX)"
 WS="$SESSION/workspace"; EXT="$SESSION/ext"
 mkdir -p "$WS/.vscode" "$EXT"
 BACKEND_LOG="$ARTIFACTS/backend.log"
 KEYED_LOG="$ARTIFACTS/backend-keyed.log"
 KEY="k-$RANDOM$RANDOM"
-setsid "$PY" "$HERE/fake_backend.py" --port 0 > "$BACKEND_LOG" 2>&1 &
+CONV="stand-in-$RANDOM$RANDOM"
+setsid "$PY" "$HERE/fake_backend.py" --port 0 --conversation "$CONV" > "$BACKEND_LOG" 2>&1 &
 BACKEND_PID=$!
-setsid "$PY" "$HERE/fake_backend.py" --port 0 --session-api-key "$KEY" > "$KEYED_LOG" 2>&1 &
+setsid "$PY" "$HERE/fake_backend.py" --port 0 --session-api-key "$KEY" --conversation "$CONV" > "$KEYED_LOG" 2>&1 &
 KEYED_PID=$!
-cleanup() { kill -- -"$BACKEND_PID" 2>/dev/null; kill -- -"$KEYED_PID" 2>/dev/null; rm -rf "$SESSION"; }
+LLM_PID=; SERVER_PID=
+cleanup() {
+  for p in "$BACKEND_PID" "$KEYED_PID" $LLM_PID $SERVER_PID; do kill -- -"$p" 2>/dev/null; done
+  rm -rf "$SESSION"
+}
 trap cleanup EXIT
 for _ in $(seq 1 100); do grep -q '^READY' "$BACKEND_LOG" && grep -q '^READY' "$KEYED_LOG" && break; sleep 0.1; done
 PORT="$(awk '/^READY/ {print $2; exit}' "$BACKEND_LOG")"
 KEYED_PORT="$(awk '/^READY/ {print $2; exit}' "$KEYED_LOG")"
 if [ -z "$PORT" ] || [ -z "$KEYED_PORT" ]; then cat "$BACKEND_LOG" "$KEYED_LOG"; fail "start the protocol backends"; finish; fi
 cat > "$WS/.vscode/settings.json" <<JSON
-{ "openhands.server.url": "http://127.0.0.1:$PORT", "openhands.conversation.mode": "create" }
+{ "openhands.server.url": "http://127.0.0.1:$PORT", "openhands.conversation.mode": "attach", "openhands.conversation.id": "$CONV" }
 JSON
 
 NODE24="$CACHE/node24/bin/node"
@@ -100,11 +108,12 @@ if ! XDG_CONFIG_HOME="$SESSION/xdg" XDG_DATA_HOME="$SESSION/xdg" XDG_CACHE_HOME=
 fi
 
 # 4. the suite inside the extension host
-rm -f "$ARTIFACTS/openhands-tab.png" "$ARTIFACTS/terminal.txt"
+rm -f "$ARTIFACTS/openhands-tab.png" "$ARTIFACTS/terminal.txt" "$ARTIFACTS"/host*.log
 ENV_JSON="{\"OH_TEST_BACKEND\":\"http://127.0.0.1:$PORT\",\"OH_TEST_KEYED_BACKEND\":\"http://127.0.0.1:$KEYED_PORT\",\"OH_TEST_KEY\":\"$KEY\",\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS\"}"
 "$NODE24" "$HERE/host.mjs" --workspace "$WS" --dev "$HERE/harness-ext" --tests "$HERE/suite/index.js" \
   --env "$ENV_JSON" --extensions-dir "$EXT" --artifacts "$ARTIFACTS" --click-dialog Allow --timeout 240 \
-  2>&1 | tee "$ARTIFACTS/host.log" | grep -E '@@oh-test|\[host|oh-test' | sed -E 's/^.*(@@oh-test|oh-test)/\1/'
+  2>&1 | tee "$ARTIFACTS/host-standin.log" | grep -E '@@oh-test|\[host|oh-test' | sed -E 's/^.*(@@oh-test|oh-test)/\1/'
+cp "$ARTIFACTS/host-standin.log" "$ARTIFACTS/host.log"
 # 5. the same VSIX in a workspace that is not trusted (restricted mode)
 WS2="$SESSION/untrusted"; mkdir -p "$WS2/.vscode"
 cp "$WS/.vscode/settings.json" "$WS2/.vscode/settings.json" 2>/dev/null
@@ -124,16 +133,93 @@ grep -q '@@oh-test SUMMARY' "$ARTIFACTS/host-ide.log" || echo "@@oh-test FAIL th
 grep -E '@@oh-test|oh-test bench' "$ARTIFACTS/host-ide.log" | sed -E 's/^.*(@@oh-test|oh-test bench)/\1/' | cut -c1-300
 cat "$ARTIFACTS/host-ide.log" >> "$ARTIFACTS/host.log"
 
+# 7. the OpenHands tab against the REAL OpenHands server (openhands.server.listen:app, VsCodeRuntime
+# in server mode, CodeActAgent) with the scripted stand-in LLM; the server starts without LLM
+# settings, as on first use. Nothing in settings.json but the server URL.
+WS_CONV="$SESSION/conversation"; mkdir -p "$WS_CONV/.vscode"
+CONV_ART="$ARTIFACTS/conversation"; mkdir -p "$CONV_ART"; rm -f "$CONV_ART"/*.png
+sed "s#@WORKSPACE@#$WS_CONV#g" "$HERE/fixtures/conversation-llm-script.json" > "$SESSION/llm-script.json"
+export LITELLM_LOCAL_MODEL_COST_MAP=True
+setsid "$PY" -m openhands_vscode_runtime.scripted_llm --script "$SESSION/llm-script.json" > "$CONV_ART/scripted-llm.out" 2> "$CONV_ART/scripted-llm.log" &
+LLM_PID=$!
+setsid "$PY" "$REPO/tests/e2e/oh_server.py" --workspace "$WS_CONV" --no-settings > "$CONV_ART/oh-server.out" 2> "$CONV_ART/oh-server.log" &
+SERVER1_PID=$!
+SERVER_PID=$SERVER1_PID
+# The two-window test's server (step 7) starts now too: importing OpenHands takes a while.
+TWO_ART="$ARTIFACTS/two-windows"; mkdir -p "$TWO_ART/a" "$TWO_ART/b" "$SESSION/two-shared"
+setsid "$PY" "$REPO/tests/e2e/oh_server.py" --workspace "$SESSION" --llm-script "$HERE/fixtures/two-windows-llm-script.json" \
+  > "$TWO_ART/oh-server.out" 2> "$TWO_ART/oh-server.log" &
+SERVER2_PID=$!
+SERVER_PID="$SERVER_PID $SERVER2_PID"
+# Waits until a process printed its ready line, or exited, or 300 s (a loaded machine is slow).
+wait_ready() {
+  for _ in $(seq 1 1500); do
+    [ -s "$1" ] && return 0
+    kill -0 "$2" 2>/dev/null || return 1
+    sleep 0.2
+  done
+  return 1
+}
+wait_ready "$CONV_ART/scripted-llm.out" "$LLM_PID"; wait_ready "$CONV_ART/oh-server.out" "$SERVER1_PID"
+LLM_BASE_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["base_url"])' "$CONV_ART/scripted-llm.out" 2>/dev/null)"
+SERVER_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["url"])' "$CONV_ART/oh-server.out" 2>/dev/null)"
+SERVER_KEY="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session_api_key"])' "$CONV_ART/oh-server.out" 2>/dev/null)"
+if [ -z "$LLM_BASE_URL" ] || [ -z "$SERVER_URL" ]; then
+  tail -20 "$CONV_ART/scripted-llm.log" "$CONV_ART/oh-server.log"
+  fail "start the real OpenHands server and the scripted LLM (see $CONV_ART)"
+else
+  echo "{ \"openhands.server.url\": \"$SERVER_URL\" }" > "$WS_CONV/.vscode/settings.json"
+  CONV_ENV="{\"OH_TEST_SERVER\":\"$SERVER_URL\",\"OH_TEST_SERVER_KEY\":\"$SERVER_KEY\",\"OH_TEST_LLM_BASE_URL\":\"$LLM_BASE_URL\",\"OH_TEST_ARTIFACTS\":\"$CONV_ART\"}"
+  "$NODE24" "$HERE/host.mjs" --workspace "$WS_CONV" --dev "$HERE/harness-ext" --tests "$HERE/suite/conversation.js" \
+    --env "$CONV_ENV" --extensions-dir "$EXT" --artifacts "$CONV_ART" --click-dialog Allow --timeout 360 \
+    > "$ARTIFACTS/host-conversation.log" 2>&1
+  grep -E '@@oh-test|\[host' "$ARTIFACTS/host-conversation.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
+  cat "$ARTIFACTS/host-conversation.log" >> "$ARTIFACTS/host.log"
+  if [ -f "$CONV_ART/openhands-tab-conversation.png" ]; then
+    pass "screenshot of the tab in the middle of a real conversation ($CONV_ART/openhands-tab-conversation.png)"
+    [ "$UPDATE_DOCS" = 1 ] && cp "$CONV_ART/openhands-tab-conversation.png" "$REPO/docs/screenshot-openhands-tab.png"
+  else
+    fail "screenshot of the tab in the middle of a real conversation"
+  fi
+fi
+
+# 8. two windows, two conversations on one real server: each executor gets only its own actions.
+wait_ready "$TWO_ART/oh-server.out" "$SERVER2_PID"
+SERVER2_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["url"])' "$TWO_ART/oh-server.out" 2>/dev/null)"
+SERVER2_KEY="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session_api_key"])' "$TWO_ART/oh-server.out" 2>/dev/null)"
+if [ -z "$SERVER2_URL" ]; then
+  tail -20 "$TWO_ART/oh-server.log"; fail "start the real OpenHands server for the two-window test (see $TWO_ART)"
+else
+  HOST_PIDS=()
+  for role in a b; do
+    W="$SESSION/two-$role"; mkdir -p "$W/.vscode"; echo "window-$role" > "$W/marker.txt"
+    echo "{ \"openhands.server.url\": \"$SERVER2_URL\" }" > "$W/.vscode/settings.json"
+    TWO_ENV="{\"OH_TEST_ROLE\":\"$role\",\"OH_TEST_SHARED\":\"$SESSION/two-shared\",\"OH_TEST_SERVER_KEY\":\"$SERVER2_KEY\",\"OH_TEST_ARTIFACTS\":\"$TWO_ART/$role\"}"
+    "$NODE24" "$HERE/host.mjs" --workspace "$W" --dev "$HERE/harness-ext" --tests "$HERE/suite/two-windows.js" \
+      --env "$TWO_ENV" --extensions-dir "$EXT" --artifacts "$TWO_ART/$role" --click-dialog Allow --timeout 300 \
+      > "$ARTIFACTS/host-two-$role.log" 2>&1 &
+    HOST_PIDS+=($!)
+  done
+  wait "${HOST_PIDS[@]}"  # only the two host sessions (the backends run until cleanup)
+  for role in a b; do
+    grep -E '@@oh-test' "$ARTIFACTS/host-two-$role.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
+    cat "$ARTIFACTS/host-two-$role.log" >> "$ARTIFACTS/host.log"
+  done
+fi
+
 while IFS= read -r line; do
   case "$line" in
     *"@@oh-test PASS "*) pass "${line#*@@oh-test PASS }" ;;
     *"@@oh-test FAIL "*) fail "${line#*@@oh-test FAIL }" ;;
   esac
 done < <(grep -E '@@oh-test (PASS|FAIL) ' "$ARTIFACTS/host.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-400)
-if ! grep -q '@@oh-test SUMMARY' "$ARTIFACTS/host.log"; then fail "the suite did not finish (see $ARTIFACTS/host.log)"; fi
+# Every session must report: one that crashed or hung says nothing, which must not read as a pass.
+for s in standin ide conversation two-a two-b; do
+  grep -q '@@oh-test SUMMARY' "$ARTIFACTS/host-$s.log" 2>/dev/null || fail "the $s session did not finish (see $ARTIFACTS/host-$s.log)"
+done
+grep -qE '@@oh-test (PASS|FAIL) ' "$ARTIFACTS/host-untrusted.log" 2>/dev/null || fail "the untrusted-workspace session did not report (see $ARTIFACTS/host-untrusted.log)"
 if [ -f "$ARTIFACTS/openhands-tab.png" ]; then
   pass "screenshot of the workbench with the OpenHands view ($ARTIFACTS/openhands-tab.png)"
-  [ "$UPDATE_DOCS" = 1 ] && cp "$ARTIFACTS/openhands-tab.png" "$REPO/docs/screenshot-openhands-tab.png"
 else
   fail "screenshot of the workbench"
 fi

@@ -1,5 +1,8 @@
 // Integration tests of the installed openhands-tab VSIX, run inside a real VS Code extension host
 // (code-server) by tests/vscode/host.mjs. Contract of test-electron: `run()` throws on failure.
+// The backend here is the stand-in fake_backend.py (attach mode, a conversation that exists up
+// front): it delegates single actions on demand and plays a keyed backend, which the real server
+// (suite/conversation.js) cannot do on request.
 // Each test prints "@@oh-test PASS|FAIL <name>"; UI requests to the runner go through "@@oh-ui".
 const vscode = require('vscode');
 const fs = require('fs');
@@ -73,7 +76,7 @@ exports.run = async () => {
   });
   if (!api) stopAll = true;
 
-  await test('opening the OpenHands view asks for consent, starts the executor and connects', async () => {
+  await test('attach mode: opening the OpenHands view asks for consent, starts the executor and connects to the configured conversation', async () => {
     await vscode.commands.executeCommand('workbench.view.extension.openhands');
     // The consent notification: open the notification list so the runner can click "Allow" as a user would.
     await sleep(1500);
@@ -84,6 +87,8 @@ exports.run = async () => {
     }, 60000);
     assert(snap.state === 'connected', `executor state is ${snap.state}: ${snap.message}`);
     conversationId = snap.conversationId;
+    const configured = vscode.workspace.getConfiguration('openhands').get('conversation.id');
+    assert(conversationId === configured, `executor serves ${conversationId}, settings say ${configured}`);
     const state = await backend('/test/state');
     assert(state[conversationId] && state[conversationId].registered, `backend has no registered executor for ${conversationId}: ${JSON.stringify(state)}`);
     assert(state[conversationId].workspace === root, `executor workspace ${state[conversationId].workspace} != ${root}`);
@@ -144,7 +149,7 @@ exports.run = async () => {
     const text = await waitFor('the view to show the actions', async () => {
       await ui('webview-text', file);
       const t = fs.readFileSync(file, 'utf8');
-      return /Connected/.test(t) && t.includes('echo "hello from the agent') && t.includes('str_replace') ? t : undefined;
+      return /Executor: Connected/.test(t) && t.includes('echo "hello from the agent') && t.includes('str_replace') ? t : undefined;
     }, 15000, 500);
     assert(text.includes(conversationId), `the view does not show the conversation id:\n${text}`);
     assert(/exit 0/.test(text), `the view does not show the command's result:\n${text}`);

@@ -1,0 +1,180 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { ChatSession, type ChatSessionDeps } from './chatSession';
+import { FakeSocket } from './test/fakeSocket';
+import type { HostToView } from './webview/protocol';
+
+const reply = (status: number, body: unknown) => ({
+  ok: status >= 200 && status < 300, status, statusText: String(status),
+  text: async () => JSON.stringify(body),
+});
+
+/** A scripted OpenHands REST API: routes "METHOD /path" to replies; records the calls. */
+function server(routes: Record<string, (body: any) => [number, unknown]>) {
+  const calls: Array<{ method: string; path: string; body: any }> = [];
+  const fetch = vi.fn(async (url: string, init: { method: string; body?: string }) => {
+    const path = url.replace('http://s', '');
+    const body = init.body ? JSON.parse(init.body) : undefined;
+    calls.push({ method: init.method, path, body });
+    const route = Object.keys(routes).find((k) => `${init.method} ${path}`.startsWith(k));
+    if (!route) return reply(404, { detail: 'Not Found' });
+    const [status, b] = routes[route](body);
+    return reply(status, b);
+  });
+  return { fetch, calls };
+}
+
+const settings = { 'GET /api/settings': () => [200, { llm_model: 'openai/scripted', llm_base_url: 'http://llm/v1', llm_api_key_set: true }] as [number, unknown] };
+
+function setup(routes: Record<string, (body: any) => [number, unknown]>, over: Partial<ChatSessionDeps> = {}) {
+  const srv = server(routes);
+  const posted: HostToView[] = [];
+  const order: string[] = [];
+  const store = new Map<string, unknown>();
+  const secrets = new Map<string, string>();
+  const executor = {
+    snapshot: { state: 'stopped' as string, conversationId: undefined as string | undefined },
+    retarget: vi.fn(async (id: string) => {
+      order.push(`retarget ${id}`);
+      executor.snapshot = { state: 'connected', conversationId: id };
+    }),
+  };
+  const origFactory = FakeSocket.factory;
+  const deps: ChatSessionDeps = {
+    serverUrl: () => 'http://s',
+    attachedConversation: () => undefined,
+    sessionKey: async () => 'sk',
+    state: { get: (k) => store.get(k) as any, update: async (k, v) => void store.set(k, v) },
+    secrets: { get: async (k) => secrets.get(k), store: async (k, v) => void secrets.set(k, v) },
+    executor,
+    post: (m) => posted.push(m),
+    log: { info: () => {}, warn: () => {}, error: () => {} },
+    fetch: srv.fetch as any,
+    socketFactory: (url, opts) => {
+      order.push('join');
+      return origFactory(url, opts);
+    },
+    ...over,
+  };
+  const session = new ChatSession(deps);
+  const status = () => [...posted].reverse().find((m) => m.type === 'status') as Extract<HostToView, { type: 'status' }>;
+  return { session, srv, posted, order, store, secrets, executor, status: () => status().status };
+}
+
+const flush = () => new Promise((r) => setTimeout(r, 0));
+
+describe('chat session', () => {
+  beforeEach(() => {
+    FakeSocket.all = [];
+  });
+
+  it('first use: no LLM settings -> the form; the key goes to SecretStorage and the settings API', async () => {
+    let stored: any;
+    const t = setup({
+      'GET /api/settings': () => (stored ? [200, { llm_model: stored.llm_model, llm_base_url: stored.llm_base_url, llm_api_key_set: true }] : [404, { error: 'Settings not found' }]),
+      'POST /api/settings': (b) => ((stored = b), [200, { message: 'Settings stored' }]),
+      'GET /api/conversations': () => [200, { results: [] }],
+    });
+    await t.session.open();
+    expect(t.status()).toMatchObject({ llmForm: { required: true }, canSend: false, problems: [{ id: 'llm', fixes: [{ fix: 'llm' }] }] });
+    await t.session.saveLlmSettings('openai/scripted', 'http://llm/v1', '  sk-secret ');
+    expect(stored).toEqual({ llm_model: 'openai/scripted', llm_base_url: 'http://llm/v1', llm_api_key: 'sk-secret' });
+    expect(t.secrets.get('openhands.llmApiKey:http://s')).toBe('sk-secret');
+    expect(JSON.stringify([...t.store.values()])).not.toContain('sk-secret');
+    expect(t.status()).toMatchObject({ llmForm: undefined, canSend: true, problems: [] });
+  });
+
+  it('a task typed with no conversation: create, retarget the executor, then join, then send once when the agent is ready', async () => {
+    const t = setup({ ...settings, 'GET /api/conversations?': () => [200, { results: [] }], 'POST /api/conversations': () => [200, { conversation_id: 'c1' }] });
+    await t.session.open();
+    const sending = t.session.send('Fix the greeting');
+    await flush();
+    await sending;
+    expect(t.order).toEqual(['retarget c1', 'join']);
+    const sock = FakeSocket.last;
+    expect(sock.options.query).toMatchObject({ conversation_id: 'c1', latest_event_id: '-1', session_api_key: 'sk' });
+    sock.open();
+    sock.fire('oh_event', { id: 0, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'loading' } });
+    expect(sock.emitted).toEqual([]); // not before the agent can take it
+    sock.fire('oh_event', { id: 1, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_input' } });
+    expect(sock.emitted).toEqual([['oh_user_action', expect.objectContaining({ action: 'message', args: expect.objectContaining({ content: 'Fix the greeting' }) })]]);
+    expect(t.posted.some((m) => m.type === 'sent')).toBe(true);
+    // A reconnect and a replay send nothing again.
+    sock.drop();
+    sock.open();
+    sock.fire('oh_event', { id: 1, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_input' } });
+    sock.fire('oh_event', { id: 2, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'running' } });
+    expect(sock.emitted).toHaveLength(1);
+    expect(t.store.get('openhands.tab.conversation:http://s')).toBe('c1');
+    expect(t.status()).toMatchObject({ conversationId: 'c1', agentState: 'running', canStop: true });
+    t.session.stop();
+    expect(sock.emitted[1]).toEqual(['oh_user_action', { action: 'change_agent_state', args: { agent_state: 'stopped' } }]);
+  });
+
+  it('reopening resumes the remembered conversation from its history and latest_event_id', async () => {
+    const t = setup({
+      ...settings,
+      'GET /api/conversations?': () => [200, { results: [{ conversation_id: 'c7', title: 'Old task' }] }],
+      'GET /api/conversations/c7/events': () => [200, { events: [
+        { id: 0, source: 'user', action: 'message', args: { content: 'hello' } },
+        { id: 1, source: 'agent', action: 'message', args: { content: 'hi **there**' } },
+        { id: 2, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_input' } },
+      ], has_more: false }],
+    });
+    t.store.set('openhands.tab.conversation:http://s', 'c7');
+    await t.session.open();
+    expect(t.executor.retarget).toHaveBeenCalledWith('c7');
+    const reset = [...t.posted].reverse().find((m) => m.type === 'reset') as any;
+    expect(reset.items.map((i: any) => i.text ?? i.state)).toEqual(['hello', 'hi **there**', 'awaiting_user_input']);
+    expect(FakeSocket.last.options.query.latest_event_id).toBe('2');
+    FakeSocket.last.open();
+    expect(t.status()).toMatchObject({ conversationId: 'c7', agentState: 'awaiting_user_input', canSend: true });
+  });
+
+  it('a server that cannot list conversations (V1 sandbox needs Docker: HTTP 500) still opens the remembered one', async () => {
+    const t = setup({ ...settings, 'GET /api/conversations?': () => [500, 'Internal Server Error'], 'GET /api/conversations/c3/events': () => [200, { events: [], has_more: false }] });
+    t.store.set('openhands.tab.conversation:http://s', 'c3');
+    await t.session.open();
+    expect(t.status()).toMatchObject({ problems: [], conversationId: 'c3', conversations: [{ id: 'c3' }] });
+  });
+
+  it('another server URL leaves the old server\'s conversation', async () => {
+    let url = 'http://s';
+    const t = setup({ ...settings, 'GET /api/conversations?': () => [200, { results: [] }], 'GET /api/conversations/c1/events': () => [200, { events: [], has_more: false }] }, { serverUrl: () => url });
+    t.store.set('openhands.tab.conversation:http://s', 'c1');
+    await t.session.open();
+    const sock = FakeSocket.last;
+    sock.open();
+    expect(t.session.currentConversationId).toBe('c1');
+    url = 'http://other';
+    const opening = t.session.open();
+    expect(t.session.currentConversationId).toBeUndefined();
+    expect(sock.connected).toBe(false);
+    await opening;
+  });
+
+  it('errors the user must act on appear with their fix', async () => {
+    const down = setup({}, { fetch: vi.fn().mockRejectedValue(Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } })) as any });
+    await down.session.open();
+    expect(down.status().problems).toEqual([expect.objectContaining({ id: 'server', message: expect.stringContaining('Cannot reach'), fixes: [{ fix: 'settings', label: 'Open Settings' }, { fix: 'retry', label: 'Retry' }] })]);
+    expect(down.status().canSend).toBe(false);
+
+    const t = setup({ ...settings, 'GET /api/conversations?': () => [200, { results: [{ conversation_id: 'c1', title: 't' }] }], 'GET /api/conversations/c1/events': () => [200, { events: [], has_more: false }] });
+    t.store.set('openhands.tab.conversation:http://s', 'c1');
+    t.executor.retarget.mockImplementation(async () => {});
+    await t.session.open();
+    const sock = FakeSocket.last;
+    sock.open();
+    sock.fire('oh_event', { status_update: true, type: 'info', message: 'c1', conversation_title: 'Fix the greeting' });
+    expect(t.status().conversations[0].title).toBe('Fix the greeting');
+    expect(t.posted.some((m) => m.type === 'add' && m.items.some((i) => i.kind === 'status'))).toBe(false);
+    sock.fire('oh_event', { status_update: true, type: 'info', id: 'STATUS$STARTING_RUNTIME', message: 'Starting runtime...' });
+    expect(t.status().problems.map((p) => [p.id, p.fixes.map((f) => f.fix)])).toEqual([['runtime', ['start']]]);
+    sock.fire('oh_event', { status_update: true, type: 'error', id: 'STATUS$ERROR_LLM_AUTHENTICATION', message: 'AuthenticationError' });
+    expect(t.status().problems.find((p) => p.id === 'llm-auth')!.fixes.map((f) => f.fix)).toEqual(['llm']);
+    (t.executor as any).snapshot = { state: 'error', message: 'oh-executor: invalid session_api_key', fixes: ['key', 'retry'] };
+    t.session.executorChanged();
+    expect(t.status().problems.find((p) => p.id === 'executor')!.fixes.map((f) => f.fix)).toEqual(['key', 'retry']);
+    sock.fire('connect_error', new Error('invalid_session_api_key'));
+    expect(t.status().problems.find((p) => p.id === 'socket')!.fixes.map((f) => f.fix)).toEqual(['key', 'retry']);
+  });
+});

@@ -1,0 +1,276 @@
+import type { AgentState, ChatItem } from './webview/protocol';
+
+/** An event as OpenHands serialises it (`event_to_dict`), as the server's `oh_event` carries it. */
+export interface ServerEvent {
+  id?: number;
+  timestamp?: string;
+  source?: string;
+  message?: string;
+  cause?: number;
+  action?: string;
+  observation?: string;
+  args?: Record<string, unknown>;
+  content?: string;
+  extras?: Record<string, unknown>;
+}
+
+/** What one event changed in the rendered list. */
+export type ModelChange = { op: 'add'; item: ChatItem } | { op: 'patch'; item: ChatItem };
+
+// Actions that run something on the executor (shown as an action with its observation).
+const TOOL_ACTIONS = new Set(['run', 'run_ipython', 'read', 'write', 'edit', 'browse', 'browse_interactive', 'call_tool_mcp']);
+// Bookkeeping the person does not need to see.
+const HIDDEN_ACTIONS = new Set(['null', 'recall', 'change_agent_state', 'system', 'condensation', 'condensation_request']);
+const HIDDEN_OBSERVATIONS = new Set(['null', 'recall', 'condense', 'user_rejected']);
+
+const BROADCAST_ENVIRONMENT = new Set(['run', 'agent_state_changed', 'recall', 'error']);
+
+export const AGENT_STATE_LABELS: Record<string, string> = {
+  loading: 'Starting…',
+  init: 'Starting…',
+  running: 'Running',
+  awaiting_user_input: 'Awaiting your input',
+  paused: 'Paused',
+  stopped: 'Stopped',
+  finished: 'Finished',
+  rejected: 'Rejected',
+  error: 'Error',
+  awaiting_user_confirmation: 'Awaiting confirmation',
+  user_confirmed: 'Confirmed',
+  user_rejected: 'Rejected',
+  rate_limited: 'Rate limited',
+};
+
+const MAX_OUTPUT = 20000;
+const MAX_DIFF_LINES = 400;
+
+/**
+ * Turns the conversation's event stream into display items. Events are applied in stream order
+ * and at most once (an id at or below the last one seen is ignored, so a replay after a reconnect
+ * renders nothing twice); an observation patches the action it answers (`cause`).
+ */
+export class EventModel {
+  private readonly items: ChatItem[] = [];
+  private readonly byKey = new Map<string, number>();
+  private readonly actionTimes = new Map<string, number>();
+  private lastId = -1;
+  private readonly seen = new Set<number>();
+  /** Id of the agent-state event `agentState` came from: an older one arriving later is history. */
+  private stateId = -1;
+  agentState: AgentState | string | undefined;
+
+  /** `workspaceRoot`: paths under it are shown relative to it in action titles. */
+  constructor(private readonly workspaceRoot?: string) {}
+
+  /** The highest event id applied (-1 before any): the socket's `latest_event_id`. */
+  get latestEventId(): number {
+    return this.lastId;
+  }
+
+  get all(): readonly ChatItem[] {
+    return this.items;
+  }
+
+  /** Applies one event; returns what changed (nothing for a duplicate or a hidden event). */
+  apply(e: ServerEvent): ModelChange[] {
+    if (!e || typeof e !== 'object') return [];
+    if (typeof e.id === 'number') {
+      // By id, not by order: the server may deliver a little out of order (a replay sends the
+      // last agent state after newer events; live broadcasts come from several threads).
+      if (this.seen.has(e.id)) return [];
+      this.seen.add(e.id);
+      this.lastId = Math.max(this.lastId, e.id);
+    }
+    // What the server broadcasts (§6 of the V0 behaviour): of the environment's events only
+    // command outputs, agent states, recalls and errors. The REST history has them all; showing
+    // the same subset keeps a reopened conversation identical to the live one.
+    if (e.source === 'environment' && !(e.observation && BROADCAST_ENVIRONMENT.has(e.observation))) return [];
+    const key = typeof e.id === 'number' ? `e${e.id}` : `x${this.items.length}`;
+    if (e.action) return this.action(e, key);
+    if (e.observation) return this.observation(e, key);
+    return [];
+  }
+
+  private add(item: ChatItem): ModelChange[] {
+    this.byKey.set(item.key, this.items.length);
+    this.items.push(item);
+    return [{ op: 'add', item }];
+  }
+
+  private patch(item: ChatItem): ModelChange[] {
+    const i = this.byKey.get(item.key);
+    if (i === undefined) return this.add(item);
+    this.items[i] = item;
+    return [{ op: 'patch', item }];
+  }
+
+  private action(e: ServerEvent, key: string): ModelChange[] {
+    const a = e.action!;
+    const args = e.args ?? {};
+    if (HIDDEN_ACTIONS.has(a)) return [];
+    const thought = str(args.thought).trim();
+    if (a === 'message') {
+      const role = e.source === 'user' ? 'user' : 'agent';
+      return this.add({ kind: 'message', key, role, text: str(args.content) || str(e.message) });
+    }
+    if (a === 'think') return this.add({ kind: 'thought', key, text: thought || str(e.message) });
+    if (a === 'finish') {
+      const text = str(args.final_thought) || str(args.outputs && (args.outputs as Record<string, unknown>).content) || thought || str(e.message);
+      return this.add({ kind: 'finish', key, text });
+    }
+    if (TOOL_ACTIONS.has(a) || e.source === 'agent') {
+      if (e.timestamp) this.actionTimes.set(key, Date.parse(e.timestamp));
+      return this.add({ kind: 'action', key, action: a, title: relativePaths(actionTitle(a, args, e.message), this.workspaceRoot), thought: thought || undefined, status: 'running' });
+    }
+    return [];
+  }
+
+  private observation(e: ServerEvent, key: string): ModelChange[] {
+    const o = e.observation!;
+    const extras = e.extras ?? {};
+    if (HIDDEN_OBSERVATIONS.has(o)) return [];
+    if (o === 'agent_state_changed') {
+      const state = str(extras.agent_state);
+      const id = typeof e.id === 'number' ? e.id : this.lastId;
+      if (id < this.stateId) return [];
+      this.stateId = id;
+      if (state === this.agentState) return [];
+      this.agentState = state;
+      if (state === 'loading' || state === 'init') return [];
+      return this.add({ kind: 'state', key, state, reason: str(extras.reason) || undefined });
+    }
+    const causeKey = typeof e.cause === 'number' ? `e${e.cause}` : undefined;
+    const index = causeKey ? this.byKey.get(causeKey) : undefined;
+    const target = index === undefined ? undefined : this.items[index];
+    if (o === 'error' && (!target || target.kind !== 'action')) {
+      return this.add({ kind: 'error', key, text: str(e.content) || str(e.message) });
+    }
+    if (target && target.kind === 'action' && target.status === 'running') {
+      const metadata = (extras.metadata ?? {}) as Record<string, unknown>;
+      const exitCode = typeof metadata.exit_code === 'number' ? metadata.exit_code : undefined;
+      const started = this.actionTimes.get(target.key);
+      const ended = e.timestamp ? Date.parse(e.timestamp) : NaN;
+      const failed = o === 'error' || (exitCode !== undefined && exitCode !== 0 && exitCode !== -1);
+      const item: ChatItem = {
+        ...target,
+        status: failed ? 'error' : 'ok',
+        output: clip(str(e.content)),
+        exitCode,
+        durationMs: started !== undefined && Number.isFinite(ended) && Number.isFinite(started) ? Math.max(0, ended - started) : undefined,
+        diff: o === 'edit' ? editDiff(extras) : undefined,
+      };
+      return this.patch(item);
+    }
+    if (o === 'error') return this.add({ kind: 'error', key, text: str(e.content) });
+    if (o === 'run' && e.source !== 'user') {
+      // A command output without its action in view (e.g. the replay started after it).
+      const metadata = (extras.metadata ?? {}) as Record<string, unknown>;
+      const exitCode = typeof metadata.exit_code === 'number' ? metadata.exit_code : undefined;
+      return this.add({ kind: 'action', key, action: 'run', title: str(extras.command), status: exitCode && exitCode > 0 ? 'error' : 'ok', output: clip(str(e.content)), exitCode });
+    }
+    return [];
+  }
+}
+
+/** A runtime status update (`{"status_update": true, "type", "id", "message"}`) as a display item. */
+export function statusItem(update: { type?: string; id?: string; message?: string }, seq: number): ChatItem {
+  const level = update.type === 'error' ? 'error' : 'info';
+  return { kind: 'status', key: `s${seq}`, level, text: describeRuntimeStatus(update.id, update.message) };
+}
+
+const RUNTIME_STATUS: Record<string, string> = {
+  'STATUS$STARTING_RUNTIME': 'Starting the runtime (waiting for this VS Code window\'s executor)…',
+  'STATUS$RUNTIME_STARTED': 'Runtime started',
+  'STATUS$SETTING_UP_WORKSPACE': 'Setting up the workspace…',
+  'STATUS$SETTING_UP_GIT_HOOKS': 'Setting up git hooks…',
+  'STATUS$READY': 'Ready',
+  'STATUS$STOPPED': 'Runtime stopped',
+  'STATUS$ERROR_LLM_AUTHENTICATION': 'The LLM refused the API key.',
+  'STATUS$ERROR_LLM_SERVICE_UNAVAILABLE': 'The LLM service is unavailable.',
+  'STATUS$ERROR_LLM_INTERNAL_SERVER_ERROR': 'The LLM service failed (internal server error).',
+  'STATUS$ERROR_LLM_OUT_OF_CREDITS': 'The LLM account is out of credits.',
+  'STATUS$ERROR_RUNTIME_DISCONNECTED': 'The runtime disconnected.',
+  'STATUS$LLM_RETRY': 'Retrying the LLM call…',
+};
+
+export function describeRuntimeStatus(id: string | undefined, message: string | undefined): string {
+  const known = id ? RUNTIME_STATUS[id] : undefined;
+  const msg = (message ?? '').trim();
+  if (known && msg && msg !== id && !msg.startsWith('STATUS$')) return `${known} ${msg}`;
+  return known ?? (msg || id || 'status update');
+}
+
+function actionTitle(action: string, args: Record<string, unknown>, message: string | undefined): string {
+  const path = str(args.path);
+  switch (action) {
+    case 'run':
+      return str(args.command) || '(empty command: read more output)';
+    case 'run_ipython':
+      return firstLine(str(args.code));
+    case 'read':
+      return `Read ${path}`;
+    case 'write':
+      return `Wrote ${path}`;
+    case 'edit': {
+      const cmd = str(args.command);
+      if (cmd === 'view') return `Viewed ${path}`;
+      if (cmd === 'create') return `Created ${path}`;
+      if (cmd === 'undo_edit') return `Undid the last edit of ${path}`;
+      return `Edited ${path}`;
+    }
+    case 'browse':
+      return `Browse ${str(args.url)}`;
+    case 'call_tool_mcp':
+      return `Tool ${str(args.name)}`;
+    default:
+      return firstLine(str(message)) || action;
+  }
+}
+
+/** The diff of an edit: OpenHands' own when the event carries one, else computed from old/new content. */
+export function editDiff(extras: Record<string, unknown>): string[] | undefined {
+  if (typeof extras.diff === 'string' && extras.diff.trim() !== '') return extras.diff.split('\n').slice(0, MAX_DIFF_LINES);
+  if (typeof extras.old_content !== 'string' && typeof extras.new_content !== 'string') return undefined;
+  return lineDiff(str(extras.old_content), str(extras.new_content));
+}
+
+/** A compact diff: unchanged prefix and suffix trimmed (2 context lines), the middle as -/+ lines. */
+export function lineDiff(before: string, after: string): string[] {
+  const a = before === '' ? [] : before.split('\n');
+  const b = after === '' ? [] : after.split('\n');
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start++;
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
+    endA--;
+    endB--;
+  }
+  const out: string[] = [];
+  const ctx = 2;
+  for (let i = Math.max(0, start - ctx); i < start; i++) out.push(`  ${a[i]}`);
+  for (let i = start; i < endA; i++) out.push(`- ${a[i]}`);
+  for (let i = start; i < endB; i++) out.push(`+ ${b[i]}`);
+  for (let i = endA; i < Math.min(a.length, endA + ctx); i++) out.push(`  ${a[i]}`);
+  return out.slice(0, MAX_DIFF_LINES);
+}
+
+/** `/ws/src/a.py` -> `src/a.py` for paths under the workspace root. */
+export function relativePaths(text: string, root: string | undefined): string {
+  if (!root) return text;
+  const r = root.replace(/\/+$/, '');
+  return r ? text.split(`${r}/`).join('') : text;
+}
+
+function str(v: unknown): string {
+  return typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v);
+}
+
+function firstLine(s: string): string {
+  const line = s.split('\n', 1)[0] ?? '';
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}
+
+function clip(s: string): string {
+  return s.length > MAX_OUTPUT ? `${s.slice(0, MAX_OUTPUT)}\n… (${s.length - MAX_OUTPUT} more characters)` : s;
+}

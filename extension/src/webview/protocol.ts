@@ -1,0 +1,99 @@
+/**
+ * The messages between the extension host and the OpenHands tab's webview, and the display items
+ * of a conversation. Types only: shared by `chatView.ts` (host) and `webview/main.ts` (page).
+ */
+
+export type AgentState =
+  | 'loading' | 'init' | 'running' | 'awaiting_user_input' | 'paused' | 'stopped' | 'finished'
+  | 'rejected' | 'error' | 'awaiting_user_confirmation' | 'user_confirmed' | 'user_rejected'
+  | 'rate_limited';
+
+/** One entry of the rendered conversation. `key` is stable: patches replace the entry with that key. */
+export type ChatItem =
+  | { kind: 'message'; key: string; role: 'user' | 'agent'; text: string; pending?: boolean }
+  | { kind: 'thought'; key: string; text: string }
+  | {
+      kind: 'action';
+      key: string;
+      /** OpenHands action name: run, edit, read, write, browse, run_ipython, ... */
+      action: string;
+      /** One line for the header: the command, "Edited src/a.py", ... */
+      title: string;
+      thought?: string;
+      status: 'running' | 'ok' | 'error';
+      /** The observation, once it arrived. */
+      output?: string;
+      exitCode?: number;
+      durationMs?: number;
+      /** Unified-style diff lines of an edit ("+ ...", "- ...", "  ..."). */
+      diff?: string[];
+    }
+  | { kind: 'finish'; key: string; text: string }
+  | { kind: 'error'; key: string; text: string }
+  | { kind: 'state'; key: string; state: AgentState | string; reason?: string }
+  | { kind: 'status'; key: string; level: 'info' | 'error'; text: string };
+
+/** Something the user must act on, with the buttons that fix it. */
+export interface Problem {
+  id: string;
+  message: string;
+  fixes: Array<{ fix: string; label: string }>;
+}
+
+export interface ConversationSummary {
+  id: string;
+  title: string;
+  status?: string;
+  updated?: string;
+}
+
+/** The tab's chrome (everything but the event list). */
+export interface TabStatus {
+  serverUrl: string;
+  executor: {
+    state: string;
+    label: string;
+    message?: string;
+    conversationId?: string;
+    hasKey?: boolean;
+    /** What this window's executor ran recently (also without an event stream, e.g. attach mode). */
+    actions?: Array<{ kind: string; summary: string; status: string; result?: string; durationMs?: number }>;
+  };
+  conversations: ConversationSummary[];
+  conversationId?: string;
+  /** Whether the conversation socket is joined. */
+  joined: boolean;
+  agentState?: string;
+  agentStateLabel?: string;
+  runtimeStatus?: string;
+  problems: Problem[];
+  /** The server has no LLM settings (or the user asked to change them): show the form. */
+  llmForm?: { model: string; baseUrl: string; apiKeySet: boolean; required: boolean };
+  /** The message box accepts input (server reachable, LLM configured). */
+  canSend: boolean;
+  canStop: boolean;
+  canContinue: boolean;
+  attachMode: boolean;
+}
+
+export type HostToView =
+  | { type: 'status'; status: TabStatus }
+  | { type: 'reset'; conversationId?: string; items: ChatItem[] }
+  | { type: 'add'; items: ChatItem[] }
+  | { type: 'patch'; item: ChatItem }
+  | { type: 'sent' }
+  | { type: 'sendFailed'; text: string };
+
+export type ViewToHost =
+  | { type: 'ready' }
+  | { type: 'send'; text: string }
+  | { type: 'stop' }
+  | { type: 'continue' }
+  | { type: 'new' }
+  | { type: 'switch'; id: string }
+  | { type: 'refresh' }
+  | { type: 'fix'; fix: string }
+  | { type: 'saveLlm'; model: string; baseUrl: string; apiKey: string }
+  | { type: 'editLlm' }
+  | { type: 'cancelLlm' }
+  | { type: 'command'; command: string };

@@ -1,0 +1,227 @@
+// The OpenHands tab against the REAL OpenHands server (openhands.server.listen:app with
+// VsCodeRuntime in server mode, the real CodeActAgent and agent controller; the LLM is the
+// scripted stand-in of tests/vscode/fixtures/conversation-llm-script.json). Run by run.sh through
+// host.mjs; a user's steps, from nothing to a first task done:
+//   session API key (command + password box) -> the tab says the server has no LLM settings and
+//   shows the form -> model, base URL, key typed into the form -> the task typed into the message
+//   box -> the agent's commands in the agent terminal, its edit on disk and in the open editor,
+//   its final message and the finished state in the tab.
+const vscode = require('vscode');
+const fs = require('fs');
+const path = require('path');
+
+const SERVER = process.env.OH_TEST_SERVER;
+const KEY = process.env.OH_TEST_SERVER_KEY;
+const LLM_BASE_URL = process.env.OH_TEST_LLM_BASE_URL;
+const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
+const EXT_ID = 'openhands.openhands-tab';
+const TASK = 'Make greet() in src/greet.py greet with an exclamation mark, then check it.';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(what, f, timeoutMs = 30000, everyMs = 250) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    last = await f();
+    if (last) return last;
+    await sleep(everyMs);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+/** Asks the runner (host.mjs) for a UI action; resolves with its answer ("ok" or "error: ..."). */
+async function ui(verb, file, payload) {
+  if (payload !== undefined) fs.writeFileSync(file, typeof payload === 'string' ? payload : JSON.stringify(payload));
+  try { fs.unlinkSync(`${file}.done`); } catch {}
+  console.log(`@@oh-ui ${verb} ${file}`);
+  await waitFor(`runner to ${verb}`, () => fs.existsSync(`${file}.done`), 40000);
+  const answer = fs.readFileSync(`${file}.done`, 'utf8');
+  if (answer.startsWith('error')) throw new Error(`${verb}: ${answer}`);
+  return answer;
+}
+
+const act = (verb, selector, value) => ui(verb, path.join(ARTIFACTS, `ui-${verb}.json`), { selector, value });
+
+async function tabText() {
+  const file = path.join(ARTIFACTS, 'conversation-view.txt');
+  await ui('webview-text', file);
+  return fs.readFileSync(file, 'utf8');
+}
+
+function assert(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+async function rest(method, pathname, body) {
+  const r = await fetch(`${SERVER}${pathname}`, {
+    method, headers: { 'content-type': 'application/json', 'X-Session-API-Key': KEY }, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: r.status, body: await r.text() };
+}
+
+exports.run = async () => {
+  const results = [];
+  let stopAll = false;
+  const test = async (name, f) => {
+    if (stopAll) {
+      console.log(`@@oh-test FAIL ${name}: skipped (an earlier test this depends on failed)`);
+      results.push({ name, ok: false });
+      return;
+    }
+    const t0 = Date.now();
+    try {
+      await f();
+      console.log(`@@oh-test PASS ${name} (${Date.now() - t0} ms)`);
+      results.push({ name, ok: true });
+    } catch (e) {
+      console.log(`@@oh-test FAIL ${name}: ${e && e.stack ? e.stack : e}`);
+      results.push({ name, ok: false });
+      stopAll = true; // each step needs the one before
+    }
+  };
+  const root = vscode.workspace.workspaceFolders[0].uri.fsPath;
+  const greet = path.join(root, 'src', 'greet.py');
+  let api;
+  let doc;
+
+  await test('real server: the tab says the session API key is needed, then that the server has no LLM settings', async () => {
+    api = await vscode.extensions.getExtension(EXT_ID).activate();
+    await vscode.commands.executeCommand('workbench.view.extension.openhands');
+    await sleep(1500);
+    // The one-time consent notification: the runner clicks "Allow" as a user would.
+    await vscode.commands.executeCommand('notifications.showList');
+    const refused = await waitFor('the tab to report the refused key', () => api.conversation.status.problems.find((p) => p.id === 'server'), 30000);
+    assert(refused.fixes.some((f) => f.fix === 'key'), `problem without "Set Session API Key": ${JSON.stringify(refused)}`);
+    const keyFile = path.join(ARTIFACTS, 'server-key.txt');
+    fs.writeFileSync(keyFile, KEY);
+    const done = vscode.commands.executeCommand('openhands.setSessionApiKey');
+    await ui('type-quickinput', keyFile);
+    fs.unlinkSync(keyFile);
+    await done;
+    const status = await waitFor('the LLM settings form', () => (api.conversation.status.llmForm ? api.conversation.status : undefined), 30000);
+    assert(status.llmForm.required && !status.canSend, `status ${JSON.stringify(status)}`);
+    const text = await waitFor('the form in the tab', async () => {
+      const t = await tabText();
+      return /no LLM settings/.test(t) && /LLM settings of the OpenHands server/.test(t) ? t : undefined;
+    }, 20000, 500);
+    assert(text.includes('Set LLM Model and Key'), `the problem has no fix button:\n${text}`);
+  });
+
+  await test('real server: model, base URL and key typed into the form reach the server (the key never in settings.json)', async () => {
+    await act('webview-fill', '#llm-model', 'openai/scripted');
+    await act('webview-fill', '#llm-base', LLM_BASE_URL);
+    await act('webview-fill', '#llm-key', 'scripted-llm-key');
+    await act('webview-click', '#llm-save');
+    await waitFor('the tab to accept messages', () => api.conversation.status.canSend && !api.conversation.status.llmForm, 30000);
+    const s = await rest('GET', '/api/settings');
+    assert(s.status === 200, `GET /api/settings: ${s.status} ${s.body}`);
+    const settings = JSON.parse(s.body);
+    assert(settings.llm_model === 'openai/scripted' && settings.llm_base_url === LLM_BASE_URL && settings.llm_api_key_set === true, `server settings ${s.body}`);
+    const local = fs.readFileSync(path.join(root, '.vscode', 'settings.json'), 'utf8');
+    assert(!local.includes('scripted-llm-key') && !local.includes(KEY), 'a key leaked into settings.json');
+  });
+
+  await test('real server: the task typed into the tab runs: commands in the agent terminal, the edit on disk and in the open editor', async () => {
+    fs.mkdirSync(path.dirname(greet), { recursive: true });
+    fs.writeFileSync(greet, 'def greet(name):\n    return "Hello, " + name\n');
+    doc = await vscode.workspace.openTextDocument(vscode.Uri.file(greet));
+    await vscode.window.showTextDocument(doc, { preview: false, preserveFocus: true });
+    await vscode.commands.executeCommand('openhands.view.focus');
+    await act('webview-fill', '#input', TASK);
+    await act('webview-click', '#send');
+    // The executor follows the tab: it serves the conversation the tab just created.
+    const snap = await waitFor('the executor to serve the new conversation', () => {
+      const s = api.snapshot;
+      const c = api.conversation.status.conversationId;
+      return c && s.conversationId === c && ['connected', 'executing'].includes(s.state) ? s : undefined;
+    }, 90000);
+    console.log(`oh-test conversation ${snap.conversationId}`);
+    // Mid-conversation: the slow check command is running. Photograph the tab.
+    await waitFor('the agent to run its check', () => api.conversation.items.find((i) => i.kind === 'action' && /^sleep 8/.test(i.title) && i.status === 'running'), 90000, 200);
+    const term = vscode.window.terminals.find((t) => t.name === 'OpenHands Agent');
+    if (term) term.show(true);
+    // A wider side bar (and no empty secondary one), so the photographed conversation reads well.
+    await vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar').then(undefined, () => undefined);
+    await vscode.commands.executeCommand('workbench.action.focusSideBar');
+    for (let i = 0; i < 4; i++) await vscode.commands.executeCommand('workbench.action.increaseViewSize');
+    await vscode.commands.executeCommand('openhands.view.focus');
+    await sleep(1200);
+    await ui('screenshot', path.join(ARTIFACTS, 'openhands-tab-conversation.png'));
+    await waitFor('the agent to finish', () => api.conversation.status.agentState === 'finished', 90000);
+    const disk = fs.readFileSync(greet, 'utf8');
+    assert(disk === 'def greet(name):\n    return f"Hello, {name}!"\n', `disk content ${JSON.stringify(disk)}`);
+    await waitFor('the editor to show the edit', () => doc.getText() === disk, 5000);
+    assert(!doc.isDirty, 'the editor is dirty after the agent edit');
+    const file = path.join(ARTIFACTS, 'conversation-terminal.txt');
+    const text = await waitFor('the commands in the agent terminal', async () => {
+      if (term) term.show(true);
+      await ui('terminal-text', file);
+      const t = fs.readFileSync(file, 'utf8');
+      return t.includes('ls src && cat src/greet.py') && t.includes('Hello, VS Code!') ? t : undefined;
+    }, 20000, 500);
+    assert(text.includes('sleep 8 && python3'), `the check command is not in the terminal:\n${text}`);
+  });
+
+  await test('real server: the tab shows the conversation, the agent\'s final message and the finished state', async () => {
+    const items = api.conversation.items;
+    const kinds = items.map((i) => i.kind);
+    assert(items.some((i) => i.kind === 'message' && i.role === 'user' && i.text === TASK), `no user message: ${JSON.stringify(kinds)}`);
+    const actions = items.filter((i) => i.kind === 'action');
+    assert(actions.length >= 3 && actions.every((a) => a.status === 'ok'), `actions ${JSON.stringify(actions.map((a) => [a.title, a.status, a.exitCode]))}`);
+    const edit = actions.find((a) => a.action === 'edit');
+    assert(edit && (edit.diff || []).some((l) => l.includes('Hello, {name}!')), `the edit shows no diff: ${JSON.stringify(edit)}`);
+    const finish = items.find((i) => i.kind === 'finish');
+    assert(finish && finish.text.includes('Hello, <name>!'), `final message ${JSON.stringify(finish)}`);
+    const text = await waitFor('the final message and state in the tab', async () => {
+      const t = await tabText();
+      return t.includes('Agent: Finished') && t.includes('now returns Hello, <name>!') ? t : undefined;
+    }, 20000, 500);
+    assert(text.includes('Agent finished'), `no finished state line:\n${text}`);
+    assert(!text.includes('**'), `Markdown was not rendered:\n${text}`);
+    assert(api.conversation.status.canContinue, 'a finished conversation cannot be continued');
+  });
+
+  await test('real server: reopening the conversation shows it again without sending anything twice', async () => {
+    const before = api.conversation.items.map((i) => `${i.key}:${i.kind}`);
+    const users = api.conversation.items.filter((i) => i.kind === 'message' && i.role === 'user').length;
+    const id = api.conversation.status.conversationId;
+    // What a new window does: the conversation from workspaceState, its history from the server,
+    // the socket from the latest event id on.
+    await api.conversation.reopen();
+    await waitFor('the tab to show the same conversation again', () => api.conversation.status.conversationId === id && api.conversation.status.joined && api.conversation.items.length >= before.length, 30000)
+      .catch((e) => { throw new Error(`${e.message}: before ${JSON.stringify(before)}, now ${JSON.stringify(api.conversation.items.map((i) => `${i.key}:${i.kind}`))} ${JSON.stringify(api.conversation.status)}`); });
+    const now = api.conversation.items.map((i) => `${i.key}:${i.kind}`);
+    assert(before.every((k) => now.includes(k)), `entries missing after reopening: before ${JSON.stringify(before)}, now ${JSON.stringify(now)}`);
+    await sleep(2000); // anything sent twice would have been echoed by now
+    const after = api.conversation.items.filter((i) => i.kind === 'message' && i.role === 'user').length;
+    assert(after === users, `user messages ${users} -> ${after}`);
+    const events = JSON.parse((await rest('GET', `/api/conversations/${id}/events?start_id=0&limit=100`)).body).events;
+    const sent = events.filter((e) => e.action === 'message' && e.source === 'user');
+    assert(sent.length === 1, `the server received the task ${sent.length} times`);
+  });
+
+  await test('real server: the executor follows the tab: New and the picker retarget it', async () => {
+    const first = api.conversation.status.conversationId;
+    await act('webview-click', '#new');
+    const second = await waitFor('a new conversation served by the executor', () => {
+      const c = api.conversation.status.conversationId;
+      const s = api.snapshot;
+      return c && c !== first && s.conversationId === c && ['connected', 'executing'].includes(s.state) ? c : undefined;
+    }, 90000);
+    await waitFor('the new conversation to be joined', () => api.conversation.status.joined, 30000);
+    assert(!api.conversation.items.some((i) => i.kind === 'message'), 'the new conversation shows messages of the old one');
+    // Back to the first one through the conversation picker, as a user would.
+    await act('webview-select', '#conversation', first);
+    await waitFor('the executor to serve the first conversation again', () => {
+      const s = api.snapshot;
+      return api.conversation.status.conversationId === first && s.conversationId === first && ['connected', 'executing'].includes(s.state);
+    }, 90000);
+    await waitFor('its history in the tab', () => api.conversation.items.some((i) => i.kind === 'finish'), 30000);
+    console.log(`oh-test switched ${first} -> ${second} -> ${first}`);
+  });
+
+  const failed = results.filter((r) => !r.ok).length;
+  console.log(`@@oh-test SUMMARY ${results.length - failed} passed, ${failed} failed`);
+  if (failed) throw new Error(`${failed} conversation test(s) failed`);
+};
+exports.activate = () => {};
