@@ -87,7 +87,7 @@ test-e2e: deps-python addon
 # The extension's unit tests (vitest, vscode mocked), then the real extension host (code-server).
 test-vscode: addon deps-python
 	scripts/setup-node.sh extension
-	cd extension && npm test
+	cd extension && npm run typecheck && npm test
 	tests/vscode/run.sh
 
 # The artifacts of `make dist`, installed outside the repository (fresh venv, empty npm dir).
