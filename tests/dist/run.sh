@@ -59,7 +59,10 @@ print("dist: embedded mode runs", cmd[0])
 echo "dist: demo session (embedded mode, native executor from the wheel)"
 "${clean_env[@]}" python -m openhands_vscode_runtime.demo --workspace "$TMP/ws1" > "$TMP/demo1.log" 2>&1 \
   || { cat "$TMP/demo1.log"; fail "the demo session failed with the wheel's executor"; }
-grep -q '^demo finished: OK$' "$TMP/demo1.log" || { cat "$TMP/demo1.log"; fail "demo did not finish OK"; }
+# The demo's last line says whether the agent finished with every scripted step matched; its
+# work must be on disk too.
+grep -qE '^agent state: finished; .* demo OK$' "$TMP/demo1.log" || { cat "$TMP/demo1.log"; fail "demo did not finish OK"; }
+[ "$(cd "$TMP/ws1" && python3 hello.py)" = "Hello, VS Code!" ] || { cat "$TMP/demo1.log"; fail "the demo's hello.py is not in its workspace"; }
 echo "dist: demo OK (native)"
 
 echo "dist: npm tarballs into an empty directory"
@@ -73,6 +76,7 @@ echo "dist: demo session (embedded mode, the npm package's Node CLI)"
 "${clean_env[@]}" "PATH=$TMP/venv/bin:$(dirname "$(command -v node)"):/usr/bin:/bin" "OH_VSCODE_EXECUTOR=$CLI" \
   python -m openhands_vscode_runtime.demo --workspace "$TMP/ws2" > "$TMP/demo2.log" 2>&1 \
   || { cat "$TMP/demo2.log"; fail "the demo session failed with the npm CLI"; }
-grep -q '^demo finished: OK$' "$TMP/demo2.log" || { cat "$TMP/demo2.log"; fail "demo did not finish OK (npm CLI)"; }
+grep -qE '^agent state: finished; .* demo OK$' "$TMP/demo2.log" || { cat "$TMP/demo2.log"; fail "demo did not finish OK (npm CLI)"; }
+[ "$(cd "$TMP/ws2" && python3 hello.py)" = "Hello, VS Code!" ] || { cat "$TMP/demo2.log"; fail "the demo's hello.py is not in its workspace (npm CLI)"; }
 echo "dist: demo OK (npm CLI)"
 echo "dist: PASS"
