@@ -1,4 +1,5 @@
 import { ConversationSocket, stopAction, userMessage, type SocketFactory, type StatusUpdate } from './conversationSocket';
+import { FIX_LABELS, type Fix } from './fixes';
 import { AGENT_STATE_LABELS, EventModel, describeRuntimeStatus, statusItem, type ServerEvent } from './eventModel';
 import { ServerClient, ServerError, type FetchLike, type LlmSettings } from './serverClient';
 import type { ChatItem, ConversationSummary, HostToView, Problem, TabStatus } from './webview/protocol';
@@ -16,7 +17,7 @@ export interface SecretStore {
 
 /** The parts of the executor the tab drives (ExecutorService). */
 export interface ExecutorPort {
-  readonly snapshot: { state: string; message?: string; conversationId?: string; fixes?: string[] };
+  readonly snapshot: { state: string; message?: string; conversationId?: string; fixes?: Fix[] };
   /** Serve this conversation (stop serving another); resolves once registered, rejects on failure. */
   retarget(conversationId: string): Promise<void>;
 }
@@ -440,8 +441,8 @@ export class ChatSession {
     this.deps.log.error((e as Error)?.message ?? String(e));
   }
 
-  private problem(id: string, message: string, fixes: string[]): void {
-    this.problems.set(id, { id, message, fixes: fixes.map((fix) => ({ fix, label: FIX_LABELS[fix] ?? fix })) });
+  private problem(id: string, message: string, fixes: Fix[]): void {
+    this.problems.set(id, { id, message, fixes: fixes.map((fix) => ({ fix, label: FIX_LABELS[fix] })) });
   }
 
   status(): TabStatus {
@@ -477,17 +478,6 @@ export class ChatSession {
     this.leave();
   }
 }
-
-export const FIX_LABELS: Record<string, string> = {
-  settings: 'Open Settings',
-  key: 'Set Session API Key',
-  retry: 'Retry',
-  trust: 'Manage Workspace Trust',
-  consent: 'Allow',
-  logs: 'Show Logs',
-  llm: 'Set LLM Model and Key',
-  start: 'Start Executor',
-};
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {

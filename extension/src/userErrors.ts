@@ -1,7 +1,8 @@
 import * as vscode from 'vscode';
+import { FIX_LABELS, type Fix } from './fixes';
 
 /** What the user can do about an error; each maps to a button on the notification. */
-export type Fix = 'settings' | 'key' | 'retry' | 'trust' | 'consent' | 'logs' | 'llm' | 'start';
+export type { Fix } from './fixes';
 
 export interface UserError {
   message: string;
@@ -28,17 +29,6 @@ export function classify(message: string): UserError {
   return { message, fixes: ['retry', 'logs'] };
 }
 
-const LABELS: Record<Fix, string> = {
-  settings: 'Open Settings',
-  key: 'Set Session API Key',
-  retry: 'Retry',
-  trust: 'Manage Workspace Trust',
-  consent: 'Allow',
-  logs: 'Show Logs',
-  llm: 'Set LLM Model and Key',
-  start: 'Start Executor',
-};
-
 const COMMANDS: Record<Fix, () => Thenable<unknown>> = {
   settings: () => vscode.commands.executeCommand('workbench.action.openSettings', '@ext:openhands.openhands-tab'),
   key: () => vscode.commands.executeCommand('openhands.setSessionApiKey'),
@@ -51,7 +41,7 @@ const COMMANDS: Record<Fix, () => Thenable<unknown>> = {
 };
 
 export function fixLabel(fix: Fix): string {
-  return LABELS[fix];
+  return FIX_LABELS[fix];
 }
 
 export function runFix(fix: Fix): Thenable<unknown> {
