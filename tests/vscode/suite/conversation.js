@@ -9,6 +9,7 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
+const { waitFor, sleep, assert, runner } = require('./lib');
 
 const SERVER = process.env.OH_TEST_SERVER;
 const KEY = process.env.OH_TEST_SERVER_KEY;
@@ -16,18 +17,6 @@ const LLM_BASE_URL = process.env.OH_TEST_LLM_BASE_URL;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
 const EXT_ID = 'openhands.openhands-tab';
 const TASK = 'Make greet() in src/greet.py greet with an exclamation mark, then check it.';
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(what, f, timeoutMs = 30000, everyMs = 250) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  while (Date.now() < deadline) {
-    last = await f();
-    if (last) return last;
-    await sleep(everyMs);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
 
 /** Asks the runner (host.mjs) for a UI action; resolves with its answer ("ok" or "error: ..."). */
 async function ui(verb, file, payload) {
@@ -48,10 +37,6 @@ async function tabText() {
   return fs.readFileSync(file, 'utf8');
 }
 
-function assert(cond, message) {
-  if (!cond) throw new Error(message);
-}
-
 async function rest(method, pathname, body) {
   const r = await fetch(`${SERVER}${pathname}`, {
     method, headers: { 'content-type': 'application/json', 'X-Session-API-Key': KEY }, body: body === undefined ? undefined : JSON.stringify(body),
@@ -60,25 +45,8 @@ async function rest(method, pathname, body) {
 }
 
 exports.run = async () => {
-  const results = [];
-  let stopAll = false;
-  const test = async (name, f) => {
-    if (stopAll) {
-      console.log(`@@oh-test FAIL ${name}: skipped (an earlier test this depends on failed)`);
-      results.push({ name, ok: false });
-      return;
-    }
-    const t0 = Date.now();
-    try {
-      await f();
-      console.log(`@@oh-test PASS ${name} (${Date.now() - t0} ms)`);
-      results.push({ name, ok: true });
-    } catch (e) {
-      console.log(`@@oh-test FAIL ${name}: ${e && e.stack ? e.stack : e}`);
-      results.push({ name, ok: false });
-      stopAll = true; // each step needs the one before
-    }
-  };
+  const run = runner({ stopOnFailure: true });
+  const test = run.test;
   const root = vscode.workspace.workspaceFolders[0].uri.fsPath;
   const greet = path.join(root, 'src', 'greet.py');
   let api;
@@ -220,8 +188,6 @@ exports.run = async () => {
     console.log(`oh-test switched ${first} -> ${second} -> ${first}`);
   });
 
-  const failed = results.filter((r) => !r.ok).length;
-  console.log(`@@oh-test SUMMARY ${results.length - failed} passed, ${failed} failed`);
-  if (failed) throw new Error(`${failed} conversation test(s) failed`);
+  run.finish('conversation');
 };
 exports.activate = () => {};

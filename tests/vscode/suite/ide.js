@@ -9,24 +9,10 @@ const os = require('os');
 const path = require('path');
 const crypto = require('crypto');
 const { execFile } = require('child_process');
+const { waitFor, sleep, assert, runner } = require('./lib');
 
 const EXT_ID = 'openhands.openhands-tab';
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || os.tmpdir();
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(what, f, timeoutMs = 30000, everyMs = 200) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const v = await f();
-    if (v) return v;
-    await sleep(everyMs);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
-
-function assert(cond, message) {
-  if (!cond) throw new Error(message);
-}
 
 function runClient(discovery, plan) {
   const planFile = path.join(os.tmpdir(), `oh-ide-plan-${process.pid}-${Date.now()}.json`);
@@ -45,24 +31,8 @@ function runClient(discovery, plan) {
 }
 
 exports.run = async () => {
-  const results = [];
-  let stopAll = false;
-  const test = async (name, f) => {
-    if (stopAll) {
-      console.log(`@@oh-test FAIL ${name}: skipped (an earlier test this depends on failed)`);
-      results.push({ name, ok: false });
-      return;
-    }
-    const t0 = Date.now();
-    try {
-      await f();
-      console.log(`@@oh-test PASS ${name} (${Date.now() - t0} ms)`);
-      results.push({ name, ok: true });
-    } catch (e) {
-      console.log(`@@oh-test FAIL ${name}: ${e && e.stack ? e.stack : e}`);
-      results.push({ name, ok: false });
-    }
-  };
+  const run = runner();
+  const test = run.test;
 
   const folder = vscode.workspace.workspaceFolders[0].uri;
   const root = folder.fsPath;
@@ -96,7 +66,7 @@ exports.run = async () => {
     assert((fs.statSync(discovery).mode & 0o777) === 0o600, `mode ${(fs.statSync(discovery).mode & 0o777).toString(8)}`);
     assert(info.workspace.folders[0] === folder.toString(), `workspace ${JSON.stringify(info.workspace)}`);
   });
-  if (!info) stopAll = true;
+  if (!info) run.stop();
 
   let editor;
   await test('IDE tools: an unsaved edit with a type error in an open editor (TypeScript reports it)', async () => {
@@ -144,7 +114,7 @@ exports.run = async () => {
     assert(out.tools.every((t) => t.readOnly === true && t.inputSchema.type === 'object'), 'every tool is read-only with an object schema');
     assert(out.tools.filter((t) => 'line' in (t.inputSchema.properties || {})).every((t) => /1-based/.test(t.description)), 'position tools say 1-based');
   });
-  if (!out) stopAll = true;
+  if (!out) run.stop();
   const call = (id) => {
     const c = out.calls[id];
     assert(c, `no result for ${id}`);
@@ -286,7 +256,5 @@ exports.run = async () => {
   try {
     await vscode.commands.executeCommand('workbench.action.files.revert');
   } catch {}
-  const failed = results.filter((r) => !r.ok).length;
-  console.log(`@@oh-test SUMMARY ${results.length - failed} passed, ${failed} failed`);
-  if (failed) throw new Error(`${failed} IDE tools test(s) failed`);
+  run.finish('IDE tools');
 };

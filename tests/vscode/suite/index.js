@@ -7,22 +7,11 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
+const { waitFor, sleep, assert, runner } = require('./lib');
 
 const BACKEND = process.env.OH_TEST_BACKEND;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
 const EXT_ID = 'openhands.openhands-tab';
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(what, f, timeoutMs = 30000, everyMs = 200) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  while (Date.now() < deadline) {
-    last = await f();
-    if (last) return last;
-    await sleep(everyMs);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
 
 async function ui(verb, file) {
   try { fs.unlinkSync(`${file}.done`); } catch {}
@@ -39,29 +28,9 @@ async function backend(pathname, body) {
   return JSON.parse(text);
 }
 
-function assert(cond, message) {
-  if (!cond) throw new Error(message);
-}
-
 exports.run = async () => {
-  const results = [];
-  let stopAll = false;
-  const test = async (name, f) => {
-    if (stopAll) {
-      console.log(`@@oh-test FAIL ${name}: skipped (an earlier test this depends on failed)`);
-      results.push({ name, ok: false });
-      return;
-    }
-    const t0 = Date.now();
-    try {
-      await f();
-      console.log(`@@oh-test PASS ${name} (${Date.now() - t0} ms)`);
-      results.push({ name, ok: true });
-    } catch (e) {
-      console.log(`@@oh-test FAIL ${name}: ${e && e.stack ? e.stack : e}`);
-      results.push({ name, ok: false });
-    }
-  };
+  const run = runner();
+  const test = run.test;
   const root = vscode.workspace.workspaceFolders[0].uri.fsPath;
   let api;
   let conversationId;
@@ -74,7 +43,7 @@ exports.run = async () => {
     assert(api && typeof api.start === 'function', 'the extension exports no API');
     console.log(`oh-test extension at ${ext.extensionPath}, state ${api.snapshot.state}`);
   });
-  if (!api) stopAll = true;
+  if (!api) run.stop();
 
   await test('attach mode: opening the OpenHands view asks for consent, starts the executor and connects to the configured conversation', async () => {
     await vscode.commands.executeCommand('workbench.view.extension.openhands');
@@ -93,7 +62,7 @@ exports.run = async () => {
     assert(state[conversationId] && state[conversationId].registered, `backend has no registered executor for ${conversationId}: ${JSON.stringify(state)}`);
     assert(state[conversationId].workspace === root, `executor workspace ${state[conversationId].workspace} != ${root}`);
   });
-  if (!conversationId) stopAll = true;
+  if (!conversationId) run.stop();
 
   await test('a delegated command runs and its output appears in the agent terminal', async () => {
     const obs = await backend('/test/delegate', {
@@ -204,7 +173,5 @@ exports.run = async () => {
     await vscode.commands.executeCommand('openhands.stop');
   });
 
-  const failed = results.filter((r) => !r.ok).length;
-  console.log(`@@oh-test SUMMARY ${results.length - failed} passed, ${failed} failed`);
-  if (failed) throw new Error(`${failed} integration test(s) failed`);
+  run.finish('integration');
 };

@@ -6,23 +6,13 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
+const { waitFor, sleep } = require('./lib');
 
 const ROLE = process.env.OH_TEST_ROLE;
 const OTHER = ROLE === 'a' ? 'b' : 'a';
 const SHARED = process.env.OH_TEST_SHARED;
 const KEY = process.env.OH_TEST_SERVER_KEY;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(what, f, timeoutMs = 30000, everyMs = 250) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const v = await f();
-    if (v) return v;
-    await sleep(everyMs);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
 
 async function ui(verb, file, payload) {
   if (payload !== undefined) fs.writeFileSync(file, JSON.stringify(payload));

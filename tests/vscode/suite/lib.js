@@ -1,0 +1,59 @@
+// Helpers shared by the real-host suites (they run inside the extension host; test-electron's
+// contract: `exports.run` throws to fail). Each suite reports one `@@oh-test PASS|FAIL` line per
+// test and one `@@oh-test SUMMARY` line, which run.sh requires from every session.
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `f` until it returns something truthy (returned), or throws after `timeoutMs`. */
+async function waitFor(what, f, timeoutMs = 30000, everyMs = 200) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const v = await f();
+    if (v) return v;
+    await sleep(everyMs);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+function assert(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+/**
+ * A sequence of named tests. After `stop()` (or, with `stopOnFailure`, after any failure) the
+ * remaining tests are reported as failed, never silently left out.
+ */
+function runner({ stopOnFailure = false } = {}) {
+  const results = [];
+  let stopped = false;
+  return {
+    async test(name, f) {
+      if (stopped) {
+        console.log(`@@oh-test FAIL ${name}: skipped (an earlier test this depends on failed)`);
+        results.push({ name, ok: false });
+        return;
+      }
+      const t0 = Date.now();
+      try {
+        await f();
+        console.log(`@@oh-test PASS ${name} (${Date.now() - t0} ms)`);
+        results.push({ name, ok: true });
+      } catch (e) {
+        console.log(`@@oh-test FAIL ${name}: ${e && e.stack ? e.stack : e}`);
+        results.push({ name, ok: false });
+        if (stopOnFailure) stopped = true;
+      }
+    },
+    stop() {
+      stopped = true;
+    },
+    /** Prints the summary line; throws when a test failed, which fails the host session. */
+    finish(what) {
+      const failed = results.filter((r) => !r.ok).length;
+      console.log(`@@oh-test SUMMARY ${results.length - failed} passed, ${failed} failed`);
+      if (failed) throw new Error(`${failed} ${what} test(s) failed`);
+    },
+  };
+}
+
+module.exports = { sleep, waitFor, assert, runner };
