@@ -215,10 +215,17 @@ class Channel:
             self._pending.pop(rid, None)
             self._sent_to.pop(rid, None)
 
-    def fail_all(self, reason: str) -> None:
+    def fail_all(self, reason: str, executor_dead: bool = False) -> None:
         """Fail every pending action with a 'Runtime disconnected' error, and every new one until
-        an executor registers again (any thread)."""
+        an executor registers again (any thread).
+
+        `executor_dead`: the active executor is known to be gone (its process died) although its
+        socket's disconnect may not have reached the hub yet; forget it now, or new actions would
+        be sent to it and wait for the reconnect grace period.
+        """
         with self._lock:
+            if executor_dead:
+                self._executor_sid = None
             self._dead_reason = reason
             pending = list(self._pending.values())
             self._pending.clear()

@@ -360,10 +360,19 @@ class VsCodeRuntime(Runtime):
         channel = self._channel
         if channel is None or self._closed:
             return
+        if returncode == 0:
+            # A clean exit: replaced by a newer executor (VS Code took over the conversation), or
+            # stopped by a signal it handles. Its socket closed first, so the channel already
+            # knows; failing everything here would fail the actions the replacement is running.
+            # A stopped active executor still ends its pending actions after the grace period.
+            logging.getLogger('openhands_vscode_runtime').info('%s; the channel keeps serving through any executor that replaced it', reason)
+            return
         fut = channel.registration_future()
         if not fut.done():
             fut.set_exception(RuntimeError(reason))
-        channel.fail_all(reason)
+        # Non-zero: it crashed, was killed or was refused; never the exit of a replaced executor
+        # (that one exits 0, above), so the executor it leaves behind is its own.
+        channel.fail_all(reason, executor_dead=True)
 
     @property
     def executor_process(self) -> ExecutorProcess | None:
