@@ -6,6 +6,9 @@
 //! `oh-transport` from Socket.IO, and `oh-node` from JavaScript.
 
 use std::path::PathBuf;
+
+mod v1;
+pub use v1::is_v1_action;
 use std::sync::Arc;
 
 use oh_files::{FileActions, FileSystem};
@@ -35,6 +38,8 @@ impl ExecutorConfig {
 pub struct Executor {
     shell: BashSession,
     files: FileActions,
+    /// Where V1's `reset` starts the new shell.
+    workspace: PathBuf,
 }
 
 impl Executor {
@@ -42,7 +47,7 @@ impl Executor {
     pub async fn start(config: ExecutorConfig, fs: Arc<dyn FileSystem>) -> std::io::Result<Self> {
         let shell = BashSession::start(config.shell.clone()).await?;
         let files = FileActions::new(fs, config.workspace.clone());
-        Ok(Executor { shell, files })
+        Ok(Executor { shell, files, workspace: config.workspace })
     }
 
     /// Execute one action event and build the reply (`cause` = the action's id).
@@ -55,6 +60,10 @@ impl Executor {
 
     /// Execute one action event and return the bare observation.
     pub async fn observe(&self, event: &ActionEvent) -> Observation {
+        // OpenHands V1 tools (`v1_terminal`, `v1_file_editor`): see v1.rs.
+        if is_v1_action(&event.action) {
+            return self.observe_v1(event).await;
+        }
         let action = match event.parse() {
             Ok(a) => a,
             Err(e) => {

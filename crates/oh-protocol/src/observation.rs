@@ -65,6 +65,9 @@ pub enum Extras {
         diff: Option<String>,
     },
     Error { error_id: String },
+    /// An OpenHands V1 (software-agent-sdk) observation: `kind` is `v1_terminal` or
+    /// `v1_file_editor`, `fields` the V1 observation's fields (wire format: docs/protocol.md).
+    V1 { kind: &'static str, fields: Map<String, Value> },
 }
 
 /// An observation without its event envelope.
@@ -117,6 +120,7 @@ impl Observation {
             Extras::Write { .. } => "write",
             Extras::Edit { .. } => "edit",
             Extras::Error { .. } => "error",
+            Extras::V1 { kind, .. } => kind,
         }
     }
 
@@ -137,7 +141,7 @@ impl Observation {
             Extras::Read { path, .. } => format!("I read the file {path}."),
             Extras::Write { path } => format!("I wrote to the file {path}."),
             Extras::Edit { path, .. } => format!("I edited the file {path}."),
-            Extras::Error { .. } => self.content.clone(),
+            Extras::Error { .. } | Extras::V1 { .. } => self.content.clone(),
         }
     }
 
@@ -189,6 +193,7 @@ impl Observation {
             Extras::Error { error_id } => {
                 m.insert("error_id".into(), error_id.clone().into());
             }
+            Extras::V1 { fields, .. } => m.extend(fields.clone()),
         }
         m
     }
@@ -236,6 +241,8 @@ impl Observation {
                 diff: s("diff"),
             },
             "error" => Extras::Error { error_id: s("error_id").unwrap_or_default() },
+            "v1_terminal" => Extras::V1 { kind: "v1_terminal", fields: ex.clone() },
+            "v1_file_editor" => Extras::V1 { kind: "v1_file_editor", fields: ex.clone() },
             other => return Err(ProtocolError::UnknownEventType(format!("observation {other}"))),
         };
         Ok(Observation { content, extras })

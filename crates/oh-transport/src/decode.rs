@@ -5,7 +5,7 @@ use oh_protocol::{ActionEvent, Observation, ObservationEvent};
 use serde_json::Value;
 
 /// The action kinds this executor runs.
-pub const RUNNABLE: &[&str] = &["run", "read", "write", "edit"];
+pub const RUNNABLE: &[&str] = &["run", "read", "write", "edit", "v1_terminal", "v1_file_editor"];
 
 /// What to do with one `oh_event` payload.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,0 +1,439 @@
+//! The OpenHands V1 mode (software-agent-sdk `openhands-tools` 1.58.0): the `terminal` and
+//! `file_editor` tools' actions, answered with V1's observations.
+//!
+//! V1's terminal session and file editor are descendants of V0's `BashSession` and `OHEditor`, so
+//! the same session and editor run the action; this module maps the V1 action onto them and turns
+//! the V0 observation into the V1 one. Every rule below was checked against openhands-tools
+//! 1.58.0 (`tests/v1` runs both side by side); what does not map is listed in docs/v1.md.
+//!
+//! Wire format (docs/protocol.md, "OpenHands V1 actions"):
+//! * `{"id": N, "action": "v1_terminal", "args": {"command", "is_input", "timeout", "reset"}}`
+//! * `{"id": N, "action": "v1_file_editor", "args": {"command", "path", "file_text", "old_str",
+//!   "new_str", "insert_line", "view_range"}}`
+//!
+//! and the reply `{"cause": N, "observation": "v1_terminal" | "v1_file_editor", "content": text,
+//! "extras": {...V1 fields...}}`.
+
+use oh_protocol::{CmdOutputMetadata, CmdRunAction, Extras, FileEditAction, ImplSource, Observation};
+use serde_json::{Map, Value};
+
+use crate::Executor;
+
+/// V1's `MAX_CMD_OUTPUT_SIZE`.
+const MAX_CMD_OUTPUT_SIZE: usize = 30_000;
+/// V1's `DEFAULT_TRUNCATE_NOTICE` (`openhands.sdk.utils.truncate`).
+const TRUNCATE_NOTICE: &str =
+    "<response clipped><NOTE>Due to the max output limit, only part of the full response has been shown to you.</NOTE>";
+/// How V0's timeout hint ends, and how V1's does (it names the V1 tool).
+const V0_HINT_END: &str = "use the timeout parameter in execute_bash for future commands.";
+const V1_HINT_END: &str = "use the timeout parameter in terminal for future commands.";
+const RESET_TEXT: &str =
+    "Terminal session has been reset. All previous environment variables and session state have been cleared.";
+const LITERAL_HINT: &str = "[Tool-argument error] The `command` argument looks like a Python/JSON {kind}, not a shell command. It starts with: {head}\n\nThe `terminal` tool runs exactly ONE shell command at a time. To pass structured data or multi-line code:\n  - Write a script first with `file_editor` (command=\"create\", path=\"/tmp/run.py\", ...), then invoke it: `python /tmp/run.py`.\n  - Or use a heredoc inline, e.g.:\n        python - <<'EOF'\n        DATABASES = {'default': {...}}\n        # your code here\n        EOF\n\nDo not put a Python list/dict literal into the `command` field; the shell cannot interpret it.";
+
+/// Is this one of the V1 action kinds?
+pub fn is_v1_action(kind: &str) -> bool {
+    kind == "v1_terminal" || kind == "v1_file_editor"
+}
+
+/// The V1 terminal action's arguments.
+struct TerminalArgs {
+    command: String,
+    is_input: bool,
+    timeout: Option<f64>,
+    reset: bool,
+}
+
+fn bad_args(tool: &str, detail: impl std::fmt::Display) -> String {
+    format!("{tool}: invalid arguments: {detail}")
+}
+
+fn parse_terminal(args: &Map<String, Value>) -> Result<TerminalArgs, String> {
+    let tool = "terminal";
+    for k in args.keys() {
+        if !matches!(k.as_str(), "command" | "is_input" | "timeout" | "reset" | "summary" | "security_risk") {
+            return Err(bad_args(tool, format!("unknown argument `{k}`")));
+        }
+    }
+    let command = match args.get("command") {
+        Some(Value::String(s)) => s.clone(),
+        _ => return Err(bad_args(tool, "`command` (a string) is required")),
+    };
+    let flag = |k: &str| match args.get(k) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(v) => Err(bad_args(tool, format!("`{k}` must be a boolean, got {v}"))),
+    };
+    let timeout = match args.get("timeout") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_f64() {
+            Some(t) if t >= 0.0 && t.is_finite() => Some(t),
+            _ => return Err(bad_args(tool, format!("`timeout` must be a number >= 0, got {v}"))),
+        },
+    };
+    Ok(TerminalArgs { command, is_input: flag("is_input")?, timeout, reset: flag("reset")? })
+}
+
+/// Python's `str.isspace` for one character (what `str.strip()` removes).
+fn py_space(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+}
+
+/// `looks_like_python_literal_argument`: a list/dict literal packed into `command`.
+fn literal_kind(command: &str) -> Option<&'static str> {
+    let s = command.trim_start_matches(py_space);
+    let mut it = s.chars();
+    let (a, b) = (it.next()?, it.next()?);
+    match (a, b) {
+        ('[', '{' | '"' | '\'') => Some("list literal"),
+        ('[', '[') => match it.next() {
+            Some(c) if c != ' ' && c != '\t' => Some("nested list literal"),
+            _ => None,
+        },
+        ('{', '"' | '\'') => Some("dict literal"),
+        _ => None,
+    }
+}
+
+/// Python's `repr()` of a short string (the literal hint quotes the command's head with it).
+fn py_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let mut out = String::new();
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c)
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// `maybe_truncate(content, truncate_after=30000)` with V1's default notice (code points).
+pub fn v1_truncate(content: String) -> String {
+    let count = content.chars().count();
+    if count <= MAX_CMD_OUTPUT_SIZE {
+        return content;
+    }
+    let notice_len = TRUNCATE_NOTICE.chars().count();
+    let available = MAX_CMD_OUTPUT_SIZE - notice_len;
+    let head = available / 2 + available % 2;
+    let tail = MAX_CMD_OUTPUT_SIZE - notice_len - head;
+    let head_end = content.char_indices().nth(head).map(|(i, _)| i).unwrap_or(content.len());
+    let tail_start = content.char_indices().nth(count - tail).map(|(i, _)| i).unwrap_or(content.len());
+    format!("{}{}{}", &content[..head_end], TRUNCATE_NOTICE, &content[tail_start..])
+}
+
+fn metadata_json(md: &CmdOutputMetadata) -> Value {
+    // V1's CmdOutputMetadata has V0's fields in V0's order.
+    serde_json::to_value(md).expect("metadata serialises")
+}
+
+/// A `TerminalObservation` as the wire carries it.
+fn terminal_obs(text: String, is_error: bool, command: &str, exit_code: Option<i64>, md: &CmdOutputMetadata) -> Observation {
+    let mut f = Map::new();
+    f.insert("is_error".into(), is_error.into());
+    f.insert("command".into(), command.into());
+    f.insert("exit_code".into(), exit_code.map_or(Value::Null, Value::from));
+    f.insert("timeout".into(), false.into());
+    f.insert("metadata".into(), metadata_json(md));
+    Observation { content: text, extras: Extras::V1 { kind: "v1_terminal", fields: f } }
+}
+
+fn terminal_error(text: impl Into<String>, command: &str) -> Observation {
+    terminal_obs(text.into(), true, command, None, &CmdOutputMetadata::default())
+}
+
+/// V0's observation for a session command, in V1's terms.
+fn terminal_from_v0(obs: Observation, command: &str) -> Observation {
+    match obs.extras {
+        Extras::Run { command: run_command, mut metadata, .. } => {
+            // Session-state refusals: V0 puts an `ERROR: ` text in a normal command output,
+            // V1 returns the bare text as an error.
+            if run_command.is_empty() {
+                if let Some(rest) = obs.content.strip_prefix("ERROR: ") {
+                    if rest.starts_with("No previous running command to ") {
+                        return terminal_error(rest, &run_command);
+                    }
+                }
+            }
+            metadata.suffix = metadata.suffix.replace(V0_HINT_END, V1_HINT_END);
+            // The command was refused because another one is still running: V1 marks it an error.
+            let is_error = metadata.suffix.contains("is NOT executed. The previous command is still running");
+            let exit_code = Some(metadata.exit_code);
+            terminal_obs(v1_truncate(obs.content), is_error, &run_command, exit_code, &metadata)
+        }
+        Extras::Error { .. } => {
+            let text = obs.content.strip_prefix("ERROR: ").unwrap_or(&obs.content).to_string();
+            terminal_error(text, command)
+        }
+        _ => terminal_error(obs.content, command),
+    }
+}
+
+/// `[<n:6>\t]` with nothing after it: an empty numbered line of a `cat -n` block.
+fn is_numbered_line(line: &str) -> Option<bool> {
+    let (num, rest) = line.split_once('\t')?;
+    let digits = num.trim_start_matches(' ');
+    if num.len() < 6 || digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(rest.is_empty())
+}
+
+/// V1's `cat -n` framing: a terminating newline ends the last line rather than adding an empty
+/// numbered one (V0 numbers it). Every `cat -n` block of the text loses its last line when that
+/// line is empty, which is exactly what V1's `_make_output` drops.
+fn v1_cat_n(text: &str) -> String {
+    const HEADER: &str = "Here's the result of running `cat -n` on ";
+    if !text.contains(HEADER) {
+        return text.to_string();
+    }
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut drop = vec![false; lines.len()];
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].starts_with(HEADER) || lines[i].contains(HEADER) {
+            let mut j = i + 1;
+            let mut last: Option<usize> = None;
+            while j < lines.len() {
+                match is_numbered_line(lines[j]) {
+                    Some(_) => last = Some(j),
+                    None => break,
+                }
+                j += 1;
+            }
+            if let Some(l) = last {
+                if is_numbered_line(lines[l]) == Some(true) {
+                    drop[l] = true;
+                }
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    lines.iter().zip(drop).filter(|(_, d)| !d).map(|(l, _)| *l).collect::<Vec<_>>().join("\n")
+}
+
+fn editor_obs(text: String, is_error: bool, command: &str, path: Option<&str>, prev_exist: bool, old: Option<String>, new: Option<String>) -> Observation {
+    let mut f = Map::new();
+    f.insert("is_error".into(), is_error.into());
+    f.insert("command".into(), command.into());
+    f.insert("path".into(), path.map_or(Value::Null, Value::from));
+    f.insert("prev_exist".into(), prev_exist.into());
+    f.insert("old_content".into(), old.map_or(Value::Null, Value::from));
+    f.insert("new_content".into(), new.map_or(Value::Null, Value::from));
+    Observation { content: text, extras: Extras::V1 { kind: "v1_file_editor", fields: f } }
+}
+
+/// V0's error text for an editor error, in V1's words.
+fn v1_editor_error_text(content: &str) -> String {
+    let text = content.strip_prefix("ERROR:\n").unwrap_or(content);
+    // V1 dropped ", starting with `/`" from the relative-path message.
+    text.replacen("The path should be an absolute path, starting with `/`.", "The path should be an absolute path.", 1)
+}
+
+fn parse_editor(args: &Map<String, Value>) -> Result<FileEditAction, String> {
+    let tool = "file_editor";
+    for k in args.keys() {
+        if !matches!(
+            k.as_str(),
+            "command" | "path" | "file_text" | "old_str" | "new_str" | "insert_line" | "view_range" | "summary" | "security_risk"
+        ) {
+            return Err(bad_args(tool, format!("unknown argument `{k}`")));
+        }
+    }
+    let opt = |k: &str| match args.get(k) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(v) => Err(bad_args(tool, format!("`{k}` must be a string, got {v}"))),
+    };
+    let command = opt("command")?.ok_or_else(|| bad_args(tool, "`command` is required"))?;
+    if !matches!(command.as_str(), "view" | "create" | "str_replace" | "insert" | "undo_edit") {
+        return Err(bad_args(
+            tool,
+            format!("`command` must be one of view, create, str_replace, insert, undo_edit; got {command:?}"),
+        ));
+    }
+    let path = opt("path")?.ok_or_else(|| bad_args(tool, "`path` is required"))?;
+    let insert_line = match args.get("insert_line") {
+        None | Some(Value::Null) => None,
+        Some(v @ Value::Number(n)) if n.is_i64() => Some(v.clone()),
+        Some(v) => return Err(bad_args(tool, format!("`insert_line` must be an integer, got {v}"))),
+    };
+    // `view_range` is not part of V0's edit action: a ranged view goes through the read action
+    // (as V0's agent sends it), see `Executor::v1_file_editor`.
+    Ok(FileEditAction {
+        path,
+        command,
+        file_text: opt("file_text")?,
+        old_str: opt("old_str")?,
+        new_str: opt("new_str")?,
+        insert_line,
+        content: String::new(),
+        start: 1,
+        end: -1,
+        impl_source: ImplSource::OhAci,
+    })
+}
+
+impl Executor {
+    /// Run one V1 action (`v1_terminal` or `v1_file_editor`).
+    pub(crate) async fn observe_v1(&self, event: &oh_protocol::ActionEvent) -> Observation {
+        match event.action.as_str() {
+            "v1_terminal" => match parse_terminal(&event.args) {
+                Ok(a) => self.v1_terminal(a).await,
+                Err(e) => terminal_error(e, event.args.get("command").and_then(Value::as_str).unwrap_or("")),
+            },
+            _ => {
+                let command = event.args.get("command").and_then(Value::as_str).unwrap_or("view").to_string();
+                match parse_editor(&event.args) {
+                    Ok(edit) => self.v1_file_editor(edit, event.args.get("view_range")).await,
+                    Err(e) => editor_obs(e, true, &command, None, false, None, None),
+                }
+            }
+        }
+    }
+
+    async fn v1_terminal(&self, a: TerminalArgs) -> Observation {
+        if a.reset && a.is_input {
+            return terminal_error("Cannot use reset=True with is_input=True", &a.command);
+        }
+        if !a.is_input {
+            if let Some(kind) = literal_kind(&a.command) {
+                let head: String = a.command.trim_start_matches(py_space).chars().take(60).collect();
+                let text = LITERAL_HINT.replace("{kind}", kind).replace("{head}", &py_repr(&head));
+                return terminal_obs(text, true, &a.command, None, &CmdOutputMetadata::default());
+            }
+        }
+        let run = |command: String, is_input: bool, timeout: Option<f64>| CmdRunAction {
+            command,
+            is_input,
+            thought: String::new(),
+            // V1: a command with a timeout waits for it (no soft no-change timeout); one without
+            // has only the soft timeout.
+            blocking: timeout.is_some(),
+            is_static: false,
+            cwd: None,
+            // `hidden` only skips V0's truncation; V1's own is applied instead.
+            hidden: true,
+            timeout,
+        };
+        if a.reset {
+            self.v1_reset_shell().await;
+            if a.command.trim_matches(py_space).is_empty() {
+                return terminal_obs(RESET_TEXT.into(), false, "[RESET]", Some(0), &CmdOutputMetadata::default());
+            }
+            let obs = terminal_from_v0(self.shell.execute(&run(a.command.clone(), false, a.timeout)).await, &a.command);
+            let Extras::V1 { mut fields, kind } = obs.extras else { unreachable!("terminal_from_v0 builds V1 observations") };
+            fields.insert("command".into(), format!("[RESET] {}", a.command).into());
+            return Observation { content: format!("{RESET_TEXT}\n\n{}", obs.content), extras: Extras::V1 { kind, fields } };
+        }
+        let command = a.command.trim_matches(py_space).to_string();
+        terminal_from_v0(self.shell.execute(&run(a.command, a.is_input, a.timeout)).await, &command)
+    }
+
+    /// A fresh shell in the workspace (V1's reset starts the new session in the original
+    /// working directory, not the current one).
+    async fn v1_reset_shell(&self) {
+        self.shell.close().await;
+        let cd = CmdRunAction {
+            command: format!("cd {}", shell_quote(&self.workspace.display().to_string())),
+            is_input: false,
+            thought: String::new(),
+            blocking: true,
+            is_static: false,
+            cwd: None,
+            hidden: true,
+            timeout: Some(30.0),
+        };
+        let _ = self.shell.execute(&cd).await;
+    }
+
+    async fn v1_file_editor(&self, mut edit: FileEditAction, view_range: Option<&Value>) -> Observation {
+        let command = edit.command.clone();
+        let path = edit.path.clone();
+        let obs = match view_range.filter(|v| !v.is_null()) {
+            // `view` with a range goes through the read action, as V0's agent sends it.
+            Some(range) if command == "view" => {
+                let read = oh_protocol::FileReadAction {
+                    path: edit.path.clone(),
+                    start: 0,
+                    end: -1,
+                    impl_source: ImplSource::OhAci,
+                    view_range: Some(range.clone()),
+                };
+                self.files.read(&read, &self.shell.cwd()).await
+            }
+            _ => {
+                edit.impl_source = ImplSource::OhAci;
+                self.files.edit(&edit).await
+            }
+        };
+        match obs.extras {
+            Extras::Error { .. } => editor_obs(v1_editor_error_text(&obs.content), true, &command, None, false, None, None),
+            Extras::Edit { path: p, prev_exist, old_content, new_content, .. } => {
+                if obs.content.starts_with("ERROR:\n") {
+                    return editor_obs(v1_editor_error_text(&obs.content), true, &command, None, false, None, None);
+                }
+                editor_obs(v1_cat_n(&obs.content), false, &command, Some(&p), prev_exist, old_content, new_content)
+            }
+            Extras::Read { .. } => {
+                if obs.content.starts_with("ERROR:\n") {
+                    return editor_obs(v1_editor_error_text(&obs.content), true, &command, None, false, None, None);
+                }
+                editor_obs(v1_cat_n(&obs.content), false, &command, Some(&path), false, None, None)
+            }
+            _ => editor_obs(obs.content, true, &command, None, false, None, None),
+        }
+    }
+}
+
+/// Single-quote a path for bash.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_detection_matches_v1() {
+        assert_eq!(literal_kind("[{\"a\": 1}]"), Some("list literal"));
+        assert_eq!(literal_kind("[[x]]"), Some("nested list literal"));
+        assert_eq!(literal_kind("[[ -f x ]]"), None);
+        assert_eq!(literal_kind("{\"k\": 1}"), Some("dict literal"));
+        assert_eq!(literal_kind("{ ls; }"), None);
+        assert_eq!(literal_kind("["), None);
+    }
+
+    #[test]
+    fn truncation_keeps_30000_code_points() {
+        let s = "é".repeat(40_000);
+        let t = v1_truncate(s);
+        assert_eq!(t.chars().count(), MAX_CMD_OUTPUT_SIZE);
+        assert!(t.contains(TRUNCATE_NOTICE));
+        assert_eq!(v1_truncate("short".into()), "short");
+    }
+
+    #[test]
+    fn cat_n_drops_only_a_trailing_empty_numbered_line() {
+        let v0 = "Here's the result of running `cat -n` on /a:\n     1\tx\n     2\t\n";
+        assert_eq!(v1_cat_n(v0), "Here's the result of running `cat -n` on /a:\n     1\tx\n");
+        let mid = "Here's the result of running `cat -n` on /a:\n     1\t\n     2\ty\nReview";
+        assert_eq!(v1_cat_n(mid), mid);
+        let empty = "Here's the result of running `cat -n` on /a:\n     1\t\n";
+        assert_eq!(v1_cat_n(empty), "Here's the result of running `cat -n` on /a:\n");
+    }
+}
