@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 export OH_VENV := $(VENV)
 
 .PHONY: help deps deps-system deps-python deps-node build build-rust addon demo test test-rust \
-        test-conformance test-node test-runtime test-e2e test-vscode test-dist dist check-versions bench vsix clean
+        test-conformance test-v1 test-node test-runtime test-e2e test-vscode test-dist dist check-versions bench vsix clean
 
 help:
 	@echo "make demo   - build what is needed, run the real agent loop (CodeActAgent) on VsCodeRuntime + the headless executor"
@@ -54,6 +54,7 @@ demo: deps-python addon
 test: deps
 	@$(MAKE) --no-print-directory test-rust
 	@$(MAKE) --no-print-directory test-conformance
+	@$(MAKE) --no-print-directory test-v1
 	@$(MAKE) --no-print-directory test-node
 	@$(MAKE) --no-print-directory test-runtime
 	@$(MAKE) --no-print-directory test-e2e
@@ -71,6 +72,11 @@ test-conformance: deps-python deps-node
 	tests/conformance/run.sh
 	tests/conformance/run.sh --driver addon
 	tests/conformance/run.sh --driver socket
+
+# OpenHands V1 (software-agent-sdk 1.58.0): the executor's V1 mode against openhands-tools' own
+# TerminalExecutor and FileEditor, in a venv of its own (scripts/setup-python-v1.sh).
+test-v1: deps-system
+	tests/v1/run.sh
 
 test-node: deps-node deps-python
 	@if [ -x npm/executor/test.sh ]; then npm/executor/test.sh; else echo "node: suite not present"; fi

@@ -380,22 +380,45 @@ impl Executor {
                 self.files.edit(&edit).await
             }
         };
+        let error = |content: &str| editor_obs(v1_editor_error_text(content), true, &command, None, true, None, None);
+        // V1 reports the path as `str(Path(path))`; `prev_exist` is false only for `create`.
+        let v1_path = py_path_str(&path);
         match obs.extras {
-            Extras::Error { .. } => editor_obs(v1_editor_error_text(&obs.content), true, &command, None, false, None, None),
-            Extras::Edit { path: p, prev_exist, old_content, new_content, .. } => {
-                if obs.content.starts_with("ERROR:\n") {
-                    return editor_obs(v1_editor_error_text(&obs.content), true, &command, None, false, None, None);
-                }
-                editor_obs(v1_cat_n(&obs.content), false, &command, Some(&p), prev_exist, old_content, new_content)
+            Extras::Error { .. } => error(&obs.content),
+            _ if obs.content.starts_with("ERROR:\n") => error(&obs.content),
+            Extras::Edit { old_content, new_content, .. } => {
+                let (prev_exist, old, new) = if command == "create" {
+                    (false, None, edit.file_text.clone())
+                } else {
+                    (true, old_content, new_content)
+                };
+                editor_obs(v1_cat_n(&obs.content), false, &command, Some(&v1_path), prev_exist, old, new)
             }
-            Extras::Read { .. } => {
-                if obs.content.starts_with("ERROR:\n") {
-                    return editor_obs(v1_editor_error_text(&obs.content), true, &command, None, false, None, None);
-                }
-                editor_obs(v1_cat_n(&obs.content), false, &command, Some(&path), false, None, None)
-            }
+            Extras::Read { .. } => editor_obs(v1_cat_n(&obs.content), false, &command, Some(&v1_path), true, None, None),
             _ => editor_obs(obs.content, true, &command, None, false, None, None),
         }
+    }
+}
+
+/// Python's `str(pathlib.PurePosixPath(p))`: repeated and trailing slashes and `.` components
+/// go; a leading `//` (exactly two) stays.
+fn py_path_str(p: &str) -> String {
+    if p.is_empty() {
+        return ".".into();
+    }
+    let lead = if p.starts_with("//") && !p.starts_with("///") {
+        "//"
+    } else if p.starts_with('/') {
+        "/"
+    } else {
+        ""
+    };
+    let parts: Vec<&str> = p.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
+    let joined = parts.join("/");
+    if lead.is_empty() && joined.is_empty() {
+        ".".into()
+    } else {
+        format!("{lead}{joined}")
     }
 }
 
@@ -407,6 +430,16 @@ fn shell_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_print_like_pathlib() {
+        assert_eq!(py_path_str("/a/b/"), "/a/b");
+        assert_eq!(py_path_str("/a//./b"), "/a/b");
+        assert_eq!(py_path_str("//a"), "//a");
+        assert_eq!(py_path_str("///a"), "/a");
+        assert_eq!(py_path_str("rel/"), "rel");
+        assert_eq!(py_path_str("./"), ".");
+    }
 
     #[test]
     fn literal_detection_matches_v1() {

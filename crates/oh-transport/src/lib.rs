@@ -417,7 +417,7 @@ impl Shared {
                         st.stats.executed += 1;
                     }
                     self.set_status(ConnectionState::Executing, Some(describe(&event)));
-                    if event.action == "run" {
+                    if event.action == "run" || event.action == "v1_terminal" {
                         // Commands run one at a time, in arrival order.
                         if self.commands.send((session, id, event)).is_err() {
                             tracing::warn!(id, "command queue closed");
@@ -618,7 +618,7 @@ fn approx_size(v: &Value) -> usize {
 
 fn describe(event: &ActionEvent) -> String {
     let detail = match event.action.as_str() {
-        "run" => event.args.get("command").and_then(Value::as_str).unwrap_or(""),
+        "run" | "v1_terminal" => event.args.get("command").and_then(Value::as_str).unwrap_or(""),
         _ => event.args.get("path").and_then(Value::as_str).unwrap_or(""),
     };
     let mut s = format!("{} {}", event.action, detail);

@@ -4,8 +4,19 @@ Select it in OpenHands with ``[core] runtime = "openhands_vscode_runtime.VsCodeR
 ``RUNTIME=openhands_vscode_runtime.VsCodeRuntime``.
 """
 
+from typing import Any
+
 from openhands_vscode_runtime.hub import NAMESPACE, PROTOCOL_VERSION
-from openhands_vscode_runtime.runtime import VsCodeRuntime
 
 __all__ = ['NAMESPACE', 'PROTOCOL_VERSION', 'VsCodeRuntime']
 __version__ = '0.1.0'
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use: the V0 runtime needs openhands-ai, which an OpenHands V1 venv (the
+    # `openhands_vscode_runtime.v1` tools) does not have.
+    if name == 'VsCodeRuntime':
+        from openhands_vscode_runtime.runtime import VsCodeRuntime
+
+        return VsCodeRuntime
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -29,8 +29,11 @@ from urllib.parse import parse_qs
 import socketio
 from socketio.exceptions import ConnectionRefusedError
 
-from openhands.events.observation import ErrorObservation, Observation
-from openhands.events.serialization import event_from_dict
+try:  # openhands-ai (V0): replies become OpenHands observations
+    from openhands.events.observation import ErrorObservation, Observation
+    from openhands.events.serialization import event_from_dict
+except ImportError:  # an OpenHands V1 venv (no openhands-ai): see v1/replies.py
+    from openhands_vscode_runtime.v1.replies import ErrorObservation, Observation, event_from_dict
 
 from openhands_vscode_runtime.credentials import token_file_path
 

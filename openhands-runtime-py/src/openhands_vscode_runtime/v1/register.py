@@ -1,0 +1,9 @@
+"""Importing this module registers the executor-backed `terminal` and `file_editor` tools.
+
+For the agent-server: `python -m openhands.agent_server --import-modules
+openhands_vscode_runtime.v1.register` (or `tool_module_qualnames` in `POST /api/conversations`).
+"""
+
+from openhands_vscode_runtime.v1.tools import register
+
+register()

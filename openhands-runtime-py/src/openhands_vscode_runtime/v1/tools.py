@@ -1,0 +1,201 @@
+"""OpenHands V1 tools `terminal` and `file_editor` whose actions run in a connected executor
+(VS Code, or the headless executor) instead of in this process.
+
+The tool definitions (names, schemas, descriptions the LLM sees) are openhands-tools' own; only the
+executors differ. Observations are built from the executor's V1 replies (docs/protocol.md,
+"OpenHands V1 actions"). Secrets are handled as V1's `TerminalExecutor` handles them: the ones a
+command mentions are exported into the session first (a separate command), and every known
+secret value is masked in the output.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from openhands.sdk.tool import ToolExecutor, register_tool
+from openhands.tools.file_editor.definition import (
+    FileEditorAction,
+    FileEditorObservation,
+    FileEditorTool,
+)
+from openhands.tools.terminal.definition import (
+    TerminalAction,
+    TerminalObservation,
+    TerminalTool,
+)
+from openhands.tools.terminal.metadata import CmdOutputMetadata
+
+from openhands_vscode_runtime.v1.connection import ExecutorConnection, connection_for
+from openhands_vscode_runtime.v1.replies import V1Reply
+
+if TYPE_CHECKING:
+    from openhands.sdk.conversation import LocalConversation
+
+logger = logging.getLogger('openhands_vscode_runtime.v1')
+
+RESET_TEXT = (
+    'Terminal session has been reset. All previous environment variables and session state have '
+    'been cleared.'
+)
+_ENV_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
+
+
+def _bash_quote(value: str) -> str:
+    """ANSI-C quoting (`$'...'`), as V1 quotes exported secrets."""
+    escaped = (
+        value.replace('\\', '\\\\').replace("'", "\\'").replace('\n', '\\n')
+        .replace('\r', '\\r').replace('\t', '\\t')
+    )
+    return f"$'{escaped}'"
+
+
+def _secret_registry(conversation: Any) -> Any:
+    try:
+        return conversation.state.secret_registry if conversation is not None else None
+    except Exception:
+        return None
+
+
+class VsCodeTerminalExecutor(ToolExecutor[TerminalAction, TerminalObservation]):
+    """`terminal` actions, run by the executor's bash session."""
+
+    def __init__(self, connection: ExecutorConnection) -> None:
+        self.connection = connection
+
+    def _run(self, args: dict[str, Any]) -> TerminalObservation:
+        reply = self.connection.call('v1_terminal', args)
+        if not isinstance(reply, V1Reply) or reply.kind != 'v1_terminal':
+            # The hub's own failure (no executor, executor gone, closed) or a refused action.
+            return TerminalObservation.from_text(
+                text=reply.content, is_error=True, command=args.get('command'), exit_code=None
+            )
+        ex = reply.extras
+        md = ex.get('metadata') if isinstance(ex.get('metadata'), dict) else {}
+        return TerminalObservation.from_text(
+            text=reply.content,
+            is_error=bool(ex.get('is_error')),
+            command=ex.get('command'),
+            exit_code=ex.get('exit_code'),
+            timeout=bool(ex.get('timeout')),
+            metadata=CmdOutputMetadata(**md),
+        )
+
+    def _export_secrets(self, command: str, timeout: float | None, conversation: Any) -> None:
+        registry = _secret_registry(conversation)
+        if registry is None or not command.strip():
+            return
+        try:
+            env = registry.get_secrets_as_env_vars(command)
+        except Exception:
+            return
+        valid = {k: v for k, v in env.items() if _ENV_NAME.match(k)}
+        if not valid:
+            return
+        exports = ' && '.join(f'export {k}={_bash_quote(v)}' for k, v in valid.items())
+        self._run({'command': exports, 'is_input': False, 'timeout': timeout, 'reset': False})
+
+    def _mask(self, obs: TerminalObservation, conversation: Any) -> TerminalObservation:
+        registry = _secret_registry(conversation)
+        if registry is None or not obs.text:
+            return obs
+        try:
+            masked = registry.mask_secrets_in_output(obs.text)
+        except Exception:
+            return obs
+        if not masked or masked == obs.text:
+            return obs
+        data = obs.model_dump(exclude={'content', 'full_output_save_dir'})
+        return TerminalObservation.from_text(text=masked, **data)
+
+    def __call__(
+        self, action: TerminalAction, conversation: LocalConversation | None = None
+    ) -> TerminalObservation:
+        if action.reset and action.is_input:
+            raise ValueError('Cannot use reset=True with is_input=True')
+        if action.reset:
+            # Reset first, then export the secrets into the new session, then run the command.
+            reset = self._run({'command': '', 'is_input': False, 'timeout': None, 'reset': True})
+            if reset.is_error or not action.command.strip():
+                return reset
+            self._export_secrets(action.command, action.timeout, conversation)
+            obs = self._run(
+                {'command': action.command, 'is_input': False, 'timeout': action.timeout, 'reset': False}
+            )
+            obs = obs.model_copy(
+                update={
+                    'content': TerminalObservation.from_text(text=f'{RESET_TEXT}\n\n{obs.text}').content,
+                    'command': f'[RESET] {action.command}',
+                }
+            )
+            return self._mask(obs, conversation)
+        if not action.is_input:
+            self._export_secrets(action.command, action.timeout, conversation)
+        obs = self._run(
+            {'command': action.command, 'is_input': action.is_input, 'timeout': action.timeout, 'reset': False}
+        )
+        return self._mask(obs, conversation)
+
+
+class VsCodeFileEditorExecutor(ToolExecutor[FileEditorAction, FileEditorObservation]):
+    """`file_editor` actions, run by the executor's editor (on VS Code's file system there)."""
+
+    def __init__(self, connection: ExecutorConnection) -> None:
+        self.connection = connection
+
+    def __call__(
+        self, action: FileEditorAction, conversation: LocalConversation | None = None
+    ) -> FileEditorObservation:
+        args = {
+            'command': action.command,
+            'path': action.path,
+            'file_text': action.file_text,
+            'old_str': action.old_str,
+            'new_str': action.new_str,
+            'insert_line': action.insert_line,
+            'view_range': action.view_range,
+        }
+        reply = self.connection.call('v1_file_editor', args)
+        if not isinstance(reply, V1Reply) or reply.kind != 'v1_file_editor':
+            return FileEditorObservation.from_text(text=reply.content, is_error=True, command=action.command)
+        ex = reply.extras
+        return FileEditorObservation.from_text(
+            text=reply.content,
+            is_error=bool(ex.get('is_error')),
+            command=action.command,
+            path=ex.get('path'),
+            prev_exist=bool(ex.get('prev_exist', True)),
+            old_content=ex.get('old_content'),
+            new_content=ex.get('new_content'),
+        )
+
+
+class VsCodeTerminalTool(TerminalTool):
+    """openhands-tools' `terminal`, executed by the connected executor."""
+
+    name: ClassVar[str] = 'terminal'
+
+    @classmethod
+    def create(  # type: ignore[override]
+        cls, conv_state: Any, no_change_timeout_seconds: int | None = None, **_ignored: Any
+    ) -> list[VsCodeTerminalTool]:
+        conn = connection_for(conv_state.workspace.working_dir, no_change_timeout=no_change_timeout_seconds)
+        return list(super().create(conv_state, executor=VsCodeTerminalExecutor(conn)))
+
+
+class VsCodeFileEditorTool(FileEditorTool):
+    """openhands-tools' `file_editor`, executed by the connected executor."""
+
+    name: ClassVar[str] = 'file_editor'
+
+    @classmethod
+    def create(cls, conv_state: Any) -> list[VsCodeFileEditorTool]:  # type: ignore[override]
+        conn = connection_for(conv_state.workspace.working_dir)
+        return [t.set_executor(VsCodeFileEditorExecutor(conn)) for t in super().create(conv_state)]
+
+
+def register() -> None:
+    """Make `terminal` and `file_editor` resolve to the executor-backed tools in this process."""
+    register_tool('terminal', VsCodeTerminalTool)
+    register_tool('file_editor', VsCodeFileEditorTool)

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The OpenHands V1 differential suite (`make test-v1`): builds oh-executor, makes sure the V1 venv
+# exists (scripts/setup-python-v1.sh), then runs tests/v1/diff_v1.py. Arguments are case selectors.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+venv=${OH_VENV_V1:-$HOME/.cache/openhands-vscode-runtime/venv-v1}
+OH_VENV_V1=$venv "$repo/scripts/setup-python-v1.sh"
+if [ -z "${OH_EXECUTOR:-}" ]; then
+  (cd "$repo" && cargo build -q -p oh-executor --bin oh-executor)
+fi
+# A clean HOME (a host .bashrc can be slow or noisy), the V0 suite's locale, no cost-map download.
+home=$(mktemp -d /tmp/ohv1-home.XXXXXX)
+trap 'rm -rf "$home"' EXIT
+# bash >= 5.1 brackets every command with ESC[?2004l/ESC[?2004h; V1's subprocess backend (a pipe,
+# no terminal emulator) passes them into its output. Off for both sides, like a terminal would eat them.
+echo 'set enable-bracketed-paste off' > "$home/.inputrc"
+export HOME=$home LANG=C.UTF-8 LC_ALL=C.UTF-8 LITELLM_LOCAL_MODEL_COST_MAP=True PYENV_REHASH_TIMEOUT=1
+unset TMUX NO_CHANGE_TIMEOUT_SECONDS
+exec "$venv/bin/python" "$repo/tests/v1/diff_v1.py" "$@"
