@@ -135,11 +135,11 @@ def make_workspace(root: str, tag: str, setup: dict) -> str:
 # ---- the two sides ----------------------------------------------------------------------------
 
 def settle(terminal) -> None:
-    """Race absorber (the V0 suite has the same one): wait until the new session's screen ends
-    with a prompt and has not changed for 0.5 s. Without it the subprocess backend sometimes
-    answers the first command with the start-up prompt (empty output, exit code 0, a "previous
-    command outputs are truncated" prefix): its prompt count is taken while the first prompt is
-    still arriving."""
+    """Race absorber (the V0 suite has one like it, spec 2.4 [N]): before a new command while
+    nothing runs, wait until the screen ends with a prompt and has not changed for 0.5 s. Without
+    it the subprocess backend sometimes answers a command with the previous prompt (empty output,
+    exit code 0, a "previous command outputs are truncated" prefix): its prompt count is taken
+    while that prompt is still arriving."""
     screen = terminal.session.terminal
     deadline = time.monotonic() + 10
     last, since = None, time.monotonic()
@@ -157,6 +157,9 @@ def run_reference(case: dict, ws: str, start: threading.Barrier) -> list[dict]:
     from openhands.tools.file_editor.impl import FileEditorExecutor
     from openhands.tools.terminal.definition import TerminalAction
     from openhands.tools.terminal.impl import TerminalExecutor
+    from openhands.tools.terminal.terminal.terminal_session import TerminalCommandStatus
+
+    COMPLETED = TerminalCommandStatus.COMPLETED
 
     terminal = None
     if any(s['tool'] == 'terminal' for s in case['actions']):
@@ -171,6 +174,8 @@ def run_reference(case: dict, ws: str, start: threading.Barrier) -> list[dict]:
             args = subst(step['args'], ws)
             try:
                 if step['tool'] == 'terminal':
+                    if not args.get('is_input') and terminal.session.prev_status in (None, COMPLETED):
+                        settle(terminal)
                     o = terminal(TerminalAction(**args))
                     out.append({'text': o.text, 'is_error': o.is_error, 'command': o.command, 'exit_code': o.exit_code,
                                 'timeout': o.timeout, 'metadata': o.metadata.model_dump()})

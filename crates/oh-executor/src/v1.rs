@@ -162,7 +162,8 @@ fn terminal_from_v0(obs: Observation, command: &str) -> Observation {
             if run_command.is_empty() {
                 if let Some(rest) = obs.content.strip_prefix("ERROR: ") {
                     if rest.starts_with("No previous running command to ") {
-                        return terminal_error(rest, &run_command);
+                        // V1 names the (stripped) command it refused; V0's observation has "".
+                        return terminal_error(rest, command);
                     }
                 }
             }

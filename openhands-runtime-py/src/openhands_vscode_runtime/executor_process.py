@@ -87,6 +87,7 @@ class ExecutorProcess:
         workspace: str,
         no_change_timeout: float | None,
         on_exit: Callable[[int], None] | None = None,
+        base_env: dict[str, str] | None = None,
     ) -> None:
         args = [
             *command,
@@ -99,7 +100,9 @@ class ExecutorProcess:
         ]
         # The key goes in the environment, never on the command line: any local user can read
         # another process's arguments (ps, /proc/PID/cmdline), only its owner its environment.
-        env = dict(os.environ)
+        # `base_env`: the environment to start from (default: this process's); the V1 tools pass
+        # OpenHands V1's sanitised terminal environment.
+        env = dict(os.environ if base_env is None else base_env)
         env.pop('OH_SESSION_API_KEY', None)
         if session_api_key:
             env['OH_SESSION_API_KEY'] = session_api_key

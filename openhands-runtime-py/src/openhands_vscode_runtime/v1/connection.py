@@ -30,6 +30,15 @@ CONNECT_TIMEOUT_ENV = 'OH_VSCODE_CONNECT_TIMEOUT'
 SPAWN_ENV = 'OH_VSCODE_SPAWN_EXECUTOR'
 
 
+def terminal_env() -> dict[str, str]:
+    """The environment V1 gives its terminal: this process's, without the credentials V1 strips
+    (SESSION_API_KEY, OH_SESSION_API_KEYS_*, ...), with `AI_AGENT=openhands`. The executor and
+    its shell start from it, so an agent-server's own key never reaches the agent's shell."""
+    from openhands.sdk.utils import sanitized_env
+
+    return sanitized_env()
+
+
 class ExecutorUnavailable(RuntimeError):
     """No executor could be started or none registered in time."""
 
@@ -76,6 +85,7 @@ class ExecutorConnection:
                 workspace=self.workspace,
                 no_change_timeout=self.no_change_timeout,
                 on_exit=self._on_exit,
+                base_env=terminal_env(),
             )
         else:
             logger.info(
