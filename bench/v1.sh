@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# OpenHands V1: openhands-tools' own terminal/file editor vs ours, and the agent loop with each,
+# in one run (bench/v1_tools.py). Uses the V1 venv (scripts/setup-python-v1.sh, OH_VENV_V1).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+venv=${OH_VENV_V1:-$HOME/.cache/openhands-vscode-runtime/venv-v1}
+OH_VENV_V1=$venv "$repo/scripts/setup-python-v1.sh"
+if [ -z "${OH_VSCODE_EXECUTOR:-}" ]; then
+  (cd "$repo" && cargo build -q --release -p oh-headless --bin openhands-vscode-executor)
+  export OH_VSCODE_EXECUTOR=${CARGO_TARGET_DIR:-$repo/target}/release/openhands-vscode-executor
+fi
+home=$(mktemp -d /tmp/ohv1-bench-home.XXXXXX)
+trap 'rm -rf "$home"' EXIT
+export HOME=$home LANG=C.UTF-8 LC_ALL=C.UTF-8 LITELLM_LOCAL_MODEL_COST_MAP=True PYENV_REHASH_TIMEOUT=1
+export OPENHANDS_SUPPRESS_BANNER=1 LOG_LEVEL=${LOG_LEVEL:-WARNING}
+exec "$venv/bin/python" "$repo/bench/v1_tools.py"
