@@ -10,6 +10,7 @@ const path = require('path');
 const crypto = require('crypto');
 const { execFile } = require('child_process');
 const { waitFor, sleep, assert, runner } = require('./lib');
+const { writeTests } = require('./ide-write');
 
 const EXT_ID = 'openhands.openhands-tab';
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || os.tmpdir();
@@ -109,9 +110,10 @@ exports.run = async () => {
     });
     fs.writeFileSync(path.join(ARTIFACTS, 'ide-mcp-client.json'), JSON.stringify(out, null, 2));
     const names = out.tools.map((t) => t.name).sort();
-    const want = ['check_document_dirty', 'definition', 'diagnostics', 'document_symbols', 'get_latest_selection', 'get_open_editors', 'get_selection', 'get_workspace_folders', 'hover', 'references', 'type_definition', 'workspace_symbols'];
-    assert(JSON.stringify(names) === JSON.stringify(want), `tools ${JSON.stringify(names)}`);
-    assert(out.tools.every((t) => t.readOnly === true && t.inputSchema.type === 'object'), 'every tool is read-only with an object schema');
+    const readOnly = ['check_document_dirty', 'definition', 'diagnostics', 'document_symbols', 'get_latest_selection', 'get_open_editors', 'get_selection', 'get_workspace_folders', 'hover', 'references', 'type_definition', 'workspace_symbols'];
+    const writing = ['execute_command', 'open_diff', 'open_file', 'present_review', 'save_document'];
+    assert(JSON.stringify(names) === JSON.stringify([...readOnly, ...writing].sort()), `tools ${JSON.stringify(names)}`);
+    assert(out.tools.every((t) => t.readOnly === !writing.includes(t.name) && t.inputSchema.type === 'object'), 'read-only tools say so, writing tools do not; every schema is an object');
     assert(out.tools.filter((t) => 'line' in (t.inputSchema.properties || {})).every((t) => /1-based/.test(t.description)), 'position tools say 1-based');
   });
   if (!out) run.stop();
@@ -228,6 +230,8 @@ exports.run = async () => {
     const [url, disc, tokenLength] = text.split('\n');
     assert(url === info.url && disc === discovery && tokenLength === '64', `terminal env: ${JSON.stringify(text)}`);
   });
+
+  await writeTests({ test, runClient, discovery, root, artifacts: ARTIFACTS });
 
   if (process.env.OH_IDE_BENCH) {
     await test('IDE tools: latency bench (figures only)', async () => {
