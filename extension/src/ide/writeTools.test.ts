@@ -67,7 +67,15 @@ describe('execute_command', () => {
     await expect(runTool(tools, 'execute_command', { command: 'test.echo', args: [{ $vscode: 'Position', line: '1', character: 1 }] })).rejects.toThrow(
       'Invalid VS Code Position: field "line" must be a number, got string (at $[0])',
     );
+    // (the mock runs unknown commands as no-ops: these two stand for VS Code's own failures)
+    vscode.commands.registerCommand('test.nothere', () => {
+      throw new Error("command 'test.nothere' not found");
+    });
+    vscode.commands.registerCommand('test.fails', () => {
+      throw new Error('boom');
+    });
     await expect(runTool(tools, 'execute_command', { command: 'test.nothere' })).rejects.toThrow('Unknown VS Code command "test.nothere" (no extension registered it)');
+    await expect(runTool(tools, 'execute_command', { command: 'test.fails' })).rejects.toThrow('The VS Code command "test.fails" failed: boom');
     await expect(runTool(tools, 'execute_command', { command: 'test.echo', args: { a: 1 } })).rejects.toThrow('Argument "args" must be an array, got object');
   });
 });

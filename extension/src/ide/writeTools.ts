@@ -228,9 +228,16 @@ export function writeTools(deps: WriteToolDeps): IdeTool[] {
           if (e instanceof VsCodeValueError) throw new ToolArgumentError(e.message);
           throw e;
         }
-        const known = await vscode.commands.getCommands(false);
-        if (!known.includes(command)) throw new ToolArgumentError(`Unknown VS Code command "${command}" (no extension registered it)`);
-        const result = await vscode.commands.executeCommand(command, ...decoded);
+        let result: unknown;
+        try {
+          result = await vscode.commands.executeCommand(command, ...decoded);
+        } catch (e) {
+          // VS Code's own text for a command nobody registered (API commands such as
+          // vscode.executeDefinitionProvider are not listed by getCommands, so no list is checked first).
+          const message = e instanceof Error ? e.message : String(e);
+          if (/^command '.*' not found$/.test(message)) throw new ToolArgumentError(`Unknown VS Code command "${command}" (no extension registered it)`);
+          throw new Error(`The VS Code command "${command}" failed: ${message}`);
+        }
         return { command, result: encodeVsCodeValues(result) ?? null };
       },
     },

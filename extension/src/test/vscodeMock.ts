@@ -126,9 +126,6 @@ export const commands = {
     mock.commands.push({ id, args });
     return mock.registered.get(id)?.(...args);
   },
-  async getCommands(_filterInternal?: boolean) {
-    return [...mock.registered.keys()];
-  },
   registerCommand(id: string, f: (...a: unknown[]) => unknown) {
     mock.registered.set(id, f);
     return new Disposable(() => mock.registered.delete(id));
