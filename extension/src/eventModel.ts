@@ -58,6 +58,8 @@ export class EventModel {
   /** Id of the agent-state event `agentState` came from: an older one arriving later is history. */
   private stateId = -1;
   agentState: AgentState | string | undefined;
+  /** Confirmation mode: the action waiting for the user's answer (its arguments, for showing an edit as a diff). */
+  awaiting: { key: string; action: string; title: string; args: Record<string, unknown> } | undefined;
 
   /** `workspaceRoot`: paths under it are shown relative to it in action titles. */
   constructor(private readonly workspaceRoot?: string) {}
@@ -120,7 +122,27 @@ export class EventModel {
     }
     if (TOOL_ACTIONS.has(a) || e.source === 'agent') {
       if (e.timestamp) this.actionTimes.set(key, Date.parse(e.timestamp));
-      return this.add({ kind: 'action', key, action: a, title: relativePaths(actionTitle(a, args, e.message), this.workspaceRoot), thought: thought || undefined, status: 'running' });
+      const title = relativePaths(actionTitle(a, args, e.message), this.workspaceRoot);
+      const confirmation = str(args.confirmation_state);
+      if (confirmation === 'confirmed' || confirmation === 'rejected') {
+        // OpenHands re-adds the awaited action with the answer under a new id: it is the same
+        // action, so the awaited item takes the answer and the new id (its observation's cause).
+        const waiting = this.awaiting && this.awaiting.action === a ? this.byKey.get(this.awaiting.key) : undefined;
+        this.awaiting = undefined;
+        const target = waiting === undefined ? undefined : this.items[waiting];
+        if (target && target.kind === 'action') {
+          this.byKey.set(key, waiting!);
+          if (e.timestamp) this.actionTimes.set(target.key, Date.parse(e.timestamp));
+          // A rejected action never runs (its user_rejected observation is not shown): it ends here.
+          return this.patch(confirmation === 'rejected' ? { ...target, confirmation, status: 'error', output: 'Rejected by the user.' } : { ...target, confirmation });
+        }
+        return this.add({ kind: 'action', key, action: a, title, thought: thought || undefined, status: 'running', confirmation });
+      }
+      if (confirmation === 'awaiting_confirmation') {
+        this.awaiting = { key, action: a, title, args };
+        return this.add({ kind: 'action', key, action: a, title, thought: thought || undefined, status: 'running', confirmation: 'awaiting' });
+      }
+      return this.add({ kind: 'action', key, action: a, title, thought: thought || undefined, status: 'running' });
     }
     return [];
   }

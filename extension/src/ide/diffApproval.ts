@@ -1,6 +1,7 @@
 /**
  * Proposed file contents shown in VS Code's diff editor for a person to accept or reject: the
- * `open_diff` tool, and (later) the OpenHands tab's confirmation of a proposed edit.
+ * `open_diff` tool, and the OpenHands tab's confirmation mode (an edit the agent waits to make,
+ * shown with `write: false`: accepting it only answers, the agent's executor then makes the edit).
  *
  * The left side is the file as VS Code has it (the unsaved buffer when it is open; an empty
  * document for a file that does not exist yet); the right side is a read-only virtual document
@@ -20,6 +21,8 @@ export const REJECT_COMMAND = 'openhands.ide.rejectDiff';
 
 export type DiffDecision =
   | { result: 'FILE_SAVED'; path: string }
+  /** Accepted without writing (`write: false`: someone else applies the change, e.g. the agent after confirmation). */
+  | { result: 'ACCEPTED'; path: string }
   | { result: 'DIFF_REJECTED'; path: string; reason: 'rejected' | 'tab-closed' | 'superseded' | 'cancelled' | 'shutdown' };
 
 interface Pending {
@@ -28,6 +31,7 @@ interface Pending {
   proposed: vscode.Uri;
   original: vscode.Uri | undefined;
   content: string;
+  write: boolean;
   settle(d: DiffDecision): void;
   settled: boolean;
 }
@@ -62,7 +66,7 @@ export class DiffApprovals implements vscode.Disposable {
    * Shows `content` as the proposed new text of `target` and resolves with the user's decision.
    * Throws (before showing anything) only when the diff editor cannot be opened.
    */
-  async propose(target: vscode.Uri, content: string, opts: { title?: string; signal?: AbortSignal } = {}): Promise<DiffDecision> {
+  async propose(target: vscode.Uri, content: string, opts: { title?: string; signal?: AbortSignal; write?: boolean } = {}): Promise<DiffDecision> {
     for (const p of this.pending.values()) {
       if (p.target.toString() === target.toString()) this.finish(p, { result: 'DIFF_REJECTED', path: displayPath(p.target), reason: 'superseded' });
     }
@@ -75,7 +79,7 @@ export class DiffApprovals implements vscode.Disposable {
     if (original) this.contents.set(original.toString(), '');
     let settle!: (d: DiffDecision) => void;
     const decided = new Promise<DiffDecision>((r) => (settle = r));
-    const p: Pending = { id, target, proposed, original, content, settle, settled: false };
+    const p: Pending = { id, target, proposed, original, content, write: opts.write !== false, settle, settled: false };
     this.pending.set(proposed.toString(), p);
     const onAbort = () => {
       if (!p.settled) this.finish(p, { result: 'DIFF_REJECTED', path: displayPath(target), reason: 'cancelled' });
@@ -120,6 +124,10 @@ export class DiffApprovals implements vscode.Disposable {
     }
     if (!accept) {
       this.finish(p, { result: 'DIFF_REJECTED', path: displayPath(p.target), reason: 'rejected' });
+      return;
+    }
+    if (!p.write) {
+      this.finish(p, { result: 'ACCEPTED', path: displayPath(p.target) });
       return;
     }
     p.settled = true; // no tab-closed rejection while the file is written

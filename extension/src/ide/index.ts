@@ -10,6 +10,7 @@ import { clientConfig, IdeMcpServer, McpLog } from './mcpServer';
 import { SelectionTracker } from './editorTools';
 import { createTools, runTool } from './tools';
 import { DiffApprovals } from './diffApproval';
+import { createEditReviewer } from './confirmEdit';
 import { ReviewPanels } from './reviewPanel';
 import { createWriteGate } from './writeGate';
 import { ALLOWLIST_SETTING, EXECUTE_COMMAND_STATE_KEY, writeTools } from './writeTools';
@@ -57,6 +58,8 @@ export interface IdeToolsApi {
   readonly endpoint: { url: string; discoveryFile: string } | undefined;
   /** Runs one tool in-process (the OpenHands runtime's path); the same checks and gates as the endpoint. */
   call(name: string, args: unknown, ctx?: ToolCallContext): Promise<unknown>;
+  /** Confirmation mode: shows an awaited edit as a diff (ChatSession.setEditReviewer). */
+  reviewEdit(args: Record<string, unknown>, signal: AbortSignal): Promise<boolean | undefined>;
 }
 
 /** The command other extensions (and the tests) use to run a tool in-process: `(name, args) => result`. */
@@ -217,6 +220,7 @@ export function registerIdeTools(context: vscode.ExtensionContext, log: McpLog &
 
   return {
     call,
+    reviewEdit: createEditReviewer(diffs),
     get endpoint() {
       const ep = server?.current;
       return ep && discovery ? { url: ep.url, discoveryFile: discovery.file } : undefined;
