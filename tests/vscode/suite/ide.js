@@ -239,8 +239,10 @@ exports.run = async () => {
       const b = await runClient(discovery, { bench: { n, tool: 'hover', args: { path: 'src/main.ts', line: 3, column: 7 }, readPath: mainTs } });
       const b2 = await runClient(discovery, { bench: { n, tool: 'check_document_dirty', args: { path: 'src/main.ts' }, readPath: mainTs } });
       // "oh-test bench" lines reach the runner's output (host.mjs forwards oh-test lines) without counting as tests.
-      for (const x of [b.bench, b2.bench]) console.log(`oh-test bench ${JSON.stringify(x)}`);
-      fs.writeFileSync(path.join(ARTIFACTS, 'bench.json'), JSON.stringify([b.bench, b2.bench], null, 2));
+      // A writing tool: the write gate (trust + remembered consent) on every call, and an editor shown.
+      const b3 = await runClient(discovery, { bench: { n, tool: 'open_file', args: { path: 'src/shapes.ts', preserve_focus: true }, readPath: mainTs } });
+      for (const x of [b.bench, b2.bench, b3.bench]) console.log(`oh-test bench ${JSON.stringify(x)}`);
+      fs.writeFileSync(path.join(ARTIFACTS, 'bench.json'), JSON.stringify([b.bench, b2.bench, b3.bench], null, 2));
     });
   }
 
