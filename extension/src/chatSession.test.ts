@@ -118,8 +118,9 @@ describe('chat session', () => {
     const sock = FakeSocket.last;
     sock.open();
     sock.fire('oh_event', { id: 1, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_input' } });
-    sock.fire('oh_event', { id: 2, source: 'agent', action: 'run', args: { command: 'rm -rf build', confirmation_state: 'awaiting_confirmation', security_risk: 2 } });
-    sock.fire('oh_event', { id: 3, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_confirmation' } });
+    // The controller announces the state first, then adds the awaited action.
+    sock.fire('oh_event', { id: 2, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_confirmation' } });
+    sock.fire('oh_event', { id: 3, source: 'agent', action: 'run', args: { command: 'rm -rf build', confirmation_state: 'awaiting_confirmation', security_risk: 2 } });
     expect(t.status().confirmation).toMatchObject({ kind: 'command', title: 'rm -rf build', action: 'run', sending: false });
     t.session.confirm(true);
     t.session.confirm(true); // a double click sends nothing more

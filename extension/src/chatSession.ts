@@ -434,6 +434,7 @@ export class ChatSession {
   private onEvent(socket: ConversationSocket, e: ServerEvent): void {
     if (this.socket !== socket) return;
     const before = this.model.agentState;
+    const awaitingBefore = this.model.awaiting?.key;
     const changes = this.model.apply(e);
     const adds = changes.filter((c) => c.op === 'add').map((c) => c.item);
     if (adds.length) this.deps.post({ type: 'add', items: adds });
@@ -446,6 +447,9 @@ export class ChatSession {
       else if (this.model.agentState === 'running') this.problems.delete('llm-auth');
       this.publish();
       this.flush();
+    } else if (this.model.awaiting?.key !== awaitingBefore) {
+      // OpenHands announces awaiting_user_confirmation before the awaited action itself.
+      this.publish();
     }
   }
 
