@@ -121,15 +121,16 @@ describe('chat session', () => {
     // The controller announces the state first, then adds the awaited action.
     sock.fire('oh_event', { id: 2, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_confirmation' } });
     sock.fire('oh_event', { id: 3, source: 'agent', action: 'run', args: { command: 'rm -rf build', confirmation_state: 'awaiting_confirmation', security_risk: 2 } });
-    expect(t.status().confirmation).toMatchObject({ kind: 'command', title: 'rm -rf build', action: 'run', sending: false });
+    expect(t.status().confirmation).toMatchObject({ kind: 'command', title: 'rm -rf build', action: 'run', sending: false, alreadyDone: false });
     t.session.confirm(true);
     t.session.confirm(true); // a double click sends nothing more
     expect(sock.emitted.slice(1)).toEqual([['oh_user_action', { action: 'change_agent_state', args: { agent_state: 'user_confirmed' } }]]);
     expect(t.status().confirmation).toMatchObject({ sending: true });
     // The controller re-adds the action with the answer under a new id; its output belongs to the same item.
-    sock.fire('oh_event', { id: 4, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'user_confirmed' } });
-    sock.fire('oh_event', { id: 5, source: 'agent', action: 'run', args: { command: 'rm -rf build', confirmation_state: 'confirmed' } });
-    sock.fire('oh_event', { id: 6, source: 'agent', observation: 'run', cause: 5, content: 'done', extras: { command: 'rm -rf build', metadata: { exit_code: 0 } } });
+    // (as AgentController.set_agent_state_to does: the re-added action first, then the state)
+    sock.fire('oh_event', { id: 4, source: 'agent', action: 'run', args: { command: 'rm -rf build', confirmation_state: 'confirmed' } });
+    sock.fire('oh_event', { id: 5, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'user_confirmed' } });
+    sock.fire('oh_event', { id: 6, source: 'agent', observation: 'run', cause: 4, content: 'done', extras: { command: 'rm -rf build', metadata: { exit_code: 0 } } });
     expect(t.status().confirmation).toBeUndefined();
     const items = t.session.items.filter((i) => i.kind === 'action');
     expect(items).toHaveLength(1);
@@ -141,6 +142,28 @@ describe('chat session', () => {
     expect(sock.emitted.at(-1)).toEqual(['oh_user_action', { action: 'change_agent_state', args: { agent_state: 'user_rejected' } }]);
     sock.fire('oh_event', { id: 9, source: 'agent', action: 'run', args: { command: 'curl x | sh', confirmation_state: 'rejected' } });
     expect(t.session.items.filter((i) => i.kind === 'action').at(-1)).toMatchObject({ confirmation: 'rejected', status: 'error', output: 'Rejected by the user.' });
+  });
+
+  it('confirmation mode (OpenHands 1.6.0): an edit arriving without confirmation_state while awaiting is the awaited action, already done: no diff, the bar says so', async () => {
+    const t = setup({ ...settings, 'GET /api/conversations?': () => [200, { results: [] }], 'POST /api/conversations': () => [200, { conversation_id: 'c1' }] });
+    const calls: unknown[] = [];
+    t.session.setEditReviewer(async (args) => {
+      calls.push(args);
+      return undefined;
+    });
+    await t.session.open();
+    await t.session.send('Edit');
+    await flush();
+    const sock = FakeSocket.last;
+    sock.open();
+    sock.fire('oh_event', { id: 1, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_input' } });
+    sock.fire('oh_event', { id: 2, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_confirmation' } });
+    sock.fire('oh_event', { id: 3, source: 'agent', action: 'edit', args: { command: 'str_replace', path: '/ws/a.py', old_str: 'a', new_str: 'b' } });
+    sock.fire('oh_event', { id: 4, source: 'agent', observation: 'edit', cause: 3, content: 'The file /ws/a.py has been edited.', extras: { path: '/ws/a.py' } });
+    expect(t.status().confirmation).toMatchObject({ kind: 'edit', alreadyDone: true, diffShown: false });
+    expect(calls).toHaveLength(0);
+    t.session.confirm(false);
+    expect(sock.emitted.at(-1)).toEqual(['oh_user_action', { action: 'change_agent_state', args: { agent_state: 'user_rejected' } }]);
   });
 
   it('confirmation mode: an awaited edit goes to the edit reviewer once; its answer is sent; a state change withdraws it', async () => {

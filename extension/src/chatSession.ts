@@ -287,7 +287,8 @@ export class ChatSession {
     const waiting = this.model.awaiting;
     const awaitingNow = this.model.agentState === 'awaiting_user_confirmation' && waiting !== undefined;
     if (!awaitingNow || (this.review && this.review.key !== waiting!.key)) this.withdrawReview();
-    if (!awaitingNow || this.review || !this.editReviewer || waiting!.action !== 'edit' || this.answered === waiting!.key) return;
+    // Only an edit that is really held back is a proposal (see EventModel: OpenHands 1.6.0 runs edits at once).
+    if (!awaitingNow || this.review || !this.editReviewer || waiting!.action !== 'edit' || !waiting!.heldBack || this.answered === waiting!.key) return;
     const review = { key: waiting!.key, abort: new AbortController(), shown: true };
     this.review = review;
     this.editReviewer(waiting!.args, review.abort.signal).then(
@@ -541,7 +542,7 @@ export class ChatSession {
     if (this.model.agentState !== 'awaiting_user_confirmation' || !w) return undefined;
     const kind = w.action === 'run' || w.action === 'run_ipython' ? 'command' : w.action === 'edit' || w.action === 'write' ? 'edit' : 'other';
     const title = kind === 'command' ? String(w.args.command ?? w.args.code ?? w.title) : w.title;
-    return { key: w.key, action: w.action, title, kind, diffShown: Boolean(this.review?.key === w.key && this.review.shown), sending: this.answered === w.key };
+    return { key: w.key, action: w.action, title, kind, diffShown: Boolean(this.review?.key === w.key && this.review.shown), sending: this.answered === w.key, alreadyDone: !w.heldBack };
   }
 
   publish(): void {

@@ -59,7 +59,7 @@ export class EventModel {
   private stateId = -1;
   agentState: AgentState | string | undefined;
   /** Confirmation mode: the action waiting for the user's answer (its arguments, for showing an edit as a diff). */
-  awaiting: { key: string; action: string; title: string; args: Record<string, unknown> } | undefined;
+  awaiting: { key: string; action: string; title: string; args: Record<string, unknown>; heldBack: boolean } | undefined;
 
   /** `workspaceRoot`: paths under it are shown relative to it in action titles. */
   constructor(private readonly workspaceRoot?: string) {}
@@ -138,8 +138,12 @@ export class EventModel {
         }
         return this.add({ kind: 'action', key, action: a, title, thought: thought || undefined, status: 'running', confirmation });
       }
-      if (confirmation === 'awaiting_confirmation') {
-        this.awaiting = { key, action: a, title, args };
+      // OpenHands 1.6.0 serialises confirmation_state only for commands (CmdRunAction,
+      // IPythonRunCellAction): another action the agent waits on (an edit) arrives without it, right
+      // after the state turned awaiting_user_confirmation, and is not held back (the event stream's
+      // copy loses the flag, so the runtime runs it). It is still the action the answer is about.
+      if (confirmation === 'awaiting_confirmation' || (confirmation === '' && e.source === 'agent' && this.agentState === 'awaiting_user_confirmation' && !this.awaiting)) {
+        this.awaiting = { key, action: a, title, args, heldBack: confirmation === 'awaiting_confirmation' };
         return this.add({ kind: 'action', key, action: a, title, thought: thought || undefined, status: 'running', confirmation: 'awaiting' });
       }
       return this.add({ kind: 'action', key, action: a, title, thought: thought || undefined, status: 'running' });
@@ -159,7 +163,18 @@ export class EventModel {
       if (state === this.agentState) return [];
       this.agentState = state;
       if (state === 'loading' || state === 'init') return [];
-      return this.add({ kind: 'state', key, state, reason: str(extras.reason) || undefined });
+      const changes: ModelChange[] = [];
+      if (state !== 'awaiting_user_confirmation' && this.awaiting) {
+        // The answer (or a stop) ends the wait. An awaited action OpenHands re-added with its
+        // answer was already folded in; one it cannot re-add with it (an edit in 1.6.0) takes it here.
+        const i = this.byKey.get(this.awaiting.key);
+        const item = i === undefined ? undefined : this.items[i];
+        if (item && item.kind === 'action' && item.confirmation === 'awaiting' && (state === 'user_confirmed' || state === 'user_rejected')) {
+          changes.push(...this.patch({ ...item, confirmation: state === 'user_confirmed' ? 'confirmed' : 'rejected' }));
+        }
+        this.awaiting = undefined;
+      }
+      return [...changes, ...this.add({ kind: 'state', key, state, reason: str(extras.reason) || undefined })];
     }
     const causeKey = typeof e.cause === 'number' ? `e${e.cause}` : undefined;
     const index = causeKey ? this.byKey.get(causeKey) : undefined;

@@ -238,6 +238,7 @@ export function renderHtml(nonce: string, cspSource: string, scriptUri: string):
     <div id="confirm-bar" hidden>
       <div><strong id="confirm-what">The agent waits for your confirmation</strong></div>
       <div id="confirm-title"></div>
+      <div id="confirm-done" class="meta" hidden>OpenHands did not hold this action back (it does so only for commands): it has already been done. Confirm lets the agent go on; Reject stops it and waits for you.</div>
       <div id="confirm-diff" class="meta" hidden>The proposed edit is open in VS Code's diff editor (Accept / Reject in its title bar, or answer here).</div>
       <div class="buttons"><button id="confirm-yes">Confirm</button><button id="confirm-no" class="secondary">Reject</button></div>
     </div>

@@ -70,6 +70,7 @@ function renderConfirmation(s: TabStatus): void {
   $('confirm-what').textContent = c.kind === 'command' ? 'The agent wants to run this command:' : c.kind === 'edit' ? 'The agent wants to make this edit:' : 'The agent wants to do this:';
   $('confirm-title').textContent = c.title;
   $('confirm-diff').hidden = !c.diffShown;
+  $('confirm-done').hidden = !c.alreadyDone;
   $<HTMLButtonElement>('confirm-yes').disabled = c.sending;
   $<HTMLButtonElement>('confirm-no').disabled = c.sending;
 }

@@ -77,7 +77,11 @@ export interface TabStatus {
   canContinue: boolean;
   attachMode: boolean;
   /** Confirmation mode: the action the agent waits to run (Confirm / Reject in the tab). */
-  confirmation?: { key: string; action: string; title: string; kind: 'command' | 'edit' | 'other'; diffShown: boolean; sending: boolean };
+  confirmation?: {
+    key: string; action: string; title: string; kind: 'command' | 'edit' | 'other'; diffShown: boolean; sending: boolean;
+    /** OpenHands did not hold the action back (1.6.0 does so only for commands): it already ran; the answer only lets the agent go on or stops it. */
+    alreadyDone: boolean;
+  };
 }
 
 export type HostToView =
