@@ -12,9 +12,11 @@
 //! This crate knows nothing of shells, files, sockets or Node.
 
 mod action;
+pub mod decode;
 mod observation;
 
 pub use action::{Action, ActionEvent, CmdRunAction, FileEditAction, FileReadAction, FileWriteAction, ImplSource};
+pub use decode::{decode_action_json, decode_delegated, Delegated, Incoming};
 pub use observation::{
     truncate_cmd_output, CmdOutputMetadata, Extras, Observation, ObservationEvent, MAX_CMD_OUTPUT_SIZE,
 };
