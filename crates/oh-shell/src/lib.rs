@@ -78,7 +78,7 @@
 
 mod keys;
 pub mod term;
-pub mod text;
+pub mod ps1;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -86,15 +86,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
 
-use oh_protocol::{python_float_str, CmdOutputMetadata, CmdRunAction, Observation};
+use oh_protocol::{CmdOutputMetadata, CmdRunAction, Observation};
 use portable_pty::{native_pty_system, Child, CommandBuilder, MasterPty, PtySize};
 use tokio::sync::{watch, Mutex};
 
 use term::Term;
-use text::{
-    combine_outputs, find_ps1, metadata_from, py_rstrip, py_strip, strip_command_echo, Ps1Match,
-    PS1_END,
-};
+use oh_pysem::{repr_float as python_float_str, rstrip as py_rstrip, splitlines_count as py_splitlines_count, strip as py_strip};
+use ps1::{combine_outputs, find_ps1, metadata_from, strip_command_echo, Ps1Match, PS1_END};
 
 /// A sink for the raw bytes the shell prints (the VS Code terminal mirror).
 pub type OutputSink = Arc<dyn Fn(&[u8]) + Send + Sync>;
@@ -795,34 +793,6 @@ fn reset_to_prompt(term: &mut Term, block: &str) {
     if pending {
         term.swallow_next_newline();
     }
-}
-
-/// `len(s.splitlines())`.
-fn py_splitlines_count(s: &str) -> usize {
-    let mut n = 0;
-    let mut chars = s.chars().peekable();
-    let mut in_line = false;
-    while let Some(c) = chars.next() {
-        match c {
-            '\n' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}'
-            | '\u{2029}' => {
-                n += 1;
-                in_line = false;
-            }
-            '\r' => {
-                if chars.peek() == Some(&'\n') {
-                    chars.next();
-                }
-                n += 1;
-                in_line = false;
-            }
-            _ => in_line = true,
-        }
-    }
-    if in_line {
-        n += 1;
-    }
-    n
 }
 
 /// tmux's argument parser treats a trailing `;` as the end of the command (it is dropped) and a

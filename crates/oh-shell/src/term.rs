@@ -798,7 +798,7 @@ impl Term {
         let mut first = true;
         let finish =
             |out: &mut String, line_start: usize, raw_nonempty: bool, keep_to: &mut usize| {
-                let trimmed = crate::text::py_rstrip(&out[line_start..]).len();
+                let trimmed = oh_pysem::rstrip(&out[line_start..]).len();
                 out.truncate(line_start + trimmed);
                 if raw_nonempty {
                     *keep_to = out.len();
