@@ -14,7 +14,10 @@
 //! and the reply `{"cause": N, "observation": "v1_terminal" | "v1_file_editor", "content": text,
 //! "extras": {...V1 fields...}}`.
 
-use oh_protocol::{CmdOutputMetadata, CmdRunAction, Extras, FileEditAction, ImplSource, Observation};
+use oh_protocol::{
+    CmdOutputMetadata, CmdRunAction, Extras, FileEditAction, ImplSource, Observation, V1FileEditorAction, V1TerminalAction,
+};
+use oh_pysem::{lstrip, repr_str, strip};
 use serde_json::{Map, Value};
 
 use crate::Executor;
@@ -31,57 +34,9 @@ const RESET_TEXT: &str =
     "Terminal session has been reset. All previous environment variables and session state have been cleared.";
 const LITERAL_HINT: &str = "[Tool-argument error] The `command` argument looks like a Python/JSON {kind}, not a shell command. It starts with: {head}\n\nThe `terminal` tool runs exactly ONE shell command at a time. To pass structured data or multi-line code:\n  - Write a script first with `file_editor` (command=\"create\", path=\"/tmp/run.py\", ...), then invoke it: `python /tmp/run.py`.\n  - Or use a heredoc inline, e.g.:\n        python - <<'EOF'\n        DATABASES = {'default': {...}}\n        # your code here\n        EOF\n\nDo not put a Python list/dict literal into the `command` field; the shell cannot interpret it.";
 
-/// Is this one of the V1 action kinds?
-pub fn is_v1_action(kind: &str) -> bool {
-    kind == "v1_terminal" || kind == "v1_file_editor"
-}
-
-/// The V1 terminal action's arguments.
-struct TerminalArgs {
-    command: String,
-    is_input: bool,
-    timeout: Option<f64>,
-    reset: bool,
-}
-
-fn bad_args(tool: &str, detail: impl std::fmt::Display) -> String {
-    format!("{tool}: invalid arguments: {detail}")
-}
-
-fn parse_terminal(args: &Map<String, Value>) -> Result<TerminalArgs, String> {
-    let tool = "terminal";
-    for k in args.keys() {
-        if !matches!(k.as_str(), "command" | "is_input" | "timeout" | "reset" | "summary" | "security_risk") {
-            return Err(bad_args(tool, format!("unknown argument `{k}`")));
-        }
-    }
-    let command = match args.get("command") {
-        Some(Value::String(s)) => s.clone(),
-        _ => return Err(bad_args(tool, "`command` (a string) is required")),
-    };
-    let flag = |k: &str| match args.get(k) {
-        None | Some(Value::Null) => Ok(false),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(v) => Err(bad_args(tool, format!("`{k}` must be a boolean, got {v}"))),
-    };
-    let timeout = match args.get("timeout") {
-        None | Some(Value::Null) => None,
-        Some(v) => match v.as_f64() {
-            Some(t) if t >= 0.0 && t.is_finite() => Some(t),
-            _ => return Err(bad_args(tool, format!("`timeout` must be a number >= 0, got {v}"))),
-        },
-    };
-    Ok(TerminalArgs { command, is_input: flag("is_input")?, timeout, reset: flag("reset")? })
-}
-
-/// Python's `str.isspace` for one character (what `str.strip()` removes).
-fn py_space(c: char) -> bool {
-    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
-}
-
 /// `looks_like_python_literal_argument`: a list/dict literal packed into `command`.
 fn literal_kind(command: &str) -> Option<&'static str> {
-    let s = command.trim_start_matches(py_space);
+    let s = lstrip(command);
     let mut it = s.chars();
     let (a, b) = (it.next()?, it.next()?);
     match (a, b) {
@@ -93,29 +48,6 @@ fn literal_kind(command: &str) -> Option<&'static str> {
         ('{', '"' | '\'') => Some("dict literal"),
         _ => None,
     }
-}
-
-/// Python's `repr()` of a short string (the literal hint quotes the command's head with it).
-fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
-    let mut out = String::new();
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c)
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
 }
 
 /// `maybe_truncate(content, truncate_after=30000)` with V1's default notice (code points).
@@ -244,76 +176,16 @@ fn v1_editor_error_text(content: &str) -> String {
     text.replacen("The path should be an absolute path, starting with `/`.", "The path should be an absolute path.", 1)
 }
 
-fn parse_editor(args: &Map<String, Value>) -> Result<FileEditAction, String> {
-    let tool = "file_editor";
-    for k in args.keys() {
-        if !matches!(
-            k.as_str(),
-            "command" | "path" | "file_text" | "old_str" | "new_str" | "insert_line" | "view_range" | "summary" | "security_risk"
-        ) {
-            return Err(bad_args(tool, format!("unknown argument `{k}`")));
-        }
-    }
-    let opt = |k: &str| match args.get(k) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(v) => Err(bad_args(tool, format!("`{k}` must be a string, got {v}"))),
-    };
-    let command = opt("command")?.ok_or_else(|| bad_args(tool, "`command` is required"))?;
-    if !matches!(command.as_str(), "view" | "create" | "str_replace" | "insert" | "undo_edit") {
-        return Err(bad_args(
-            tool,
-            format!("`command` must be one of view, create, str_replace, insert, undo_edit; got {command:?}"),
-        ));
-    }
-    let path = opt("path")?.ok_or_else(|| bad_args(tool, "`path` is required"))?;
-    let insert_line = match args.get("insert_line") {
-        None | Some(Value::Null) => None,
-        Some(v @ Value::Number(n)) if n.is_i64() => Some(v.clone()),
-        Some(v) => return Err(bad_args(tool, format!("`insert_line` must be an integer, got {v}"))),
-    };
-    // `view_range` is not part of V0's edit action: a ranged view goes through the read action
-    // (as V0's agent sends it), see `Executor::v1_file_editor`.
-    Ok(FileEditAction {
-        path,
-        command,
-        file_text: opt("file_text")?,
-        old_str: opt("old_str")?,
-        new_str: opt("new_str")?,
-        insert_line,
-        content: String::new(),
-        start: 1,
-        end: -1,
-        impl_source: ImplSource::OhAci,
-    })
-}
-
 impl Executor {
-    /// Run one V1 action (`v1_terminal` or `v1_file_editor`).
-    pub(crate) async fn observe_v1(&self, event: &oh_protocol::ActionEvent) -> Observation {
-        match event.action.as_str() {
-            "v1_terminal" => match parse_terminal(&event.args) {
-                Ok(a) => self.v1_terminal(a).await,
-                Err(e) => terminal_error(e, event.args.get("command").and_then(Value::as_str).unwrap_or("")),
-            },
-            _ => {
-                let command = event.args.get("command").and_then(Value::as_str).unwrap_or("view").to_string();
-                match parse_editor(&event.args) {
-                    Ok(edit) => self.v1_file_editor(edit, event.args.get("view_range")).await,
-                    Err(e) => editor_obs(e, true, &command, None, false, None, None),
-                }
-            }
-        }
-    }
-
-    async fn v1_terminal(&self, a: TerminalArgs) -> Observation {
+    /// Run one `v1_terminal` action in the V0 session.
+    pub(crate) async fn v1_terminal(&self, a: &V1TerminalAction) -> Observation {
         if a.reset && a.is_input {
             return terminal_error("Cannot use reset=True with is_input=True", &a.command);
         }
         if !a.is_input {
             if let Some(kind) = literal_kind(&a.command) {
-                let head: String = a.command.trim_start_matches(py_space).chars().take(60).collect();
-                let text = LITERAL_HINT.replace("{kind}", kind).replace("{head}", &py_repr(&head));
+                let head: String = lstrip(&a.command).chars().take(60).collect();
+                let text = LITERAL_HINT.replace("{kind}", kind).replace("{head}", &repr_str(&head));
                 return terminal_obs(text, true, &a.command, None, &CmdOutputMetadata::default());
             }
         }
@@ -332,7 +204,7 @@ impl Executor {
         };
         if a.reset {
             self.v1_reset_shell().await;
-            if a.command.trim_matches(py_space).is_empty() {
+            if strip(&a.command).is_empty() {
                 return terminal_obs(RESET_TEXT.into(), false, "[RESET]", Some(0), &CmdOutputMetadata::default());
             }
             let obs = terminal_from_v0(self.shell.execute(&run(a.command.clone(), false, a.timeout)).await, &a.command);
@@ -340,8 +212,7 @@ impl Executor {
             fields.insert("command".into(), format!("[RESET] {}", a.command).into());
             return Observation { content: format!("{RESET_TEXT}\n\n{}", obs.content), extras: Extras::V1 { kind, fields } };
         }
-        let command = a.command.trim_matches(py_space).to_string();
-        terminal_from_v0(self.shell.execute(&run(a.command, a.is_input, a.timeout)).await, &command)
+        terminal_from_v0(self.shell.execute(&run(a.command.clone(), a.is_input, a.timeout)).await, strip(&a.command))
     }
 
     /// A fresh shell in the workspace (V1's reset starts the new session in the original
@@ -361,14 +232,15 @@ impl Executor {
         let _ = self.shell.execute(&cd).await;
     }
 
-    async fn v1_file_editor(&self, mut edit: FileEditAction, view_range: Option<&Value>) -> Observation {
-        let command = edit.command.clone();
-        let path = edit.path.clone();
-        let obs = match view_range.filter(|v| !v.is_null()) {
+    /// Run one `v1_file_editor` action with the V0 editor (OH_ACI).
+    pub(crate) async fn v1_file_editor(&self, a: &V1FileEditorAction) -> Observation {
+        let command = a.command.clone();
+        let path = a.path.clone();
+        let obs = match &a.view_range {
             // `view` with a range goes through the read action, as V0's agent sends it.
             Some(range) if command == "view" => {
                 let read = oh_protocol::FileReadAction {
-                    path: edit.path.clone(),
+                    path: a.path.clone(),
                     start: 0,
                     end: -1,
                     impl_source: ImplSource::OhAci,
@@ -377,7 +249,18 @@ impl Executor {
                 self.files.read(&read, &self.shell.cwd()).await
             }
             _ => {
-                edit.impl_source = ImplSource::OhAci;
+                let edit = FileEditAction {
+                    path: a.path.clone(),
+                    command: a.command.clone(),
+                    file_text: a.file_text.clone(),
+                    old_str: a.old_str.clone(),
+                    new_str: a.new_str.clone(),
+                    insert_line: a.insert_line.map(Value::from),
+                    content: String::new(),
+                    start: 1,
+                    end: -1,
+                    impl_source: ImplSource::OhAci,
+                };
                 self.files.edit(&edit).await
             }
         };
@@ -389,7 +272,7 @@ impl Executor {
             _ if obs.content.starts_with("ERROR:\n") => error(&obs.content),
             Extras::Edit { old_content, new_content, .. } => {
                 let (prev_exist, old, new) = if command == "create" {
-                    (false, None, edit.file_text.clone())
+                    (false, None, a.file_text.clone())
                 } else {
                     (true, old_content, new_content)
                 };

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::v1::{V1FileEditorAction, V1TerminalAction, V1_FILE_EDITOR, V1_TERMINAL};
 use crate::ProtocolError;
 
 /// One action event as it travels in `oh_event` (the output of `event_to_dict(action)`).
@@ -124,6 +125,33 @@ pub enum Action {
     Read(FileReadAction),
     Write(FileWriteAction),
     Edit(FileEditAction),
+    /// OpenHands V1's `terminal` tool (`v1_terminal`, see v1.rs).
+    V1Terminal(V1TerminalAction),
+    /// OpenHands V1's `file_editor` tool (`v1_file_editor`, see v1.rs).
+    V1FileEditor(V1FileEditorAction),
+}
+
+impl Action {
+    /// The `action` values this executor runs; any other kind is refused as unsupported.
+    pub const KINDS: &'static [&'static str] = &["run", "read", "write", "edit", V1_TERMINAL, V1_FILE_EDITOR];
+
+    /// A shell command: commands share one bash session and run one at a time, in arrival
+    /// order; file actions may run concurrently.
+    pub fn is_command(&self) -> bool {
+        matches!(self, Action::Run(_) | Action::V1Terminal(_))
+    }
+
+    /// What a status line shows while the action runs: the kind and its command or path.
+    pub fn summary(&self) -> String {
+        match self {
+            Action::Run(r) => format!("run {}", r.command),
+            Action::Read(r) => format!("read {}", r.path),
+            Action::Write(w) => format!("write {}", w.path),
+            Action::Edit(e) => format!("edit {}", e.path),
+            Action::V1Terminal(t) => format!("{V1_TERMINAL} {}", t.command),
+            Action::V1FileEditor(e) => format!("{V1_FILE_EDITOR} {}", e.path),
+        }
+    }
 }
 
 /// Arguments every action dataclass accepts besides its own.
@@ -315,6 +343,8 @@ impl ActionEvent {
                     impl_source: a.impl_source(ImplSource::OhAci)?,
                 }))
             }
+            V1_TERMINAL => Ok(Action::V1Terminal(crate::v1::parse_terminal(&self.args)?)),
+            V1_FILE_EDITOR => Ok(Action::V1FileEditor(crate::v1::parse_file_editor(&self.args)?)),
             other => Err(ProtocolError::UnsupportedAction(other.to_string())),
         }
     }

@@ -1,0 +1,137 @@
+//! The OpenHands V1 actions (software-agent-sdk `openhands-tools` 1.58.0): the `terminal` and
+//! `file_editor` tools' arguments, as `v1_terminal` / `v1_file_editor` action events carry them
+//! (docs/protocol.md, "OpenHands V1 actions"). Parsed here, with the V0 kinds, so that the one
+//! decode entry point refuses bad arguments for every kind; `oh-executor`'s v1 module runs them.
+
+use serde_json::{Map, Value};
+
+use crate::ProtocolError;
+
+/// The wire kinds of the V1 actions.
+pub const V1_TERMINAL: &str = "v1_terminal";
+pub const V1_FILE_EDITOR: &str = "v1_file_editor";
+
+/// V1's `TerminalAction` (`"action": "v1_terminal"`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct V1TerminalAction {
+    pub command: String,
+    pub is_input: bool,
+    /// Hard timeout in seconds (`None`: only the soft no-change timeout applies).
+    pub timeout: Option<f64>,
+    pub reset: bool,
+}
+
+/// V1's `FileEditorAction` (`"action": "v1_file_editor"`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct V1FileEditorAction {
+    /// One of `view`, `create`, `str_replace`, `insert`, `undo_edit`.
+    pub command: String,
+    pub path: String,
+    pub file_text: Option<String>,
+    pub old_str: Option<String>,
+    pub new_str: Option<String>,
+    pub insert_line: Option<i64>,
+    /// Raw JSON: invalid ranges are echoed back in the editor's messages as Python prints them.
+    pub view_range: Option<Value>,
+}
+
+/// The editor commands V1's `file_editor` accepts.
+pub const V1_EDITOR_COMMANDS: &[&str] = &["view", "create", "str_replace", "insert", "undo_edit"];
+
+fn bad(action: &str, detail: impl Into<String>) -> ProtocolError {
+    ProtocolError::BadArguments { action: action.to_string(), detail: detail.into() }
+}
+
+/// Arguments V1 sends besides the tool's own (`summary`, `security_risk`) are accepted and ignored.
+fn check_known(action: &str, args: &Map<String, Value>, own: &[&str]) -> Result<(), ProtocolError> {
+    for k in args.keys() {
+        if !own.contains(&k.as_str()) && !matches!(k.as_str(), "summary" | "security_risk") {
+            return Err(bad(action, format!("unexpected keyword argument '{k}'")));
+        }
+    }
+    Ok(())
+}
+
+fn opt_str(action: &str, args: &Map<String, Value>, key: &str) -> Result<Option<String>, ProtocolError> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(v) => Err(bad(action, format!("argument '{key}' must be a string, not {v}"))),
+    }
+}
+
+fn flag(action: &str, args: &Map<String, Value>, key: &str) -> Result<bool, ProtocolError> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(v) => Err(bad(action, format!("argument '{key}' must be a boolean, not {v}"))),
+    }
+}
+
+/// Parse the arguments of a `v1_terminal` action.
+pub fn parse_terminal(args: &Map<String, Value>) -> Result<V1TerminalAction, ProtocolError> {
+    let a = V1_TERMINAL;
+    check_known(a, args, &["command", "is_input", "timeout", "reset"])?;
+    let command = opt_str(a, args, "command")?.ok_or_else(|| bad(a, "missing 1 required argument: 'command'"))?;
+    let timeout = match args.get("timeout") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_f64() {
+            Some(t) if t >= 0.0 && t.is_finite() => Some(t),
+            _ => return Err(bad(a, format!("argument 'timeout' must be a number >= 0, not {v}"))),
+        },
+    };
+    Ok(V1TerminalAction { command, is_input: flag(a, args, "is_input")?, timeout, reset: flag(a, args, "reset")? })
+}
+
+/// Parse the arguments of a `v1_file_editor` action.
+pub fn parse_file_editor(args: &Map<String, Value>) -> Result<V1FileEditorAction, ProtocolError> {
+    let a = V1_FILE_EDITOR;
+    check_known(a, args, &["command", "path", "file_text", "old_str", "new_str", "insert_line", "view_range"])?;
+    let command = opt_str(a, args, "command")?.ok_or_else(|| bad(a, "missing 1 required argument: 'command'"))?;
+    if !V1_EDITOR_COMMANDS.contains(&command.as_str()) {
+        return Err(bad(a, format!("'command' must be one of {}; got {command:?}", V1_EDITOR_COMMANDS.join(", "))));
+    }
+    let path = opt_str(a, args, "path")?.ok_or_else(|| bad(a, "missing 1 required argument: 'path'"))?;
+    let insert_line = match args.get("insert_line") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) if n.is_i64() => n.as_i64(),
+        Some(v) => return Err(bad(a, format!("argument 'insert_line' must be an integer, not {v}"))),
+    };
+    Ok(V1FileEditorAction {
+        command,
+        path,
+        file_text: opt_str(a, args, "file_text")?,
+        old_str: opt_str(a, args, "old_str")?,
+        new_str: opt_str(a, args, "new_str")?,
+        insert_line,
+        view_range: args.get("view_range").filter(|v| !v.is_null()).cloned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn terminal_arguments() {
+        let t = parse_terminal(&args(json!({"command": "ls", "timeout": 3, "summary": "x"}))).unwrap();
+        assert_eq!(t, V1TerminalAction { command: "ls".into(), is_input: false, timeout: Some(3.0), reset: false });
+        assert!(parse_terminal(&args(json!({"command": "ls", "timeout": -1}))).is_err());
+        assert!(parse_terminal(&args(json!({"command": "ls", "bogus": 1}))).unwrap_err().to_string().contains("'bogus'"));
+        assert!(parse_terminal(&args(json!({"is_input": true}))).unwrap_err().to_string().contains("'command'"));
+    }
+
+    #[test]
+    fn editor_arguments() {
+        let e = parse_file_editor(&args(json!({"command": "view", "path": "/a", "view_range": [1, 2]}))).unwrap();
+        assert_eq!(e.view_range, Some(json!([1, 2])));
+        assert!(parse_file_editor(&args(json!({"command": "delete", "path": "/a"}))).is_err());
+        assert!(parse_file_editor(&args(json!({"command": "insert", "path": "/a", "insert_line": "3"}))).is_err());
+        assert!(parse_file_editor(&args(json!({"command": "view"}))).unwrap_err().to_string().contains("'path'"));
+    }
+}
