@@ -134,4 +134,21 @@ mod tests {
         assert!(parse_file_editor(&args(json!({"command": "insert", "path": "/a", "insert_line": "3"}))).is_err());
         assert!(parse_file_editor(&args(json!({"command": "view"}))).unwrap_err().to_string().contains("'path'"));
     }
+
+    #[test]
+    fn the_decode_entry_point_types_v1_actions() {
+        use crate::{decode_delegated, Action, Incoming};
+        let p = json!({"id": 3, "action": "v1_terminal", "args": {"command": "ls", "is_input": false, "timeout": null, "reset": false}});
+        let Incoming::Execute(d) = decode_delegated(&p) else { panic!("not executed") };
+        assert!(matches!(d.action, Action::V1Terminal(_)));
+        // Queued with `run`: one command at a time, in arrival order.
+        assert!(d.action.is_command());
+        let p = json!({"id": 4, "action": "v1_file_editor", "args": {"command": "view", "path": "/a"}});
+        let Incoming::Execute(d) = decode_delegated(&p) else { panic!("not executed") };
+        assert!(matches!(d.action, Action::V1FileEditor(_)) && !d.action.is_command());
+        let p = json!({"id": 5, "action": "v1_file_editor", "args": {"command": "delete", "path": "/a"}});
+        let Incoming::Refuse { id, reason } = decode_delegated(&p) else { panic!("not refused") };
+        assert_eq!(id, 5);
+        assert!(reason.starts_with("action=v1_file_editor has the wrong arguments"), "{reason}");
+    }
 }
