@@ -4,7 +4,11 @@
 # `oh-executor replay` process (the Rust core the addon embeds) under GNU time; the addon path adds
 # Node's own heap on top. The observation is capped by the executor (30,000 characters for
 # commands, the reference's truncation; the read returns the file as the reference does).
+# Then the same scenarios through the Python VsCodeRuntime (embedded mode, the native headless
+# executor spawned by it): the runtime process's own peak RSS and its executor's, each scenario in
+# a fresh process beside its own `echo hi` baseline (bench/runtime_memory.py).
 # Usage: bench/memory.sh [path/to/oh-executor]   (default: target/release, built if missing)
+#        OH_VENV=... selects the Python venv (default: the project's); OH_MEM_SKIP_RUNTIME=1 skips part 2.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 exe=${1:-$repo/target/release/oh-executor}
@@ -35,3 +39,21 @@ base=$(run 1 '"echo hi"' | peak "baseline: echo hi" | tee /dev/stderr | tail -1)
 out=$(run 1 '"head -c 100000000 /dev/zero | tr \"\\\\0\" x | fold -w 1000"' | peak "100 MB of command output" | tee /dev/stderr | tail -1)
 rd=$(printf '{"id":1,"action":"read","args":{"path":"%s"}}\n' "$work/ws/big.txt" | peak "50 MB file read" | tee /dev/stderr | tail -1)
 echo "ratios to the baseline: output x$(python3 -c "print(round($out/$base,1))"), read x$(python3 -c "print(round($rd/$base,1))")"
+
+[ "${OH_MEM_SKIP_RUNTIME:-0}" = 1 ] && exit 0
+py="${OH_VENV:-$HOME/.cache/openhands-vscode-runtime/venv}/bin/python"
+headless="$(dirname "$exe")/openhands-vscode-executor"
+if [ ! -x "$headless" ]; then cargo build --release -p oh-headless --manifest-path "$repo/Cargo.toml" >&2; fi
+echo "VsCodeRuntime (Python, embedded mode) with $headless:"
+declare -A rt_peak
+for sc in baseline output read; do
+  line=$(cd "$work" && OH_VSCODE_EXECUTOR="$headless" LITELLM_LOCAL_MODEL_COST_MAP=True "$py" "$repo/bench/runtime_memory.py" "$sc" "$work/ws" 2> "$work/rt-$sc.log" | tail -1)
+  if [ -z "$line" ]; then echo "runtime scenario $sc failed:"; tail -20 "$work/rt-$sc.log"; exit 1; fi
+  "$py" -c '
+import json, sys
+d = json.loads(sys.argv[1])
+print(f"  {d[\"scenario\"]:<9} runtime peak {d[\"runtime_peak_kib\"]:>8} KB (after connect {d[\"runtime_connected_kib\"]} KB)   executor peak {d[\"executor_peak_kib\"]:>8} KB   {d[\"observation\"]} of {d[\"content_chars\"]} chars in {d[\"seconds\"]} s")
+' "$line"
+  rt_peak[$sc]=$("$py" -c 'import json,sys; print(json.loads(sys.argv[1])["runtime_peak_kib"])' "$line")
+done
+echo "runtime ratios to its baseline: output x$(python3 -c "print(round(${rt_peak[output]}/${rt_peak[baseline]},2))"), read x$(python3 -c "print(round(${rt_peak[read]}/${rt_peak[baseline]},2))")"
