@@ -71,6 +71,7 @@ test-conformance: deps-python deps-node
 	tests/conformance/run.sh
 	tests/conformance/run.sh --driver addon
 	tests/conformance/run.sh --driver socket
+	tests/conformance/run.sh --driver hub
 
 test-node: deps-node deps-python
 	@if [ -x npm/executor/test.sh ]; then npm/executor/test.sh; else echo "node: suite not present"; fi

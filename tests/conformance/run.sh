@@ -9,14 +9,15 @@ if [ "${1:-}" = "--driver" ]; then driver=$2; shift 2; fi
 export CONFORMANCE_DRIVER=$driver
 # The socket driver starts a server and the headless executor per case (~3 s each): by default a
 # representative subset (shell basics, interaction, timeouts, every file-action kind).
-if [ "$driver" = socket ] && [ $# -eq 0 ]; then
+# The hub driver (a VsCodeRuntime per case: OpenHands' import, then the executor) runs the same subset.
+if { [ "$driver" = socket ] || [ "$driver" = hub ]; } && [ $# -eq 0 ]; then
   set -- -k "bash/basic or bash/interactive or bash/timeouts or files/str_replace or files/read_default or files/view_file or files/write or files/insert or files/undo or files/create"
 fi
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
 VENV_PY="${CONFORMANCE_PYTHON:-${OH_VENV:-$HOME/.cache/openhands-vscode-runtime/venv}/bin/python}"
 cd "$REPO"
-if [ "$driver" = addon ] || [ "$driver" = socket ]; then
+if [ "$driver" = addon ] || [ "$driver" = socket ] || [ "$driver" = hub ]; then
   npm/executor/build.sh debug
 elif [ -z "${OH_EXECUTOR:-}" ]; then
   cargo build -p oh-executor

@@ -47,9 +47,9 @@ exports.run = async () => {
 
   await test('attach mode: opening the OpenHands view asks for consent, starts the executor and connects to the configured conversation', async () => {
     await vscode.commands.executeCommand('workbench.view.extension.openhands');
-    // The consent notification: open the notification list so the runner can click "Allow" as a user would.
-    await sleep(1500);
-    if (api.snapshot.state === 'starting') await vscode.commands.executeCommand('notifications.showList');
+    // The consent notification: open the notification list (new notifications show in it as they
+    // arrive) so the runner can click "Allow" as a user would.
+    await vscode.commands.executeCommand('notifications.showList');
     const snap = await waitFor('the executor to connect (or fail)', () => {
       const s = api.snapshot;
       return ['connected', 'error', 'blocked'].includes(s.state) ? s : undefined;
