@@ -29,15 +29,15 @@ peak() { # $1 = label, stdin = action lines
   /usr/bin/time -f '%M' -o "$tm" "$exe" replay --workspace "$work/ws" --no-change-timeout 30 > "$out"
   local kb; kb=$(tail -1 "$tm")
   local bytes; bytes=$(wc -c < "$out")
-  printf '%-34s %8d KB peak RSS   reply %9d bytes\n' "$1" "$kb" "$bytes"
+  printf '%-34s %8d KB peak RSS   reply %9d bytes\n' "$1" "$kb" "$bytes" >&2
   echo "$kb"
 }
 
 run() { printf '{"id":%d,"action":"run","args":{"command":%s,"is_input":false,"blocking":true},"timeout":600.0}\n' "$1" "$2"; }
 
-base=$(run 1 '"echo hi"' | peak "baseline: echo hi" | tee /dev/stderr | tail -1)
-out=$(run 1 '"head -c 100000000 /dev/zero | tr \"\\\\0\" x | fold -w 1000"' | peak "100 MB of command output" | tee /dev/stderr | tail -1)
-rd=$(printf '{"id":1,"action":"read","args":{"path":"%s"}}\n' "$work/ws/big.txt" | peak "50 MB file read" | tee /dev/stderr | tail -1)
+base=$(run 1 '"echo hi"' | peak "baseline: echo hi")
+out=$(run 1 '"head -c 100000000 /dev/zero | tr \"\\\\0\" x | fold -w 1000"' | peak "100 MB of command output")
+rd=$(printf '{"id":1,"action":"read","args":{"path":"%s"}}\n' "$work/ws/big.txt" | peak "50 MB file read")
 echo "ratios to the baseline: output x$(python3 -c "print(round($out/$base,1))"), read x$(python3 -c "print(round($rd/$base,1))")"
 
 [ "${OH_MEM_SKIP_RUNTIME:-0}" = 1 ] && exit 0
