@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -69,6 +70,7 @@ def main() -> int:
             out.flush()
     finally:
         rt.close()
+        shutil.rmtree(store, ignore_errors=True)
     return 0
 
 
