@@ -22,6 +22,7 @@ let uiSeq = 0;
 /** A UI request to the runner; `body` goes in the request file; returns the runner's answer. */
 async function ui(verb, body) {
   const file = path.join(ARTIFACTS, `ui-${verb}-${++uiSeq}.json`);
+  fs.rmSync(`${file}.done`, { force: true }); // a previous run's answer must not count
   fs.writeFileSync(file, JSON.stringify(body ?? {}));
   console.log(`@@oh-ui ${verb} ${file}`);
   await waitFor(`runner to ${verb}`, () => fs.existsSync(`${file}.done`), 30000, 100);
