@@ -42,12 +42,12 @@ echo "ratios to the baseline: output x$(python3 -c "print(round($out/$base,1))")
 
 [ "${OH_MEM_SKIP_RUNTIME:-0}" = 1 ] && exit 0
 py="${OH_VENV:-$HOME/.cache/openhands-vscode-runtime/venv}/bin/python"
-headless="$(dirname "$exe")/openhands-vscode-executor"
+headless="$(cd "$(dirname "$exe")" && pwd)/openhands-vscode-executor"  # absolute: the scenarios run in $work
 if [ ! -x "$headless" ]; then cargo build --release -p oh-headless --manifest-path "$repo/Cargo.toml" >&2; fi
 echo "VsCodeRuntime (Python, embedded mode) with $headless:"
 declare -A rt_peak
 for sc in baseline output read; do
-  line=$(cd "$work" && OH_VSCODE_EXECUTOR="$headless" LITELLM_LOCAL_MODEL_COST_MAP=True "$py" "$repo/bench/runtime_memory.py" "$sc" "$work/ws" 2> "$work/rt-$sc.log" | tail -1)
+  line=$(cd "$work" && OH_VSCODE_EXECUTOR="$headless" LITELLM_LOCAL_MODEL_COST_MAP=True "$py" "$repo/bench/runtime_memory.py" "$sc" "$work/ws" 2> "$work/rt-$sc.log" | tail -1) || true
   if [ -z "$line" ]; then echo "runtime scenario $sc failed:"; tail -20 "$work/rt-$sc.log"; exit 1; fi
   "$py" -c '
 import json, sys
