@@ -179,22 +179,7 @@ class ExecutorHub:
             coro.close()
 
     def emit_threadsafe(self, event: str, data: Any, sid: str) -> None:
-        self.call_threadsafe(self.send_to(sid, event, data))
-
-    async def send_to(self, sid: str, event: str, data: Any) -> None:
-        """`sio.emit(event, data, to=sid, namespace=NAMESPACE)` for one executor connected to
-        this server, through python-socketio's and python-engineio's public pieces (the
-        manager's sid map, `packet_class`, `eio.send`). `emit` spawns a task per recipient and
-        waits for it: one loop iteration more on every action's way out. A sid that is gone is
-        skipped, as `emit` does (its disconnect handler deals with its actions)."""
-        eio_sid = self.sio.manager.eio_sid_from_sid(sid, NAMESPACE)
-        if eio_sid is None:
-            return
-        encoded = self.sio.packet_class(
-            socketio.packet.EVENT, namespace=NAMESPACE, data=[event, data]
-        ).encode()
-        for part in encoded if isinstance(encoded, list) else (encoded,):
-            await self.sio.eio.send(eio_sid, part)
+        self.call_threadsafe(self.sio.emit(event, data, to=sid, namespace=NAMESPACE))
 
     # ---- handlers (hub loop; called by ExecutorNamespace) ---------------------------------
 
@@ -286,7 +271,7 @@ class ExecutorHub:
             len(resend),
         )
         for payload in resend:
-            await self.send_to(sid, EV_ACTION_OR_OBSERVATION, payload)
+            await self.sio.emit(EV_ACTION_OR_OBSERVATION, payload, to=sid, namespace=NAMESPACE)
 
     async def handle_disconnect(self, sid: str, reason: Any = None) -> None:
         ch = self._by_sid.pop(sid, None)
