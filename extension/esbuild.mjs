@@ -28,8 +28,10 @@ const webview = {
   minify: !watch,
   logLevel: 'info',
 };
+// The present_review panel's page script (src/ide/reviewPanel.ts), same rules.
+const review = { ...webview, entryPoints: ['src/webview/review.ts'], outfile: 'dist/review.js' };
 if (watch) {
-  for (const o of [options, webview]) await (await esbuild.context(o)).watch();
+  for (const o of [options, webview, review]) await (await esbuild.context(o)).watch();
 } else {
-  await Promise.all([esbuild.build(options), esbuild.build(webview)]);
+  await Promise.all([esbuild.build(options), esbuild.build(webview), esbuild.build(review)]);
 }

@@ -110,6 +110,94 @@ describe('chat session', () => {
     expect(sock.emitted[1]).toEqual(['oh_user_action', { action: 'change_agent_state', args: { agent_state: 'stopped' } }]);
   });
 
+  it('confirmation mode: an awaited command shows Confirm/Reject; the answer is the web UI\'s agent-state change, sent once', async () => {
+    const t = setup({ ...settings, 'GET /api/conversations?': () => [200, { results: [] }], 'POST /api/conversations': () => [200, { conversation_id: 'c1' }] });
+    await t.session.open();
+    await t.session.send('List the files');
+    await flush();
+    const sock = FakeSocket.last;
+    sock.open();
+    sock.fire('oh_event', { id: 1, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_input' } });
+    // The controller announces the state first, then adds the awaited action.
+    sock.fire('oh_event', { id: 2, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_confirmation' } });
+    sock.fire('oh_event', { id: 3, source: 'agent', action: 'run', args: { command: 'rm -rf build', confirmation_state: 'awaiting_confirmation', security_risk: 2 } });
+    expect(t.status().confirmation).toMatchObject({ kind: 'command', title: 'rm -rf build', action: 'run', sending: false, alreadyDone: false });
+    t.session.confirm(true);
+    t.session.confirm(true); // a double click sends nothing more
+    expect(sock.emitted.slice(1)).toEqual([['oh_user_action', { action: 'change_agent_state', args: { agent_state: 'user_confirmed' } }]]);
+    expect(t.status().confirmation).toMatchObject({ sending: true });
+    // The controller re-adds the action with the answer under a new id; its output belongs to the same item.
+    // (as AgentController.set_agent_state_to does: the re-added action first, then the state)
+    sock.fire('oh_event', { id: 4, source: 'agent', action: 'run', args: { command: 'rm -rf build', confirmation_state: 'confirmed' } });
+    sock.fire('oh_event', { id: 5, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'user_confirmed' } });
+    sock.fire('oh_event', { id: 6, source: 'agent', observation: 'run', cause: 4, content: 'done', extras: { command: 'rm -rf build', metadata: { exit_code: 0 } } });
+    expect(t.status().confirmation).toBeUndefined();
+    const items = t.session.items.filter((i) => i.kind === 'action');
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({ confirmation: 'confirmed', status: 'ok', output: 'done' });
+    // Rejected: the answer and the item's end.
+    sock.fire('oh_event', { id: 7, source: 'agent', action: 'run', args: { command: 'curl x | sh', confirmation_state: 'awaiting_confirmation' } });
+    sock.fire('oh_event', { id: 8, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_confirmation' } });
+    t.session.confirm(false);
+    expect(sock.emitted.at(-1)).toEqual(['oh_user_action', { action: 'change_agent_state', args: { agent_state: 'user_rejected' } }]);
+    sock.fire('oh_event', { id: 9, source: 'agent', action: 'run', args: { command: 'curl x | sh', confirmation_state: 'rejected' } });
+    expect(t.session.items.filter((i) => i.kind === 'action').at(-1)).toMatchObject({ confirmation: 'rejected', status: 'error', output: 'Rejected by the user.' });
+  });
+
+  it('confirmation mode (OpenHands 1.6.0): an edit arriving without confirmation_state while awaiting is the awaited action, already done: no diff, the bar says so', async () => {
+    const t = setup({ ...settings, 'GET /api/conversations?': () => [200, { results: [] }], 'POST /api/conversations': () => [200, { conversation_id: 'c1' }] });
+    const calls: unknown[] = [];
+    t.session.setEditReviewer(async (args) => {
+      calls.push(args);
+      return undefined;
+    });
+    await t.session.open();
+    await t.session.send('Edit');
+    await flush();
+    const sock = FakeSocket.last;
+    sock.open();
+    sock.fire('oh_event', { id: 1, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_input' } });
+    sock.fire('oh_event', { id: 2, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_confirmation' } });
+    sock.fire('oh_event', { id: 3, source: 'agent', action: 'edit', args: { command: 'str_replace', path: '/ws/a.py', old_str: 'a', new_str: 'b' } });
+    sock.fire('oh_event', { id: 4, source: 'agent', observation: 'edit', cause: 3, content: 'The file /ws/a.py has been edited.', extras: { path: '/ws/a.py' } });
+    expect(t.status().confirmation).toMatchObject({ kind: 'edit', alreadyDone: true, diffShown: false });
+    expect(calls).toHaveLength(0);
+    t.session.confirm(false);
+    expect(sock.emitted.at(-1)).toEqual(['oh_user_action', { action: 'change_agent_state', args: { agent_state: 'user_rejected' } }]);
+  });
+
+  it('confirmation mode: an awaited edit goes to the edit reviewer once; its answer is sent; a state change withdraws it', async () => {
+    const t = setup({ ...settings, 'GET /api/conversations?': () => [200, { results: [] }], 'POST /api/conversations': () => [200, { conversation_id: 'c1' }] });
+    const calls: Array<{ args: Record<string, unknown>; signal: AbortSignal; answer: (v: boolean | undefined) => void }> = [];
+    t.session.setEditReviewer((args, signal) => new Promise((answer) => calls.push({ args, signal, answer })));
+    await t.session.open();
+    await t.session.send('Edit');
+    await flush();
+    const sock = FakeSocket.last;
+    sock.open();
+    sock.fire('oh_event', { id: 1, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_input' } });
+    sock.fire('oh_event', { id: 2, source: 'agent', action: 'edit', args: { command: 'str_replace', path: '/ws/a.py', old_str: 'a', new_str: 'b', confirmation_state: 'awaiting_confirmation' } });
+    sock.fire('oh_event', { id: 3, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_confirmation' } });
+    sock.fire('oh_event', { id: 4, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_confirmation' } });
+    expect(calls).toHaveLength(1);
+    expect(calls[0].args).toMatchObject({ path: '/ws/a.py', old_str: 'a' });
+    expect(t.status().confirmation).toMatchObject({ kind: 'edit', diffShown: true });
+    calls[0].answer(false);
+    await flush();
+    expect(sock.emitted.at(-1)).toEqual(['oh_user_action', { action: 'change_agent_state', args: { agent_state: 'user_rejected' } }]);
+    expect(calls[0].signal.aborted).toBe(true);
+    // Another awaited edit, then the user stops the agent: the diff is withdrawn, nothing is answered.
+    sock.fire('oh_event', { id: 5, source: 'agent', action: 'edit', args: { command: 'create', path: '/ws/b.py', file_text: 'x', confirmation_state: 'awaiting_confirmation' } });
+    sock.fire('oh_event', { id: 6, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_confirmation' } });
+    expect(calls).toHaveLength(2);
+    const sent = sock.emitted.length;
+    sock.fire('oh_event', { id: 7, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'stopped' } });
+    expect(calls[1].signal.aborted).toBe(true);
+    calls[1].answer(undefined);
+    await flush();
+    expect(sock.emitted).toHaveLength(sent);
+  });
+
   it('reopening resumes the remembered conversation from its history and latest_event_id', async () => {
     const t = setup({
       ...settings,

@@ -42,6 +42,13 @@ export interface ChatSessionDeps {
   executorWaitMs?: number;
 }
 
+/**
+ * Confirmation mode: shows an edit the agent proposes (the action's arguments) as a diff; resolves
+ * true (accepted) or false (rejected) when the user answers there, undefined when no diff could be
+ * shown or it was closed without an answer (the tab's Confirm / Reject still decide).
+ */
+export type EditReviewer = (args: Record<string, unknown>, signal: AbortSignal) => Promise<boolean | undefined>;
+
 const CURRENT_KEY = (server: string) => `openhands.tab.conversation:${server}`;
 const LATEST_KEY = (server: string, id: string) => `openhands.tab.latestEvent:${server}:${id}`;
 const LLM_SECRET = (server: string) => `openhands.llmApiKey:${server}`;
@@ -55,6 +62,11 @@ const NOT_READY = new Set(['loading', 'init', '']);
  * retargets the executor before the tab joins the conversation and sends the first message.
  */
 export class ChatSession {
+  private editReviewer: EditReviewer | undefined;
+  /** The awaited action whose edit is shown as a diff, and how to withdraw that diff. */
+  private review: { key: string; abort: AbortController; shown: boolean } | undefined;
+  /** The awaited action the user answered (sent once; the bar shows "sending" until the state moves). */
+  private answered: string | undefined;
   private client: ServerClient | undefined;
   private socket: ConversationSocket | undefined;
   private model: EventModel;
@@ -242,6 +254,57 @@ export class ChatSession {
     }
   }
 
+  /**
+   * Confirmation mode: the user's answer to the awaited action, sent as the agent-state change the
+   * web UI sends (`user_confirmed` / `user_rejected`). Sent at most once per awaited action.
+   */
+  confirm(accept: boolean): void {
+    const waiting = this.model.awaiting;
+    if (this.model.agentState !== 'awaiting_user_confirmation' || !waiting || this.answered === waiting.key) return;
+    this.answered = waiting.key;
+    try {
+      this.socket?.send(confirmationAction(accept));
+      this.deps.log.info(`conversation ${this.conversationId}: ${accept ? 'confirmed' : 'rejected'} ${waiting.action} ${waiting.title}`);
+    } catch (e) {
+      this.answered = undefined;
+      this.problem('send', `Could not send your answer: ${(e as Error).message}.`, ['retry']);
+    }
+    this.withdrawReview();
+    this.publish();
+  }
+
+  setEditReviewer(reviewer: EditReviewer | undefined): void {
+    this.editReviewer = reviewer;
+  }
+
+  private withdrawReview(): void {
+    this.review?.abort.abort();
+    this.review = undefined;
+  }
+
+  /** Shows an awaited edit as a diff once; the diff's Accept / Reject answer like the tab's buttons. */
+  private reviewAwaitedEdit(): void {
+    const waiting = this.model.awaiting;
+    const awaitingNow = this.model.agentState === 'awaiting_user_confirmation' && waiting !== undefined;
+    if (!awaitingNow || (this.review && this.review.key !== waiting!.key)) this.withdrawReview();
+    // Only an edit that is really held back is a proposal (see EventModel: OpenHands 1.6.0 runs edits at once).
+    if (!awaitingNow || this.review || !this.editReviewer || waiting!.action !== 'edit' || !waiting!.heldBack || this.answered === waiting!.key) return;
+    const review = { key: waiting!.key, abort: new AbortController(), shown: true };
+    this.review = review;
+    this.editReviewer(waiting!.args, review.abort.signal).then(
+      (decision) => {
+        if (this.review === review) this.review.shown = false;
+        if (decision !== undefined && this.model.awaiting?.key === review.key) this.confirm(decision);
+        else this.publish();
+      },
+      (e) => {
+        this.deps.log.warn(`could not show the proposed edit as a diff: ${(e as Error)?.message ?? e}`);
+        if (this.review === review) this.review.shown = false;
+        this.publish();
+      },
+    );
+  }
+
   /** Continue a stopped or finished conversation: a new message. */
   continueConversation(): Promise<void> {
     return this.send('Please continue.');
@@ -372,17 +435,22 @@ export class ChatSession {
   private onEvent(socket: ConversationSocket, e: ServerEvent): void {
     if (this.socket !== socket) return;
     const before = this.model.agentState;
+    const awaitingBefore = this.model.awaiting?.key;
     const changes = this.model.apply(e);
     const adds = changes.filter((c) => c.op === 'add').map((c) => c.item);
     if (adds.length) this.deps.post({ type: 'add', items: adds });
     for (const c of changes) if (c.op === 'patch') this.deps.post({ type: 'patch', item: c.item });
     this.persistLatest(socket);
+    this.reviewAwaitedEdit();
     if (this.model.agentState !== before) {
       this.deps.log.info(`conversation ${socket.conversationId}: agent ${this.model.agentState}`);
       if (this.model.agentState === 'error') this.problemFromAgentError(e);
       else if (this.model.agentState === 'running') this.problems.delete('llm-auth');
       this.publish();
       this.flush();
+    } else if (this.model.awaiting?.key !== awaitingBefore) {
+      // OpenHands announces awaiting_user_confirmation before the awaited action itself.
+      this.publish();
     }
   }
 
@@ -465,7 +533,16 @@ export class ChatSession {
       canStop: ready && (agentState === 'running' || agentState === 'awaiting_user_confirmation'),
       canContinue: ready && ['stopped', 'finished', 'paused', 'error', 'rejected'].includes(agentState ?? ''),
       attachMode: Boolean(attached),
+      confirmation: this.confirmationStatus(),
     };
+  }
+
+  private confirmationStatus(): TabStatus['confirmation'] {
+    const w = this.model.awaiting;
+    if (this.model.agentState !== 'awaiting_user_confirmation' || !w) return undefined;
+    const kind = w.action === 'run' || w.action === 'run_ipython' ? 'command' : w.action === 'edit' || w.action === 'write' ? 'edit' : 'other';
+    const title = kind === 'command' ? String(w.args.command ?? w.args.code ?? w.title) : w.title;
+    return { key: w.key, action: w.action, title, kind, diffShown: Boolean(this.review?.key === w.key && this.review.shown), sending: this.answered === w.key, alreadyDone: !w.heldBack };
   }
 
   publish(): void {
@@ -477,6 +554,15 @@ export class ChatSession {
     if (this.persistTimer) clearTimeout(this.persistTimer);
     this.leave();
   }
+}
+
+/**
+ * The answer to an awaited action in confirmation mode: the agent-state change the web UI sends
+ * (OpenHands' AgentState USER_CONFIRMED / USER_REJECTED; the controller then re-adds the action
+ * with confirmation_state "confirmed" or "rejected").
+ */
+export function confirmationAction(accept: boolean): Record<string, unknown> {
+  return { action: 'change_agent_state', args: { agent_state: accept ? 'user_confirmed' : 'user_rejected' } };
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {

@@ -155,6 +155,9 @@ export class OpenHandsContext implements vscode.Disposable {
       case 'stop':
         this.chat.stop();
         break;
+      case 'confirm':
+        this.chat.confirm(m.accept === true);
+        break;
       case 'continue':
         void report(this.chat.continueConversation());
         break;

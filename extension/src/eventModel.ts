@@ -58,6 +58,8 @@ export class EventModel {
   /** Id of the agent-state event `agentState` came from: an older one arriving later is history. */
   private stateId = -1;
   agentState: AgentState | string | undefined;
+  /** Confirmation mode: the action waiting for the user's answer (its arguments, for showing an edit as a diff). */
+  awaiting: { key: string; action: string; title: string; args: Record<string, unknown>; heldBack: boolean } | undefined;
 
   /** `workspaceRoot`: paths under it are shown relative to it in action titles. */
   constructor(private readonly workspaceRoot?: string) {}
@@ -120,7 +122,31 @@ export class EventModel {
     }
     if (TOOL_ACTIONS.has(a) || e.source === 'agent') {
       if (e.timestamp) this.actionTimes.set(key, Date.parse(e.timestamp));
-      return this.add({ kind: 'action', key, action: a, title: relativePaths(actionTitle(a, args, e.message), this.workspaceRoot), thought: thought || undefined, status: 'running' });
+      const title = relativePaths(actionTitle(a, args, e.message), this.workspaceRoot);
+      const confirmation = str(args.confirmation_state);
+      if (confirmation === 'confirmed' || confirmation === 'rejected') {
+        // OpenHands re-adds the awaited action with the answer under a new id: it is the same
+        // action, so the awaited item takes the answer and the new id (its observation's cause).
+        const waiting = this.awaiting && this.awaiting.action === a ? this.byKey.get(this.awaiting.key) : undefined;
+        this.awaiting = undefined;
+        const target = waiting === undefined ? undefined : this.items[waiting];
+        if (target && target.kind === 'action') {
+          this.byKey.set(key, waiting!);
+          if (e.timestamp) this.actionTimes.set(target.key, Date.parse(e.timestamp));
+          // A rejected action never runs (its user_rejected observation is not shown): it ends here.
+          return this.patch(confirmation === 'rejected' ? { ...target, confirmation, status: 'error', output: 'Rejected by the user.' } : { ...target, confirmation });
+        }
+        return this.add({ kind: 'action', key, action: a, title, thought: thought || undefined, status: 'running', confirmation });
+      }
+      // OpenHands 1.6.0 serialises confirmation_state only for commands (CmdRunAction,
+      // IPythonRunCellAction): another action the agent waits on (an edit) arrives without it, right
+      // after the state turned awaiting_user_confirmation, and is not held back (the event stream's
+      // copy loses the flag, so the runtime runs it). It is still the action the answer is about.
+      if (confirmation === 'awaiting_confirmation' || (confirmation === '' && e.source === 'agent' && this.agentState === 'awaiting_user_confirmation' && !this.awaiting)) {
+        this.awaiting = { key, action: a, title, args, heldBack: confirmation === 'awaiting_confirmation' };
+        return this.add({ kind: 'action', key, action: a, title, thought: thought || undefined, status: 'running', confirmation: 'awaiting' });
+      }
+      return this.add({ kind: 'action', key, action: a, title, thought: thought || undefined, status: 'running' });
     }
     return [];
   }
@@ -137,7 +163,18 @@ export class EventModel {
       if (state === this.agentState) return [];
       this.agentState = state;
       if (state === 'loading' || state === 'init') return [];
-      return this.add({ kind: 'state', key, state, reason: str(extras.reason) || undefined });
+      const changes: ModelChange[] = [];
+      if (state !== 'awaiting_user_confirmation' && this.awaiting) {
+        // The answer (or a stop) ends the wait. An awaited action OpenHands re-added with its
+        // answer was already folded in; one it cannot re-add with it (an edit in 1.6.0) takes it here.
+        const i = this.byKey.get(this.awaiting.key);
+        const item = i === undefined ? undefined : this.items[i];
+        if (item && item.kind === 'action' && item.confirmation === 'awaiting' && (state === 'user_confirmed' || state === 'user_rejected')) {
+          changes.push(...this.patch({ ...item, confirmation: state === 'user_confirmed' ? 'confirmed' : 'rejected' }));
+        }
+        this.awaiting = undefined;
+      }
+      return [...changes, ...this.add({ kind: 'state', key, state, reason: str(extras.reason) || undefined })];
     }
     const causeKey = typeof e.cause === 'number' ? `e${e.cause}` : undefined;
     const index = causeKey ? this.byKey.get(causeKey) : undefined;

@@ -25,7 +25,10 @@ export function activate(context: vscode.ExtensionContext): OpenHandsApi {
   const ctx = new OpenHandsContext(context);
   live = ctx;
   context.subscriptions.push(ctx, ...registerCommands(ctx));
-  context.subscriptions.push(registerIdeTools(context, ctx.log));
+  const ide = registerIdeTools(context, ctx.log);
+  context.subscriptions.push(ide);
+  // Confirmation mode: an edit the agent waits to make is shown in the diff editor.
+  ctx.chat.setEditReviewer(ide.reviewEdit);
   ctx.log.info(`OpenHands extension ${context.extension?.packageJSON?.version ?? ''} activated (VS Code ${vscode.version}, ${process.platform}-${process.arch}, Node ${process.version})`);
   if (ctx.config.current.autoStart) void ctx.executor.start();
   return {

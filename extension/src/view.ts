@@ -199,6 +199,8 @@ export function renderHtml(nonce: string, cspSource: string, scriptUri: string):
   footer { padding: 6px 10px 8px; border-top: 1px solid var(--vscode-widget-border, rgba(128,128,128,.25)); }
   #pending { color: var(--vscode-descriptionForeground); font-size: .85em; margin-bottom: 4px; }
   textarea { resize: vertical; min-height: 3.2em; }
+  #confirm-bar { border: 1px solid var(--vscode-editorWarning-foreground, #cca700); padding: 6px 8px; margin-bottom: 6px; }
+  #confirm-title { font-family: var(--vscode-editor-font-family); word-break: break-all; margin: 4px 0; white-space: pre-wrap; max-height: 120px; overflow-y: auto; }
   #activity-section { margin-top: 6px; font-size: .9em; }
   #activity { list-style: none; padding: 0; margin: 4px 0; max-height: 160px; overflow-y: auto; }
   #activity li { padding: 2px 0; }
@@ -233,6 +235,13 @@ export function renderHtml(nonce: string, cspSource: string, scriptUri: string):
   </form>
   <div id="scroll"><div id="empty" class="empty">Type a task below: the agent works in this VS Code (its commands in the OpenHands Agent terminal, its edits in your editors).</div><div id="chat"></div></div>
   <footer>
+    <div id="confirm-bar" hidden>
+      <div><strong id="confirm-what">The agent waits for your confirmation</strong></div>
+      <div id="confirm-title"></div>
+      <div id="confirm-done" class="meta" hidden>OpenHands did not hold this action back (it does so only for commands): it has already been done. Confirm lets the agent go on; Reject stops it and waits for you.</div>
+      <div id="confirm-diff" class="meta" hidden>The proposed edit is open in VS Code's diff editor (Accept / Reject in its title bar, or answer here).</div>
+      <div class="buttons"><button id="confirm-yes">Confirm</button><button id="confirm-no" class="secondary">Reject</button></div>
+    </div>
     <div id="pending" hidden></div>
     <textarea id="input" rows="3" placeholder="Loading…"></textarea>
     <div class="buttons">

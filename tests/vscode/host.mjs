@@ -1,5 +1,5 @@
 // Runs one extension-test session inside a real VS Code extension host (code-server from npm)
-// driven by headless Chromium through playwright-core. See /work/shared/notes/vscode-real-host.md.
+// driven by headless Chromium through playwright-core. See README.md.
 //
 //   node host.mjs --workspace DIR --dev DIR --tests FILE [--env JSON] [--extensions-dir DIR]
 //                 [--artifacts DIR] [--timeout SECONDS] [--click-dialog LABEL]... [--untrusted 1]
@@ -17,6 +17,8 @@
 //                                              notification center) as JSON [{where, text, buttons}]
 //   @@oh-ui click-notification <path>       -> clicks the button {"label"} of the one visible
 //                                              notification whose text contains {"text"}
+//   @@oh-ui workbench-click <path>          -> clicks {"selector"} in the workbench itself (e.g. an editor title action)
+//   @@oh-ui webview-dom <path>              -> writes {"text", "tags"} of {"selector"} in whichever webview frame has it to <path>.json
 // and the runner acknowledges by creating "<path>.done" (the tests poll for it).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync, existsSync } from 'node:fs';
@@ -226,6 +228,41 @@ async function main() {
             } catch (e) {
               writeFileSync(`${arg}.done`, `error: ${e.message}`);
               log(`click-notification failed: ${e.message}`);
+            }
+          } else if (verb === 'workbench-click' || verb === 'webview-dom') {
+            // The answer file says "ok" or "error: ..." (the tests read it).
+            const { readFileSync } = await import('node:fs');
+            try {
+              const req = JSON.parse(readFileSync(arg, 'utf8'));
+              if (verb === 'workbench-click') {
+                const target = page.locator(req.selector).first();
+                await target.waitFor({ state: 'visible', timeout: 20000 });
+                await target.click();
+                log(`clicked ${req.selector}`);
+              } else {
+                // Webview frames load late: look for up to 20 s. Tags: element counts inside the selector (what was really built).
+                let found;
+                for (let tries = 0; !found && tries < 40; tries++) {
+                  for (const f of page.frames()) {
+                    found = await f.evaluate((sel) => {
+                      const e = document.querySelector(sel);
+                      if (!e) return undefined;
+                      const tags = {};
+                      for (const x of e.querySelectorAll('*')) tags[x.tagName.toLowerCase()] = (tags[x.tagName.toLowerCase()] ?? 0) + 1;
+                      return { text: e.innerText, tags, revision: e.dataset.revision ?? null };
+                    }, req.selector).catch(() => undefined);
+                    if (found && (req.revision === undefined || found.revision === String(req.revision))) break;
+                    found = undefined;
+                  }
+                  if (!found) await page.waitForTimeout(500);
+                }
+                if (!found) throw new Error(`no webview frame has ${req.selector}${req.revision !== undefined ? ` at revision ${req.revision}` : ''}`);
+                writeFileSync(`${arg}.json`, JSON.stringify(found));
+              }
+              writeFileSync(`${arg}.done`, 'ok');
+            } catch (e) {
+              writeFileSync(`${arg}.done`, `error: ${e.message}`);
+              log(`${verb} failed: ${e.message}`);
             }
           } else if (verb === 'type-quickinput') {
             // Types the content of the file into the open quick input (e.g. a password box) + Enter.

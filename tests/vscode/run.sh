@@ -171,6 +171,14 @@ setsid "$PY" "$REPO/tests/e2e/oh_server.py" --workspace "$SESSION" --llm-script 
   > "$TWO_ART/oh-server.out" 2> "$TWO_ART/oh-server.log" &
 SERVER2_PID=$!
 SERVER_PID="$SERVER_PID $SERVER2_PID"
+# The confirmation-mode test's server (step 9), started now for the same reason.
+CONFIRM_ART="$ARTIFACTS/confirm"; mkdir -p "$CONFIRM_ART"; rm -f "$CONFIRM_ART"/*.png
+WS_CONFIRM="$SESSION/confirm"; mkdir -p "$WS_CONFIRM/.vscode"
+sed "s#@WORKSPACE@#$WS_CONFIRM#g" "$HERE/fixtures/confirm-llm-script.json" > "$SESSION/confirm-llm-script.json"
+setsid "$PY" "$REPO/tests/e2e/oh_server.py" --workspace "$WS_CONFIRM" --llm-script "$SESSION/confirm-llm-script.json" \
+  > "$CONFIRM_ART/oh-server.out" 2> "$CONFIRM_ART/oh-server.log" &
+SERVER3_PID=$!
+SERVER_PID="$SERVER_PID $SERVER3_PID"
 # Waits until a process printed its ready line, or exited, or 300 s (a loaded machine is slow).
 wait_ready() {
   for _ in $(seq 1 1500); do
@@ -227,6 +235,23 @@ else
   done
 fi
 
+# 9. OpenHands' confirmation mode in the tab (suite/ide-confirm.js), real server + scripted LLM.
+wait_ready "$CONFIRM_ART/oh-server.out" "$SERVER3_PID"
+CONFIRM_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["url"])' "$CONFIRM_ART/oh-server.out" 2>/dev/null)"
+CONFIRM_KEY="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session_api_key"])' "$CONFIRM_ART/oh-server.out" 2>/dev/null)"
+CONFIRM_LLM="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["llm_base_url"])' "$CONFIRM_ART/oh-server.out" 2>/dev/null)"
+if [ -z "$CONFIRM_URL" ]; then
+  tail -20 "$CONFIRM_ART/oh-server.log"; fail "start the real OpenHands server for the confirmation-mode test (see $CONFIRM_ART)"
+else
+  echo "{ \"openhands.server.url\": \"$CONFIRM_URL\" }" > "$WS_CONFIRM/.vscode/settings.json"
+  CONFIRM_ENV="{\"OH_TEST_SERVER\":\"$CONFIRM_URL\",\"OH_TEST_SERVER_KEY\":\"$CONFIRM_KEY\",\"OH_TEST_LLM_BASE_URL\":\"$CONFIRM_LLM\",\"OH_TEST_ARTIFACTS\":\"$CONFIRM_ART\"}"
+  "$NODE24" "$HERE/host.mjs" --workspace "$WS_CONFIRM" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-confirm.js" \
+    --env "$CONFIRM_ENV" --extensions-dir "$EXT" --artifacts "$CONFIRM_ART" --click-dialog Allow --timeout 360 \
+    > "$ARTIFACTS/host-confirm.log" 2>&1
+  grep -E '@@oh-test|\[host' "$ARTIFACTS/host-confirm.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
+  cat "$ARTIFACTS/host-confirm.log" >> "$ARTIFACTS/host.log"
+fi
+
 while IFS= read -r line; do
   case "$line" in
     *"@@oh-test PASS "*) pass "${line#*@@oh-test PASS }" ;;
@@ -234,7 +259,7 @@ while IFS= read -r line; do
   esac
 done < <(grep -E '@@oh-test (PASS|FAIL) ' "$ARTIFACTS/host.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-400)
 # Every session must report: one that crashed or hung says nothing, which must not read as a pass.
-for s in standin trust ide conversation two-a two-b; do
+for s in standin trust ide conversation two-a two-b confirm; do
   grep -q '@@oh-test SUMMARY' "$ARTIFACTS/host-$s.log" 2>/dev/null || fail "the $s session did not finish (see $ARTIFACTS/host-$s.log)"
 done
 grep -qE '@@oh-test (PASS|FAIL) ' "$ARTIFACTS/host-untrusted.log" 2>/dev/null || fail "the untrusted-workspace session did not report (see $ARTIFACTS/host-untrusted.log)"

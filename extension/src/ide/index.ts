@@ -9,6 +9,12 @@ import { DiscoveryFile } from './discovery';
 import { clientConfig, IdeMcpServer, McpLog } from './mcpServer';
 import { SelectionTracker } from './editorTools';
 import { createTools, runTool } from './tools';
+import { DiffApprovals } from './diffApproval';
+import { createEditReviewer } from './confirmEdit';
+import { ReviewPanels } from './reviewPanel';
+import { createWriteGate } from './writeGate';
+import { ALLOWLIST_SETTING, EXECUTE_COMMAND_STATE_KEY, writeTools } from './writeTools';
+import type { ToolCallContext } from './toolSupport';
 
 export const IDE_CONSENT_KEY = 'openhands.ideToolsConsent.v1';
 export const ENV_URL = 'OPENHANDS_VSCODE_MCP_URL';
@@ -20,8 +26,8 @@ const IDE_PROMPT: ConsentPrompt = {
   text: (workspaceLabel) => ({
     message: `Allow MCP clients on this machine to use VS Code's view of "${workspaceLabel}"?`,
     detail:
-      'OpenHands will serve read-only IDE tools (diagnostics, hover, definitions, references, symbols, open editors, ' +
-      'selections, unsaved buffers) on 127.0.0.1, to local processes that hold the token (written to a private ' +
+      'OpenHands will serve IDE tools (diagnostics, hover, definitions, references, symbols, open editors, ' +
+      'selections, unsaved buffers; tools that open, save or propose changes ask separately) on 127.0.0.1, to local processes that hold the token (written to a private ' +
       'discovery file and to the environment of VS Code terminals). Revoke with "OpenHands: Revoke IDE Tools Consent".',
   }),
 };
@@ -50,11 +56,29 @@ function workspaceIdentity() {
 export interface IdeToolsApi {
   /** The endpoint when it is served. */
   readonly endpoint: { url: string; discoveryFile: string } | undefined;
+  /** Runs one tool in-process (the OpenHands runtime's path); the same checks and gates as the endpoint. */
+  call(name: string, args: unknown, ctx?: ToolCallContext): Promise<unknown>;
+  /** Confirmation mode: shows an awaited edit as a diff (ChatSession.setEditReviewer). */
+  reviewEdit(args: Record<string, unknown>, signal: AbortSignal): Promise<boolean | undefined>;
 }
+
+/** The command other extensions (and the tests) use to run a tool in-process: `(name, args) => result`. */
+export const CALL_TOOL_COMMAND = 'openhands.ide.callTool';
 
 export function registerIdeTools(context: vscode.ExtensionContext, log: McpLog & { error(m: string): void }): vscode.Disposable & IdeToolsApi {
   const selections = new SelectionTracker();
-  const tools = createTools({ selections });
+  const gate = createWriteGate(context.workspaceState);
+  const diffs = new DiffApprovals(log);
+  const reviews = new ReviewPanels(context.extensionUri);
+  const commandPolicy = {
+    enabled: () => context.workspaceState.get<boolean>(EXECUTE_COMMAND_STATE_KEY, false) === true,
+    allowlist: () => {
+      const v = vscode.workspace.getConfiguration().get<unknown>(ALLOWLIST_SETTING, []);
+      return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.trim() !== '') : [];
+    },
+  };
+  const tools = createTools({ selections, writing: writeTools({ gate, diffs, reviews, commands: commandPolicy }) });
+  const call = (name: string, args: unknown, ctx?: ToolCallContext) => runTool(tools, name, args, ctx);
   const consent = new Consent(context.workspaceState, defaultUi, IDE_PROMPT);
   const status = vscode.window.createStatusBarItem('openhands.ide.status', vscode.StatusBarAlignment.Right, 100);
   status.name = 'OpenHands IDE tools (MCP)';
@@ -113,7 +137,7 @@ export function registerIdeTools(context: vscode.ExtensionContext, log: McpLog &
       showStatus();
       return;
     }
-    const s = new IdeMcpServer({ tools, call: (name, args) => runTool(tools, name, args), allowedOrigins: settings().allowedOrigins, version, log });
+    const s = new IdeMcpServer({ tools, call, allowedOrigins: settings().allowedOrigins, version, log });
     const ep = await s.start();
     const d = new DiscoveryFile(workspaceIdentity());
     try {
@@ -140,12 +164,35 @@ export function registerIdeTools(context: vscode.ExtensionContext, log: McpLog &
 
   const disposables: vscode.Disposable[] = [
     selections,
+    diffs,
+    reviews,
     status,
+    vscode.commands.registerCommand(CALL_TOOL_COMMAND, (name: string, args: unknown) => call(name, args)),
+    vscode.commands.registerCommand('openhands.ide.enableExecuteCommand', async () => {
+      if (!vscode.workspace.isTrusted) {
+        void vscode.window.showWarningMessage('OpenHands: VS Code commands are never run for IDE tools in an untrusted workspace.');
+        return false;
+      }
+      await context.workspaceState.update(EXECUTE_COMMAND_STATE_KEY, true);
+      const n = commandPolicy.allowlist().length;
+      void vscode.window.showInformationMessage(
+        `OpenHands: IDE tools may run VS Code commands in this workspace (${n ? `${n} allowlisted` : `none allowlisted yet: add command ids to ${ALLOWLIST_SETTING}`}).`,
+      );
+      log.info('IDE tools: execute_command turned on for this workspace');
+      return true;
+    }),
+    vscode.commands.registerCommand('openhands.ide.disableExecuteCommand', async () => {
+      await context.workspaceState.update(EXECUTE_COMMAND_STATE_KEY, undefined);
+      log.info('IDE tools: execute_command turned off for this workspace');
+      return true;
+    }),
     vscode.commands.registerCommand('openhands.ide.startServer', () => startOnce(true)),
     vscode.commands.registerCommand('openhands.ide.stopServer', () => stop('stopped by the user')),
     vscode.commands.registerCommand('openhands.ide.revokeConsent', async () => {
       await stop('consent revoked');
       await consent.revoke();
+      await gate.revoke();
+      await context.workspaceState.update(EXECUTE_COMMAND_STATE_KEY, undefined);
     }),
     vscode.commands.registerCommand('openhands.ide.copyClientConfig', async () => {
       const ep = server?.current;
@@ -172,6 +219,8 @@ export function registerIdeTools(context: vscode.ExtensionContext, log: McpLog &
   if (settings().autoStart) void startOnce(false);
 
   return {
+    call,
+    reviewEdit: createEditReviewer(diffs),
     get endpoint() {
       const ep = server?.current;
       return ep && discovery ? { url: ep.url, discoveryFile: discovery.file } : undefined;

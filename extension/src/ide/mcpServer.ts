@@ -30,7 +30,7 @@ export interface McpLog {
 export interface McpServerOptions {
   tools: readonly IdeTool[];
   /** Runs one tool (argument checks included); throws with a message for the client on failure. */
-  call(name: string, args: unknown): Promise<unknown>;
+  call(name: string, args: unknown, ctx?: { signal?: AbortSignal }): Promise<unknown>;
   /** Browser origins allowed to call (exact `scheme://host[:port]`); empty refuses every browser. */
   allowedOrigins?: readonly string[];
   version?: string;
@@ -137,7 +137,7 @@ export class IdeMcpServer {
   private mcpServer(): Server {
     const server = new Server(
       { name: 'openhands-vscode', version: this.opts.version ?? '0.0.0' },
-      { capabilities: { tools: {} }, instructions: 'VS Code\'s own view of this workspace: diagnostics, navigation, editors and selections. Lines and columns are 1-based.' },
+      { capabilities: { tools: {} }, instructions: 'VS Code\'s own view of this workspace: diagnostics, navigation, editors and selections (1-based lines and columns), and, with the user\'s consent, opening and saving files, diffs the user accepts or rejects, reviews shown in a panel and allowlisted VS Code commands.' },
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: this.opts.tools.map((t) => ({
@@ -147,11 +147,12 @@ export class IdeMcpServer {
         annotations: { readOnlyHint: t.readOnly, openWorldHint: false },
       })),
     }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const { name, arguments: args } = request.params;
       const t0 = Date.now();
       try {
-        const result = await this.opts.call(name, args);
+        // The signal aborts when the client cancels or its connection closes (open_diff then withdraws its proposal).
+        const result = await this.opts.call(name, args, { signal: extra.signal });
         this.opts.log?.debug(`MCP tool ${name} answered in ${Date.now() - t0} ms`);
         const structured = result !== null && typeof result === 'object' && !Array.isArray(result) ? (result as Record<string, unknown>) : { result };
         return { content: [{ type: 'text' as const, text: JSON.stringify(result, null, 2) }], structuredContent: structured };

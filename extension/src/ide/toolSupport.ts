@@ -10,9 +10,15 @@ export interface IdeTool {
   readonly name: string;
   readonly description: string;
   readonly inputSchema: JsonSchema & { type: 'object' };
-  /** True for tools that change nothing (all tools built so far). */
+  /** True for tools that change nothing; the others pass the write gate (writeGate.ts). */
   readonly readOnly: boolean;
-  run(args: Record<string, unknown>): Promise<unknown>;
+  run(args: Record<string, unknown>, call?: ToolCallContext): Promise<unknown>;
+}
+
+/** What a front (MCP endpoint, OpenHands runtime) knows about one call. */
+export interface ToolCallContext {
+  /** Aborted when the caller gives up (request cancelled, connection closed, action timed out). */
+  readonly signal?: AbortSignal;
 }
 
 /** A bad argument: the message names the argument and what was expected. */
@@ -29,6 +35,7 @@ function describeType(v: unknown): string {
 export function stringArg(args: Record<string, unknown>, name: string): string;
 export function stringArg(args: Record<string, unknown>, name: string, optional: true): string | undefined;
 export function stringArg(args: Record<string, unknown>, name: string, optional = false): string | undefined {
+  // (an optional string may be empty; a required one may not)
   const v = args[name];
   if (v === undefined || v === null) {
     if (optional) return undefined;
@@ -131,3 +138,15 @@ export const schema = {
 } as const;
 
 export const POSITION_NOTE = 'Lines and columns are 1-based (line 1 is the first line, as in numbered file views).';
+
+/** A call the security rules refuse (untrusted workspace, no consent, a command not allowed). */
+export class ToolRefusedError extends Error {
+  override name = 'ToolRefusedError';
+}
+
+export function boolArg(args: Record<string, unknown>, name: string, def: boolean): boolean {
+  const v = args[name];
+  if (v === undefined || v === null) return def;
+  if (typeof v !== 'boolean') throw new ToolArgumentError(`Argument "${name}" must be a boolean, got ${describeType(v)}`);
+  return v;
+}

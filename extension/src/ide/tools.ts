@@ -12,21 +12,23 @@
  */
 import { editorTools, SelectionTracker } from './editorTools';
 import { languageTools } from './languageTools';
-import { IdeTool, ToolArgumentError } from './toolSupport';
+import { IdeTool, ToolArgumentError, ToolCallContext } from './toolSupport';
 
 export type { IdeTool } from './toolSupport';
-export { ToolArgumentError } from './toolSupport';
+export { ToolArgumentError, ToolRefusedError } from './toolSupport';
 
 export interface ToolDeps {
   readonly selections: SelectionTracker;
+  /** The writing tools (open_file, save_document, open_diff, present_review, execute_command); absent: read-only tools only. */
+  readonly writing?: readonly IdeTool[];
 }
 
 export function createTools(deps: ToolDeps): IdeTool[] {
-  return [...languageTools(), ...editorTools(deps.selections)];
+  return [...languageTools(), ...editorTools(deps.selections), ...(deps.writing ?? [])];
 }
 
 /** Runs a tool by name with validated arguments; throws ToolArgumentError or the tool's error. */
-export async function runTool(tools: readonly IdeTool[], name: string, args: unknown): Promise<unknown> {
+export async function runTool(tools: readonly IdeTool[], name: string, args: unknown, call?: ToolCallContext): Promise<unknown> {
   const tool = tools.find((t) => t.name === name);
   if (!tool) throw new ToolArgumentError(`Unknown tool "${name}". Tools: ${tools.map((t) => t.name).join(', ')}`);
   if (args !== undefined && args !== null && (typeof args !== 'object' || Array.isArray(args))) {
@@ -38,6 +40,6 @@ export async function runTool(tools: readonly IdeTool[], name: string, args: unk
   if (unknown.length) {
     throw new ToolArgumentError(`Unknown argument${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} for "${name}"; it takes: ${known.join(', ') || 'no arguments'}`);
   }
-  return tool.run(given);
+  return tool.run(given, call);
 }
 

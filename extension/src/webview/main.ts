@@ -34,6 +34,8 @@ input.addEventListener('keydown', (e) => {
   }
 });
 $('stop').addEventListener('click', () => post({ type: 'stop' }));
+$('confirm-yes').addEventListener('click', () => post({ type: 'confirm', accept: true }));
+$('confirm-no').addEventListener('click', () => post({ type: 'confirm', accept: false }));
 $('continue').addEventListener('click', () => post({ type: 'continue' }));
 $('new').addEventListener('click', () => post({ type: 'new' }));
 $('refresh').addEventListener('click', () => post({ type: 'refresh' }));
@@ -61,7 +63,20 @@ function renderComposer(): void {
   $('continue').hidden = !s?.canContinue;
 }
 
+function renderConfirmation(s: TabStatus): void {
+  const c = s.confirmation;
+  $('confirm-bar').hidden = !c;
+  if (!c) return;
+  $('confirm-what').textContent = c.kind === 'command' ? 'The agent wants to run this command:' : c.kind === 'edit' ? 'The agent wants to make this edit:' : 'The agent wants to do this:';
+  $('confirm-title').textContent = c.title;
+  $('confirm-diff').hidden = !c.diffShown;
+  $('confirm-done').hidden = !c.alreadyDone;
+  $<HTMLButtonElement>('confirm-yes').disabled = c.sending;
+  $<HTMLButtonElement>('confirm-no').disabled = c.sending;
+}
+
 function renderStatus(s: TabStatus): void {
+  renderConfirmation(s);
   status = s;
   const ex = s.executor;
   $('dot').className = `dot ${ex.state}`;

@@ -27,6 +27,8 @@ export type ChatItem =
       durationMs?: number;
       /** Unified-style diff lines of an edit ("+ ...", "- ...", "  ..."). */
       diff?: string[];
+      /** Confirmation mode: the action waits for the user, or the user's answer. */
+      confirmation?: 'awaiting' | 'confirmed' | 'rejected';
     }
   | { kind: 'finish'; key: string; text: string }
   | { kind: 'error'; key: string; text: string }
@@ -74,6 +76,12 @@ export interface TabStatus {
   canStop: boolean;
   canContinue: boolean;
   attachMode: boolean;
+  /** Confirmation mode: the action the agent waits to run (Confirm / Reject in the tab). */
+  confirmation?: {
+    key: string; action: string; title: string; kind: 'command' | 'edit' | 'other'; diffShown: boolean; sending: boolean;
+    /** OpenHands did not hold the action back (1.6.0 does so only for commands): it already ran; the answer only lets the agent go on or stops it. */
+    alreadyDone: boolean;
+  };
 }
 
 export type HostToView =
@@ -88,6 +96,7 @@ export type ViewToHost =
   | { type: 'ready' }
   | { type: 'send'; text: string }
   | { type: 'stop' }
+  | { type: 'confirm'; accept: boolean }
   | { type: 'continue' }
   | { type: 'new' }
   | { type: 'switch'; id: string }

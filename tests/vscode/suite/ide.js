@@ -10,6 +10,7 @@ const path = require('path');
 const crypto = require('crypto');
 const { execFile } = require('child_process');
 const { waitFor, sleep, assert, runner } = require('./lib');
+const { writeTests } = require('./ide-write');
 
 const EXT_ID = 'openhands.openhands-tab';
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || os.tmpdir();
@@ -109,9 +110,10 @@ exports.run = async () => {
     });
     fs.writeFileSync(path.join(ARTIFACTS, 'ide-mcp-client.json'), JSON.stringify(out, null, 2));
     const names = out.tools.map((t) => t.name).sort();
-    const want = ['check_document_dirty', 'definition', 'diagnostics', 'document_symbols', 'get_latest_selection', 'get_open_editors', 'get_selection', 'get_workspace_folders', 'hover', 'references', 'type_definition', 'workspace_symbols'];
-    assert(JSON.stringify(names) === JSON.stringify(want), `tools ${JSON.stringify(names)}`);
-    assert(out.tools.every((t) => t.readOnly === true && t.inputSchema.type === 'object'), 'every tool is read-only with an object schema');
+    const readOnly = ['check_document_dirty', 'definition', 'diagnostics', 'document_symbols', 'get_latest_selection', 'get_open_editors', 'get_selection', 'get_workspace_folders', 'hover', 'references', 'type_definition', 'workspace_symbols'];
+    const writing = ['execute_command', 'open_diff', 'open_file', 'present_review', 'save_document'];
+    assert(JSON.stringify(names) === JSON.stringify([...readOnly, ...writing].sort()), `tools ${JSON.stringify(names)}`);
+    assert(out.tools.every((t) => t.readOnly === !writing.includes(t.name) && t.inputSchema.type === 'object'), 'read-only tools say so, writing tools do not; every schema is an object');
     assert(out.tools.filter((t) => 'line' in (t.inputSchema.properties || {})).every((t) => /1-based/.test(t.description)), 'position tools say 1-based');
   });
   if (!out) run.stop();
@@ -229,14 +231,18 @@ exports.run = async () => {
     assert(url === info.url && disc === discovery && tokenLength === '64', `terminal env: ${JSON.stringify(text)}`);
   });
 
+  await writeTests({ test, runClient, discovery, root, artifacts: ARTIFACTS });
+
   if (process.env.OH_IDE_BENCH) {
     await test('IDE tools: latency bench (figures only)', async () => {
       const n = Number(process.env.OH_IDE_BENCH) || 200;
       const b = await runClient(discovery, { bench: { n, tool: 'hover', args: { path: 'src/main.ts', line: 3, column: 7 }, readPath: mainTs } });
       const b2 = await runClient(discovery, { bench: { n, tool: 'check_document_dirty', args: { path: 'src/main.ts' }, readPath: mainTs } });
       // "oh-test bench" lines reach the runner's output (host.mjs forwards oh-test lines) without counting as tests.
-      for (const x of [b.bench, b2.bench]) console.log(`oh-test bench ${JSON.stringify(x)}`);
-      fs.writeFileSync(path.join(ARTIFACTS, 'bench.json'), JSON.stringify([b.bench, b2.bench], null, 2));
+      // A writing tool: the write gate (trust + remembered consent) on every call, and an editor shown.
+      const b3 = await runClient(discovery, { bench: { n, tool: 'open_file', args: { path: 'src/shapes.ts', preserve_focus: true }, readPath: mainTs } });
+      for (const x of [b.bench, b2.bench, b3.bench]) console.log(`oh-test bench ${JSON.stringify(x)}`);
+      fs.writeFileSync(path.join(ARTIFACTS, 'bench.json'), JSON.stringify([b.bench, b2.bench, b3.bench], null, 2));
     });
   }
 

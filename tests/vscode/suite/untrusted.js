@@ -25,6 +25,7 @@ exports.run = async () => {
     throw e;
   }
   await ideToolsNotServed();
+  await require('./ide-untrusted').ideWritingRefused();
 };
 
 // The IDE tools' MCP endpoint (docs/ide-tools.md) is never served in restricted mode, even when asked.
