@@ -118,4 +118,3 @@ pub fn level_from(s: Option<&str>) -> tracing::Level {
         _ => tracing::Level::INFO,
     }
 }
-
