@@ -25,9 +25,8 @@ describe('config', () => {
     expect(c.noChangeTimeoutSeconds).toBe(DEFAULTS.noChangeTimeoutSeconds);
   });
 
-  it('treats an unknown or the former create mode as tab and an empty URL as the default', () => {
+  it('treats an unknown mode as tab and an empty URL as the default', () => {
     expect(readConfig(getter({ 'conversation.mode': 'weird' })).conversationMode).toBe('tab');
-    expect(readConfig(getter({ 'conversation.mode': 'create' })).conversationMode).toBe('tab');
     expect(normaliseServerUrl('  ')).toBe(DEFAULTS.serverUrl);
   });
 

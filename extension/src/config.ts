@@ -46,7 +46,7 @@ export function readConfig(section: Getter): OpenHandsConfig {
   const timeout = Number(section.get<number>('executor.noChangeTimeoutSeconds', DEFAULTS.noChangeTimeoutSeconds));
   return {
     serverUrl: normaliseServerUrl(section.get<string>('server.url', DEFAULTS.serverUrl)),
-    // Anything but attach (including the former `create`) follows the tab.
+    // Anything but attach follows the tab.
     conversationMode: mode === 'attach' ? 'attach' : 'tab',
     conversationId: String(section.get<string>('conversation.id', '') ?? '').trim(),
     autoStart: Boolean(section.get<boolean>('executor.autoStart', DEFAULTS.autoStart)),
