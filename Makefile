@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 export OH_VENV := $(VENV)
 
 .PHONY: help deps deps-system deps-python deps-node build build-rust addon demo test test-rust \
-        test-conformance test-node test-runtime test-e2e test-vscode test-dist dist check-versions bench vsix clean
+        test-conformance test-node test-runtime test-e2e test-vscode test-dist dist check-versions reference-constraints bench vsix clean
 
 help:
 	@echo "make demo   - build what is needed, run the real agent loop (CodeActAgent) on VsCodeRuntime + the headless executor"
@@ -96,6 +96,10 @@ test-dist: deps-python deps-node
 
 check-versions:
 	scripts/check-versions.sh
+
+# The pins of openhands-ai 1.6.0 (tests/reference/README.md), from the installed package's lock.
+reference-constraints: deps-python
+	$(PY) tests/reference/make_constraints.py > tests/reference/constraints.txt
 
 ## ---- benchmarks and packaging ----------------------------------------------------------------
 

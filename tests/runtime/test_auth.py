@@ -179,10 +179,11 @@ def test_unauthenticated_replacement_is_refused(temp_dir, tmp_path):
 
 
 def test_allowed_origin_may_register(temp_dir, monkeypatch):
-    """The allowlist is the only way in for a page (empty by default)."""
+    """The allowlist is the only way in for a page (empty by default). Like every setting, it is
+    read when the runtime is created."""
+    monkeypatch.setenv('OH_VSCODE_ALLOWED_ORIGINS', 'http://trusted.example, http://other')
     rt, _ = load_runtime(temp_dir)
     try:
-        monkeypatch.setenv('OH_VSCODE_ALLOWED_ORIGINS', 'http://trusted.example, http://other')
         answer = browser_register(rt.server_url, rt.sid, rt.session_api_key,
                                   'http://trusted.example')
         assert answer.startswith(f'40{NAMESPACE},'), answer

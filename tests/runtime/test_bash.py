@@ -1,4 +1,5 @@
-"""Shell behaviour through VsCodeRuntime and the real executor (spec §2: BashSession semantics)."""
+"""Shell behaviour through VsCodeRuntime and the real executor (OpenHands' `BashSession`
+semantics, `openhands/runtime/utils/bash.py`)."""
 
 from __future__ import annotations
 

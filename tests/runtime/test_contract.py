@@ -1,4 +1,5 @@
-"""The Runtime contract (spec §5): env vars, setup script, event-stream path, copy/list files."""
+"""The Runtime contract (OpenHands' `openhands/runtime/base.py`): env vars, setup script,
+event-stream path, copy/list files."""
 
 from __future__ import annotations
 

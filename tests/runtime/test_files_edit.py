@@ -1,4 +1,5 @@
-"""File actions (spec §3, §4): default read/write and the str_replace_editor (OH_ACI) flows."""
+"""File actions (OpenHands' action execution server and `OHEditor`): default read/write and the
+str_replace_editor (OH_ACI) flows."""
 
 from __future__ import annotations
 

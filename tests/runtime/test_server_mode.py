@@ -27,7 +27,7 @@ from openhands.llm.llm_registry import LLMRegistry
 
 from openhands_vscode_runtime import VsCodeRuntime
 from openhands_vscode_runtime.executor_process import ExecutorProcess, find_executor
-from openhands_vscode_runtime.hub import _HUBS
+from openhands_vscode_runtime.hub import ExecutorNamespace, hub_for
 
 KEY = 'server-test-key'
 
@@ -87,9 +87,11 @@ def server() -> Iterator[dict]:
 
 def test_setup_registers_on_the_servers_sio_and_loop(server):
     shared = server['shared']
-    hubs = [h for h in _HUBS.values() if h.sio is shared.sio]
-    assert len(hubs) == 1
-    assert hubs[0].loop is server['loop'] is shared.conversation_manager._loop
+    # The server object holds the hub, as its /oh-executor namespace handler.
+    handler = shared.sio.namespace_handlers['/oh-executor']
+    assert isinstance(handler, ExecutorNamespace)
+    assert hub_for(shared.sio) is handler.hub
+    assert handler.hub.loop is server['loop'] is shared.conversation_manager._loop
 
 
 def test_conversation_actions_end_to_end(server, monkeypatch, tmp_path):

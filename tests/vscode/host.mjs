@@ -1,5 +1,5 @@
 // Runs one extension-test session inside a real VS Code extension host (code-server from npm)
-// driven by headless Chromium through playwright-core. See /work/shared/notes/vscode-real-host.md.
+// driven by headless Chromium through playwright-core. See README.md.
 //
 //   node host.mjs --workspace DIR --dev DIR --tests FILE [--env JSON] [--extensions-dir DIR]
 //                 [--artifacts DIR] [--timeout SECONDS] [--click-dialog LABEL]... [--untrusted 1]

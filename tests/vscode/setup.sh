@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent setup of a real VS Code extension host (code-server from npm) for the integration
-# tests. See /work/shared/notes/vscode-real-host.md. Everything lands in $VSCODE_HOST_CACHE.
+# tests. See README.md. Everything lands in $VSCODE_HOST_CACHE.
 set -euo pipefail
 CACHE="${VSCODE_HOST_CACHE:-$HOME/.cache/openhands-vscode-runtime/vscode-host}"
 NODE_VERSION=24.21.0

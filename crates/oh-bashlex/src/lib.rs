@@ -132,18 +132,13 @@ fn exception_name(k: ErrKind) -> &'static str {
     }
 }
 
-/// Python `str.isspace` for one character.
-fn py_isspace(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
 fn is_blank(s: &[char]) -> bool {
-    s.iter().all(|&c| py_isspace(c))
+    s.iter().all(|&c| oh_pysem::isspace(c))
 }
 
 fn rstrip(s: &[char]) -> &[char] {
     let mut e = s.len();
-    while e > 0 && py_isspace(s[e - 1]) {
+    while e > 0 && oh_pysem::isspace(s[e - 1]) {
         e -= 1;
     }
     &s[..e]

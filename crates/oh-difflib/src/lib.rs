@@ -6,7 +6,7 @@
 //! * [`SequenceMatcher`]: the generic matcher (`isjunk=None`, autojunk on by default) over any
 //!   `Hash + Eq` elements: matching blocks, opcodes, grouped opcodes.
 //! * [`unified_diff`] / [`unified_diff_with`]: Python's `unified_diff` generator as a `Vec`.
-//! * [`py_rstrip`]: Python's `str.rstrip()` with no argument.
+//! * Python's `str.rstrip()` with no argument comes from `oh-pysem`.
 //!
 //! Parity is checked differentially (`tests/parity.rs`) against a fixture generated from the
 //! real Python code by `tests/gen_cases.py` (openhands-aci's `get_diff`, CPython's `difflib`).
@@ -19,23 +19,11 @@
 //! depend on them). `benches/diff.rs` measures a 100,000-line file with one changed line.
 
 mod matcher;
-mod text;
+mod line_diff;
 mod unified;
 
 pub use matcher::{Match, Opcode, SequenceMatcher, Tag};
 pub use unified::{format_range_unified, unified_diff, unified_diff_with, UnifiedDiffOptions};
-
-/// Python's `str.isspace()` for one character (the same set in Python 3.9–3.13): Rust's
-/// `char::is_whitespace` plus the four information separators U+001C..U+001F.
-#[inline]
-pub fn py_isspace(c: char) -> bool {
-    matches!(c, '\u{1c}'..='\u{1f}') || c.is_whitespace()
-}
-
-/// Python's `s.rstrip()` (no argument): removes trailing characters for which `isspace()` holds.
-pub fn py_rstrip(s: &str) -> &str {
-    s.trim_end_matches(py_isspace)
-}
 
 /// `openhands_aci.utils.diff.get_diff(old, new, path)`: unified diff with zero context of
 /// `old.split('\n')` against `new.split('\n')`, every line right-stripped, joined with `\n`.
@@ -55,7 +43,7 @@ pub fn py_rstrip(s: &str) -> &str {
 /// assert_eq!(oh_difflib::get_diff("same", "same", "f"), "");
 /// ```
 pub fn get_diff(old: &str, new: &str, path: &str) -> String {
-    text::get_diff_text(old, new, path)
+    line_diff::get_diff_text(old, new, path)
 }
 
 /// [`get_diff`] computed the plain way (split, generic [`SequenceMatcher`], `unified_diff`),
@@ -71,6 +59,6 @@ pub fn get_diff_reference(old: &str, new: &str, path: &str) -> String {
         ..Default::default()
     };
     let mut out = String::new();
-    unified::emit_unified(&a, &b, &opts, text::rstrip_joiner(&mut out));
+    unified::emit_unified(&a, &b, &opts, line_diff::rstrip_joiner(&mut out));
     out
 }

@@ -3,7 +3,10 @@
 //! with `cause` set to the action's id.
 //!
 //! It knows nothing of sockets or Node: the `oh-executor replay` binary drives it from JSON lines,
-//! `oh-transport` from Socket.IO, and `oh-node` from JavaScript.
+//! `oh-transport` from Socket.IO (through an [`ActionHandler`], usually the [`ExecutorHandler`]
+//! that starts the core on first use), and `oh-node` from JavaScript.
+
+mod handler;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,6 +15,7 @@ use oh_files::{FileActions, FileSystem};
 use oh_protocol::{Action, ActionEvent, ImplSource, Observation, ObservationEvent};
 use oh_shell::{BashSession, ShellConfig};
 
+pub use handler::{ActionHandler, ExecutorHandler};
 pub use oh_files::{LocalFs, FsError};
 pub use oh_shell::OutputSink;
 
@@ -47,30 +51,39 @@ impl Executor {
 
     /// Execute one action event and build the reply (`cause` = the action's id).
     pub async fn execute(&self, event: &ActionEvent) -> ObservationEvent {
-        let observation = self.observe(event).await;
+        let observation = match event.parse() {
+            Ok(action) => self.observe(&action).await,
+            Err(e) => {
+                tracing::warn!(action = %event.action, id = ?event.id, error = %e, "refused action");
+                Observation::error(e.to_string())
+            }
+        };
+        Self::reply_to(event, observation)
+    }
+
+    /// Execute an action already parsed (by `oh_protocol::decode_delegated`) and build the reply.
+    pub async fn execute_parsed(&self, event: &ActionEvent, action: &Action) -> ObservationEvent {
+        let observation = self.observe(action).await;
+        Self::reply_to(event, observation)
+    }
+
+    fn reply_to(event: &ActionEvent, observation: Observation) -> ObservationEvent {
         let mut reply = ObservationEvent::reply(event.id, observation);
         reply.tool_call_metadata = event.tool_call_metadata.clone();
         reply
     }
 
-    /// Execute one action event and return the bare observation.
-    pub async fn observe(&self, event: &ActionEvent) -> Observation {
-        let action = match event.parse() {
-            Ok(a) => a,
-            Err(e) => {
-                tracing::warn!(action = %event.action, id = ?event.id, error = %e, "refused action");
-                return Observation::error(e.to_string());
-            }
-        };
+    /// Execute one typed action and return the bare observation.
+    pub async fn observe(&self, action: &Action) -> Observation {
         match action {
-            Action::Run(run) => self.shell.execute(&run).await,
-            Action::Read(read) => self.files.read(&read, &self.shell.cwd()).await,
-            Action::Write(write) => self.files.write(&write, &self.shell.cwd()).await,
+            Action::Run(run) => self.shell.execute(run).await,
+            Action::Read(read) => self.files.read(read, &self.shell.cwd()).await,
+            Action::Write(write) => self.files.write(write, &self.shell.cwd()).await,
             Action::Edit(edit) if edit.impl_source != ImplSource::OhAci => Observation::error(format!(
                 "LLM-based file edits (impl_source \"{}\") are not executed by this runtime: the agent must send OH_ACI edits (str_replace_editor).",
                 edit.impl_source.as_str()
             )),
-            Action::Edit(edit) => self.files.edit(&edit).await,
+            Action::Edit(edit) => self.files.edit(edit).await,
         }
     }
 

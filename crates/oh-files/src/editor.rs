@@ -3,14 +3,17 @@
 //! Every command costs one `stat` and at most one whole-file `read` and one `write`; a directory
 //! view is one `read_dir` of the directory plus one per visible sub-directory.
 
+mod view;
+
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
 use crate::fs::{FileKind, FileStat, FileSystem, FsError};
-use crate::py::{self, norm_path, os_error_str, py_int_list, py_str, py_strip};
-use crate::text::{self, Encoding};
+use crate::pypath::{self, norm_path, os_error_str};
+use oh_pysem::{int_list as py_int_list, str_of as py_str, strip as py_strip};
+use crate::file_text::{self, Encoding};
 
 const TOOL_NAME: &str = "oh_editor";
 /// A full `view` shows at most 16,000 characters: files larger than this are read only this far
@@ -70,7 +73,7 @@ fn missing(command: &str, param: &str) -> String {
 }
 
 fn is_supported_binary(path: &str) -> bool {
-    let s = py::suffix(path).to_lowercase();
+    let s = pypath::suffix(path).to_lowercase();
     SUPPORTED_BINARY_EXTENSIONS.contains(&s.as_str())
 }
 
@@ -182,7 +185,7 @@ impl Editor {
         if !path.starts_with('/') {
             let mut hint = "The path should be an absolute path, starting with `/`.".to_string();
             if let Some(root) = &self.workspace_root {
-                let suggested = py::join_path(root, path);
+                let suggested = pypath::join_path(root, path);
                 if self.fs.stat(&suggested).await.is_ok() {
                     hint.push_str(&format!(" Maybe you meant {suggested}?"));
                 }
@@ -217,7 +220,7 @@ impl Editor {
                     path,
                     &format!(
                         "The path {path} points to a binary file ({}) and only the `view` command can be used on supported binary files.",
-                        py::suffix(path)
+                        pypath::suffix(path)
                     ),
                 ));
             }
@@ -248,12 +251,12 @@ impl Editor {
                 )
             })?,
         };
-        if regular && !is_supported_binary(path) && text::is_binary(path, Some(&bytes)) {
+        if regular && !is_supported_binary(path) && file_text::is_binary(path, Some(&bytes)) {
             return Err(format!(
                 "File validation failed for {path}: File appears to be binary and this file type cannot be read or edited by this tool."
             ));
         }
-        let (enc, text) = text::read_text(bytes);
+        let (enc, text) = file_text::read_text(bytes);
         Ok(Loaded { enc, text })
     }
 
@@ -267,216 +270,6 @@ impl Editor {
                 os_error_str(&e, path)
             )
         })
-    }
-
-    async fn view(
-        &self,
-        path: &str,
-        stat: Option<FileStat>,
-        pre: Option<Vec<u8>>,
-        view_range: Option<&Value>,
-    ) -> Result<EditorResult, String> {
-        let stat = stat.expect("validated");
-        if stat.kind == FileKind::Dir {
-            if view_range.is_some_and(py_truthy) {
-                return Err(invalid(
-                    "view_range",
-                    &py_str(view_range.unwrap()),
-                    "The `view_range` parameter is not allowed when `path` points to a directory.",
-                ));
-            }
-            return self.view_dir(path).await;
-        }
-        if is_supported_binary(path) {
-            let _ = self.load(path, &stat, pre).await?;
-            // Markdown conversion of office/PDF/audio files is not available in this runtime.
-            return Err(format!(
-                "Error in converting file to Markdown: conversion of {} files is not supported by this runtime. Please use Python code to read {path}",
-                py::suffix(path)
-            ));
-        }
-        let vr = match view_range {
-            None => None,
-            Some(v) if !py_truthy(v) => None,
-            Some(v) => Some(v),
-        };
-        let mut pre = pre;
-        if pre.is_none()
-            && vr.is_none()
-            && stat.kind == FileKind::File
-            && stat.size > VIEW_HEAD as u64
-            && stat.size <= MAX_FILE_SIZE
-        {
-            // Only the first 16,000 characters are shown: the head is enough.
-            let head = self.fs.read_head(path, VIEW_HEAD).await.map_err(|e| {
-                format!(
-                    "Ran into {} while trying to read {path}",
-                    os_error_str(&e, path)
-                )
-            })?;
-            pre = Some(text::trim_partial_utf8(head));
-        }
-        let loaded = self.load(path, &stat, pre).await?;
-        let text = loaded.text;
-        let Some(vr) = vr else {
-            return Ok(EditorResult::output(text::make_output(&text, path, 1)));
-        };
-        let num_lines = text::count_lines(&text) as i64;
-        let bad = || {
-            invalid(
-                "view_range",
-                &py_str(vr),
-                "It should be a list of two integers.",
-            )
-        };
-        let (start, end) = match vr {
-            Value::Array(a) => {
-                let as_int = |v: &Value| match v {
-                    Value::Number(n) if !n.is_f64() => {
-                        n.as_i64().or_else(|| n.as_u64().map(|u| u as i64))
-                    }
-                    Value::Bool(b) => Some(i64::from(*b)),
-                    _ => None,
-                };
-                if a.len() != 2 {
-                    return Err(bad());
-                }
-                match (as_int(&a[0]), as_int(&a[1])) {
-                    (Some(s), Some(e)) => (s, e),
-                    _ => return Err(bad()),
-                }
-            }
-            Value::String(s) => {
-                let _ = s;
-                return Err(bad());
-            }
-            Value::Object(o) => {
-                let _ = o;
-                return Err(bad());
-            }
-            other => {
-                return Err(format!(
-                    "object of type '{}' has no len()",
-                    py::py_type_name(other)
-                ))
-            }
-        };
-        if start < 1 || start > num_lines {
-            return Err(invalid(
-                "view_range",
-                &py_str(vr),
-                &format!(
-                    "Its first element `{start}` should be within the range of lines of the file: {}.",
-                    py_int_list(&[1, num_lines])
-                ),
-            ));
-        }
-        let mut warning = None;
-        let mut end = end;
-        if end == -1 {
-            end = num_lines;
-        } else if end > num_lines {
-            warning = Some(format!("We only show up to {num_lines} since there're only {num_lines} lines in this file."));
-            end = num_lines;
-        }
-        if end < start {
-            return Err(invalid(
-                "view_range",
-                &py_str(vr),
-                &format!("Its second element `{end}` should be greater than or equal to the first element `{start}`."),
-            ));
-        }
-        let slice = text::lines_range(&text, start, end);
-        let joined = py::py_splitlines(slice).join("\n");
-        let mut output = text::make_output(&joined, path, start);
-        if let Some(w) = warning {
-            output = format!("NOTE: {w}\n{output}");
-        }
-        Ok(EditorResult::output(output))
-    }
-
-    /// `find -L {path} -maxdepth 2 -not \( -path '{path}/\.*' -o -path '{path}/*/\.*' \) | sort`
-    /// plus the depth-1 hidden count, emulated with `read_dir`.
-    async fn view_dir(&self, path: &str) -> Result<EditorResult, String> {
-        let join = |base: &str, name: &str| {
-            if base.ends_with('/') {
-                format!("{base}{name}")
-            } else {
-                format!("{base}/{name}")
-            }
-        };
-        let mut stderr = String::new();
-        let mut lines: Vec<(String, bool)> = vec![(path.to_string(), true)];
-        let mut hidden_count = 0usize;
-        match self.fs.read_dir(path).await {
-            Err(e) => {
-                stderr.push_str(&format!("find: ‘{path}’: {}\n", py::errno_of(&e.code).1));
-            }
-            Ok(entries) => {
-                let mut subdirs = Vec::new();
-                for e in entries {
-                    if e.name.starts_with('.') {
-                        hidden_count += 1;
-                        continue;
-                    }
-                    let full = join(path, &e.name);
-                    let is_dir = e.kind == FileKind::Dir;
-                    if is_dir {
-                        subdirs.push(full.clone());
-                    }
-                    lines.push((full, is_dir));
-                }
-                for sub in subdirs {
-                    match self.fs.read_dir(&sub).await {
-                        Err(e) => stderr
-                            .push_str(&format!("find: ‘{sub}’: {}\n", py::errno_of(&e.code).1)),
-                        Ok(children) => {
-                            for c in children {
-                                if c.name.starts_with('.') {
-                                    continue;
-                                }
-                                lines.push((join(&sub, &c.name), c.kind == FileKind::Dir));
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        if !stderr.is_empty() {
-            return Err(text::maybe_truncate(&stderr, text::GENERIC_NOTICE).into_owned());
-        }
-        lines.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        let dirs: std::collections::HashSet<&str> =
-            lines.iter().filter(|l| l.1).map(|l| l.0.as_str()).collect();
-        let mut stdout = String::new();
-        for (p, _) in &lines {
-            stdout.push_str(p);
-            stdout.push('\n');
-        }
-        let stdout = text::maybe_truncate(&stdout, text::DIRECTORY_NOTICE);
-        let stripped = py_strip(&stdout);
-        let formatted: Vec<String> = if stripped.is_empty() {
-            Vec::new()
-        } else {
-            stripped
-                .split('\n')
-                .map(|p| {
-                    if dirs.contains(p) {
-                        format!("{p}/")
-                    } else {
-                        p.to_string()
-                    }
-                })
-                .collect()
-        };
-        let mut out =
-            format!("Here's the files and directories up to 2 levels deep in {path}, excluding hidden items:\n{}", formatted.join("\n"));
-        if hidden_count > 0 {
-            out.push_str(&format!(
-                "\n\n{hidden_count} hidden files/directories in this directory are excluded. You can use 'ls -la {path}' to see them."
-            ));
-        }
-        Ok(EditorResult::output(out))
     }
 
     async fn str_replace(
@@ -500,7 +293,7 @@ impl Editor {
         }
         if found.len() > 1 {
             let lines = if old_str.is_empty() {
-                (1..=text::count_newlines(&content) as i64 + 1).collect::<Vec<_>>()
+                (1..=file_text::count_newlines(&content) as i64 + 1).collect::<Vec<_>>()
             } else {
                 let mut lines = Vec::new();
                 let mut line = 1i64;
@@ -521,7 +314,7 @@ impl Editor {
             ));
         }
         let idx = found[0];
-        let line = text::count_newlines(&content[..idx]) as i64 + 1;
+        let line = file_text::count_newlines(&content[..idx]) as i64 + 1;
         let mut new_content = String::with_capacity(content.len() + new_str.len());
         new_content.push_str(&content[..idx]);
         new_content.push_str(new_str);
@@ -530,9 +323,9 @@ impl Editor {
         let content = Arc::new(content);
         self.push_history(path, content.clone());
 
-        let start = (line - text::SNIPPET_CONTEXT_WINDOW).max(0);
-        let end = line + text::SNIPPET_CONTEXT_WINDOW + new_str.matches('\n').count() as i64;
-        let reread = text::universal_newlines(&new_content);
+        let start = (line - file_text::SNIPPET_CONTEXT_WINDOW).max(0);
+        let end = line + file_text::SNIPPET_CONTEXT_WINDOW + new_str.matches('\n').count() as i64;
+        let reread = file_text::universal_newlines(&new_content);
         let snippet = match reread {
             // No CR: the re-read text is `new_content`, whose line `line` starts where the
             // original's did; the snippet is found by scanning back a few lines from there.
@@ -542,12 +335,12 @@ impl Editor {
                 for _ in 0..(line - 1 - start) {
                     a = memchr::memrchr(b'\n', &t.as_bytes()[..a - 1]).map_or(0, |p| p + 1);
                 }
-                text::lines_range(&t[a..], 1, end - start)
+                file_text::lines_range(&t[a..], 1, end - start)
             }
-            std::borrow::Cow::Owned(ref t) => text::lines_range(t, start + 1, end),
+            std::borrow::Cow::Owned(ref t) => file_text::lines_range(t, start + 1, end),
         };
         let mut output = format!("The file {path} has been edited. ");
-        output.push_str(&text::make_output(
+        output.push_str(&file_text::make_output(
             snippet,
             &format!("a snippet of {path}"),
             start + 1,
@@ -569,7 +362,7 @@ impl Editor {
         new_str: &str,
     ) -> Result<EditorResult, String> {
         let Loaded { enc, text: content } = self.load(path, stat, None).await?;
-        let num_lines = text::count_lines(&content) as i64;
+        let num_lines = file_text::count_lines(&content) as i64;
         let (line, shown) = match insert_line {
             InsertLine::Int(n, s) => (n, s),
             InsertLine::Uncomparable(t) => {
@@ -589,7 +382,7 @@ impl Editor {
                 ),
             ));
         }
-        let split_at = text::line_start(&content, line as usize + 1);
+        let split_at = file_text::line_start(&content, line as usize + 1);
         let parts: Vec<&str> = new_str.split('\n').collect();
         let mut new_content = String::with_capacity(content.len() + new_str.len() + 1);
         new_content.push_str(&content[..split_at]);
@@ -599,19 +392,19 @@ impl Editor {
         }
         new_content.push_str(&content[split_at..]);
         self.write_encoded(path, &new_content, enc).await?;
-        let new_content = match text::universal_newlines(&new_content) {
+        let new_content = match file_text::universal_newlines(&new_content) {
             std::borrow::Cow::Borrowed(_) => new_content,
             std::borrow::Cow::Owned(s) => s,
         };
         let k = parts.len() as i64;
-        let start = (line - text::SNIPPET_CONTEXT_WINDOW).max(0);
-        let end = (num_lines + k).min(line + text::SNIPPET_CONTEXT_WINDOW + k);
-        let snippet = text::lines_range(&new_content, start + 1, end);
+        let start = (line - file_text::SNIPPET_CONTEXT_WINDOW).max(0);
+        let end = (num_lines + k).min(line + file_text::SNIPPET_CONTEXT_WINDOW + k);
+        let snippet = file_text::lines_range(&new_content, start + 1, end);
         let mut output = format!("The file {path} has been edited. ");
-        output.push_str(&text::make_output(
+        output.push_str(&file_text::make_output(
             snippet,
             "a snippet of the edited file",
-            (line - text::SNIPPET_CONTEXT_WINDOW + 1).max(1),
+            (line - file_text::SNIPPET_CONTEXT_WINDOW + 1).max(1),
         ));
         output.push_str("Review the changes and make sure they are as expected (correct indentation, no duplicate lines, etc). Edit the file again if necessary.");
         let content = Arc::new(content);
@@ -631,7 +424,7 @@ impl Editor {
         self.write_encoded(path, &old, enc).await?;
         let output = format!(
             "Last edit to {path} undone successfully. {}",
-            text::make_output(&old, path, 1)
+            file_text::make_output(&old, path, 1)
         );
         Ok(EditorResult {
             output,

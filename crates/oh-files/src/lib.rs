@@ -7,8 +7,8 @@
 //! openhands-aci 0.3.3's `OHEditor`; see `README.md` in this crate for the deviations.
 mod editor;
 mod fs;
-mod py;
-mod text;
+mod file_text;
+mod pypath;
 
 pub use fs::{DirEntry, FileKind, FileStat, FileSystem, FsError, LocalFs};
 
@@ -57,7 +57,7 @@ fn read_lines<'a>(lines: &[&'a str], start: i64, end: i64) -> Vec<&'a str> {
 
 /// Python's `int(str)`.
 fn py_int(s: &str) -> Option<i64> {
-    let t = py::py_strip(s);
+    let t = oh_pysem::strip(s);
     let (neg, digits) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),
         Some(b'+') => (false, &t[1..]),
@@ -111,14 +111,14 @@ impl FileActions {
     async fn read_oh_aci(&self, action: &FileReadAction) -> Observation {
         // The server's binaryornot pre-check reads the path as given; the editor then stats and
         // reads it again. One stat and one read serve both here.
-        let norm = py::norm_path(&action.path);
+        let norm = pypath::norm_path(&action.path);
         let pre = if norm.starts_with('/') {
             let stat = self.fs.stat(&norm).await;
             let bytes = match &stat {
                 // Too large for the editor anyway: only the head is needed for the check.
                 Ok(s) if s.kind != FileKind::Dir && s.size > editor::MAX_FILE_SIZE => {
                     let head = self.fs.read_head(&norm, 1024).await.ok();
-                    if text::is_binary(&action.path, head.as_deref()) {
+                    if file_text::is_binary(&action.path, head.as_deref()) {
                         return Observation::error("ERROR_BINARY_FILE");
                     }
                     None
@@ -133,12 +133,12 @@ impl FileActions {
                         .read_head(&norm, editor::VIEW_HEAD)
                         .await
                         .ok()
-                        .map(text::trim_partial_utf8)
+                        .map(file_text::trim_partial_utf8)
                 }
                 Ok(s) if s.kind != FileKind::Dir => self.fs.read(&norm).await.ok(),
                 _ => None,
             };
-            if bytes.is_some() && text::is_binary(&action.path, bytes.as_deref()) {
+            if bytes.is_some() && file_text::is_binary(&action.path, bytes.as_deref()) {
                 return Observation::error("ERROR_BINARY_FILE");
             }
             if bytes.is_none() && action.path.ends_with(".pyc") {
@@ -173,7 +173,7 @@ impl FileActions {
     }
 
     async fn read_default(&self, action: &FileReadAction, shell_cwd: &str) -> Observation {
-        let filepath = py::join_path(shell_cwd, &action.path);
+        let filepath = pypath::join_path(shell_cwd, &action.path);
         let working_dir = shell_cwd;
         let bytes = match self.fs.read(&filepath).await {
             Ok(b) => b,
@@ -186,15 +186,15 @@ impl FileActions {
                         "File not found: {filepath}. Your current working directory is {working_dir}."
                     )),
                     "EISDIR" => Observation::error(format!("Path is a directory: {filepath}. You can only read files")),
-                    _ => Observation::error(format!("Internal server error: {}", py::os_error_str(&e, &filepath))),
+                    _ => Observation::error(format!("Internal server error: {}", pypath::os_error_str(&e, &filepath))),
                 };
             }
         };
-        if text::is_binary(&action.path, Some(&bytes)) {
+        if file_text::is_binary(&action.path, Some(&bytes)) {
             return Observation::error("ERROR_BINARY_FILE");
         }
         let lower = filepath.to_lowercase();
-        let ext = py::splitext_ext(&lower).to_string();
+        let ext = pypath::splitext_ext(&lower).to_string();
         let data_url = |default_mime: &str| {
             let mime = match ext.as_str() {
                 ".png" => "image/png",
@@ -207,7 +207,7 @@ impl FileActions {
                 ".pdf" => "application/pdf",
                 _ => default_mime,
             };
-            format!("data:{mime};base64,{}", text::base64(&bytes))
+            format!("data:{mime};base64,{}", file_text::base64(&bytes))
         };
         if [".png", ".jpg", ".jpeg", ".bmp", ".gif"]
             .iter()
@@ -217,7 +217,7 @@ impl FileActions {
         }
         if lower.ends_with(".pdf") {
             return read_obs(
-                format!("data:application/pdf;base64,{}", text::base64(&bytes)),
+                format!("data:application/pdf;base64,{}", file_text::base64(&bytes)),
                 filepath,
                 ImplSource::Default,
             );
@@ -228,15 +228,15 @@ impl FileActions {
         let Ok(decoded) = std::str::from_utf8(&bytes) else {
             return Observation::error(format!("File could not be decoded as utf-8: {filepath}."));
         };
-        let text = text::universal_newlines(decoded);
-        let lines = text::readlines(&text);
+        let text = file_text::universal_newlines(decoded);
+        let lines = file_text::readlines(&text);
         let content = read_lines(&lines, action.start, action.end).concat();
         read_obs(content, filepath, ImplSource::Default)
     }
 
     /// `FileWriteAction`; relative paths resolve against the shell's cwd.
     pub async fn write(&self, action: &FileWriteAction, shell_cwd: &str) -> Observation {
-        let filepath = py::join_path(shell_cwd, &action.path);
+        let filepath = pypath::join_path(shell_cwd, &action.path);
         let parts: Vec<&str> = action.content.split('\n').collect();
         let mut inserted = String::with_capacity(action.content.len() + 1);
         for p in &parts {
@@ -250,27 +250,27 @@ impl FileActions {
                         "File could not be decoded as utf-8: {filepath}"
                     ));
                 };
-                let old = text::universal_newlines(old);
-                let lines = text::readlines(&old);
+                let old = file_text::universal_newlines(old);
+                let lines = file_text::readlines(&old);
                 let mut out = String::with_capacity(old.len() + inserted.len());
                 if action.start != 0 {
-                    let a = py::py_slice_index(action.start, lines.len());
+                    let a = oh_pysem::slice_index(action.start, lines.len());
                     out.push_str(&lines[..a].concat());
                 }
                 out.push_str(&inserted);
                 if action.end != -1 {
-                    let b = py::py_slice_index(action.end, lines.len());
+                    let b = oh_pysem::slice_index(action.end, lines.len());
                     out.push_str(&lines[b..].concat());
                 }
                 (out, false)
             }
             Err(e) if e.code == "ENOENT" => {
-                let parent = py::dirname(&filepath);
+                let parent = pypath::dirname(&filepath);
                 if !parent.is_empty() && self.fs.stat(&parent).await.is_err() {
                     if let Err(e) = self.fs.create_dir_all(&parent).await {
                         return Observation::error(format!(
                             "Internal server error: {}",
-                            py::os_error_str(&e, &parent)
+                            pypath::os_error_str(&e, &parent)
                         ));
                     }
                 }
@@ -284,7 +284,7 @@ impl FileActions {
             Err(e) => {
                 return Observation::error(format!(
                     "Internal server error: {}",
-                    py::os_error_str(&e, &filepath)
+                    pypath::os_error_str(&e, &filepath)
                 ))
             }
         };
@@ -296,7 +296,7 @@ impl FileActions {
                 )),
                 _ => Observation::error(format!(
                     "Internal server error: {}",
-                    py::os_error_str(&e, &filepath)
+                    pypath::os_error_str(&e, &filepath)
                 )),
             };
         }
@@ -305,7 +305,7 @@ impl FileActions {
                 if e.code == "EPERM" || e.code == "EACCES" {
                     return Observation::error(format!(
                         "File {filepath} written, but failed to change ownership and permissions: {}",
-                        py::os_error_str(&e, &filepath)
+                        pypath::os_error_str(&e, &filepath)
                     ));
                 }
             }
@@ -367,10 +367,10 @@ impl FileActions {
                 Some(i) => InsertLine::Int(i, i.to_string()),
                 None => {
                     let f = n.as_f64().unwrap_or(0.0);
-                    InsertLine::Int(f as i64, py::py_float(f))
+                    InsertLine::Int(f as i64, oh_pysem::repr_float(f))
                 }
             },
-            Some(other) => InsertLine::Uncomparable(py::py_type_name(other)),
+            Some(other) => InsertLine::Uncomparable(oh_pysem::type_name(other)),
         };
         let result = self
             .editor

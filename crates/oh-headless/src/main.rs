@@ -9,9 +9,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
-use oh_executor::ExecutorConfig;
-use oh_files::LocalFs;
-use oh_transport::{ExecutorHandler, StatusEvent, Transport, TransportConfig, TransportError};
+use oh_executor::{ExecutorConfig, ExecutorHandler, LocalFs};
+use oh_transport::{StatusEvent, Transport, TransportConfig, TransportError};
 
 use args::{Args, Parsed, USAGE};
 

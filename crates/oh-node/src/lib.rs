@@ -20,10 +20,10 @@ use napi::bindgen_prelude::{FnArgs, PromiseRaw, Uint8Array, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
-use oh_executor::ExecutorConfig;
+use oh_executor::{ExecutorConfig, ExecutorHandler};
 use oh_files::{FileSystem, LocalFs};
-use oh_protocol::{ActionEvent, ObservationEvent};
-use oh_transport::{ActionHandler, ExecutorHandler, StatusEvent, Transport, TransportConfig};
+use oh_protocol::ActionEvent;
+use oh_transport::{Observers, StatusEvent, Transport, TransportConfig};
 
 pub use dto::ExecutorOptions;
 pub use errors::{CloseReason, Closed, CodedError, ErrorCode};
@@ -77,38 +77,13 @@ pub struct ExecutorHooks {
     pub on_observation: Option<ThreadsafeFunction<String, Unknown<'static>, String, Status, false, true>>,
 }
 
-/// The transport's handler: the core plus the optional action/observation hooks.
-struct NodeHandler {
-    core: Arc<ExecutorHandler>,
-    on_action: RwLock<Option<Arc<JsonFn>>>,
-    on_observation: RwLock<Option<Arc<JsonFn>>>,
-}
+/// A JSON hook slot: emptied on `stop()` so that Node can exit.
+type JsonSlot = Arc<RwLock<Option<Arc<JsonFn>>>>;
 
-impl NodeHandler {
-    fn notify(slot: &RwLock<Option<Arc<JsonFn>>>, json: impl FnOnce() -> String) {
-        let f = slot.read().ok().and_then(|f| f.clone());
-        if let Some(f) = f {
-            let _ = f.call(json(), ThreadsafeFunctionCallMode::NonBlocking);
-        }
-    }
-
-    fn dispose(&self) {
-        self.on_action.write().unwrap_or_else(|p| p.into_inner()).take();
-        self.on_observation.write().unwrap_or_else(|p| p.into_inner()).take();
-    }
-}
-
-#[async_trait::async_trait]
-impl ActionHandler for NodeHandler {
-    async fn execute(&self, event: &ActionEvent) -> ObservationEvent {
-        Self::notify(&self.on_action, || serde_json::to_string(event).unwrap_or_default());
-        let reply = self.core.execute(event).await;
-        Self::notify(&self.on_observation, || reply.to_json());
-        reply
-    }
-
-    async fn apply_session(&self, settings: &serde_json::Map<String, serde_json::Value>) {
-        self.core.apply_session(settings).await
+fn notify(slot: &JsonSlot, json: impl FnOnce() -> String) {
+    let f = slot.read().ok().and_then(|f| f.clone());
+    if let Some(f) = f {
+        let _ = f.call(json(), ThreadsafeFunctionCallMode::NonBlocking);
     }
 }
 
@@ -119,7 +94,8 @@ struct Inner {
     status_fn: RwLock<Option<Arc<StatusFn>>>,
     data_fn: Arc<RwLock<Option<Arc<DataFn>>>>,
     handler: Arc<ExecutorHandler>,
-    hooks: Arc<NodeHandler>,
+    on_action: JsonSlot,
+    on_observation: JsonSlot,
     transport: tokio::sync::Mutex<Option<Arc<Transport>>>,
     status: Mutex<(ConnectionState, Option<String>)>,
     /// `stop()` was called (so a closed connection was ours to close).
@@ -196,12 +172,9 @@ impl Executor {
             js_fs,
             status_fn: RwLock::new(hooks.on_status.map(Arc::new)),
             data_fn,
-            handler: handler.clone(),
-            hooks: Arc::new(NodeHandler {
-                core: handler,
-                on_action: RwLock::new(hooks.on_action.map(Arc::new)),
-                on_observation: RwLock::new(hooks.on_observation.map(Arc::new)),
-            }),
+            handler,
+            on_action: Arc::new(RwLock::new(hooks.on_action.map(Arc::new))),
+            on_observation: Arc::new(RwLock::new(hooks.on_observation.map(Arc::new))),
             transport: tokio::sync::Mutex::new(None),
             status: Mutex::new((ConnectionState::Disconnected, None)),
             stopped: std::sync::atomic::AtomicBool::new(false),
@@ -231,7 +204,14 @@ impl Executor {
                     i.report(ev);
                 }
             });
-            let transport = Transport::connect(cfg, inner.hooks.clone(), Some(sink)).await.map_err(|e| CodedError::from(&e))?;
+            // Observers of the transport: the action as it starts, the reply as sent (one serialisation).
+            let (on_action, on_observation) = (inner.on_action.clone(), inner.on_observation.clone());
+            let observers = Observers {
+                on_status: Some(sink),
+                on_action: Some(Arc::new(move |ev: &ActionEvent| notify(&on_action, || serde_json::to_string(ev).unwrap_or_default()))),
+                on_reply: Some(Arc::new(move |json: &str| notify(&on_observation, || json.to_string()))),
+            };
+            let transport = Transport::connect_observed(cfg, inner.handler.clone(), observers).await.map_err(|e| CodedError::from(&e))?;
             *slot = Some(Arc::new(transport));
             Ok(())
         })
@@ -267,7 +247,8 @@ impl Executor {
             t.shutdown().await;
         }
         inner.handler.shutdown().await;
-        inner.hooks.dispose();
+        inner.on_action.write().unwrap_or_else(|p| p.into_inner()).take();
+        inner.on_observation.write().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(f) = &inner.js_fs {
             f.dispose();
         }
@@ -306,7 +287,7 @@ impl Executor {
         let handler = self.inner.handler.clone();
         errors::coded_promise(env, async move {
             let core = handler.core().await.map_err(|e| CodedError::new(ErrorCode::Shell, format!("cannot start the bash session: {e}")))?;
-            let reply = match oh_transport::decode::decode_direct(&action_json) {
+            let reply = match oh_protocol::decode_action_json(&action_json) {
                 Ok(ev) => core.execute(&ev).await,
                 Err(refusal) => refusal,
             };

@@ -126,6 +126,27 @@ pub enum Action {
     Edit(FileEditAction),
 }
 
+impl Action {
+    /// The `action` values this executor runs; any other kind is refused as unsupported.
+    pub const KINDS: &'static [&'static str] = &["run", "read", "write", "edit"];
+
+    /// A shell command: commands share one bash session and run one at a time, in arrival
+    /// order; file actions may run concurrently.
+    pub fn is_command(&self) -> bool {
+        matches!(self, Action::Run(_))
+    }
+
+    /// What a status line shows while the action runs: the kind and its command or path.
+    pub fn summary(&self) -> String {
+        match self {
+            Action::Run(r) => format!("run {}", r.command),
+            Action::Read(r) => format!("read {}", r.path),
+            Action::Write(w) => format!("write {}", w.path),
+            Action::Edit(e) => format!("edit {}", e.path),
+        }
+    }
+}
+
 /// Arguments every action dataclass accepts besides its own.
 const COMMON_ARGS: &[&str] = &["thought", "security_risk", "confirmation_state"];
 /// Legacy arguments `event_from_dict` drops silently.

@@ -12,9 +12,11 @@
 //! This crate knows nothing of shells, files, sockets or Node.
 
 mod action;
+pub mod decode;
 mod observation;
 
 pub use action::{Action, ActionEvent, CmdRunAction, FileEditAction, FileReadAction, FileWriteAction, ImplSource};
+pub use decode::{decode_action_json, decode_delegated, Delegated, Incoming};
 pub use observation::{
     truncate_cmd_output, CmdOutputMetadata, Extras, Observation, ObservationEvent, MAX_CMD_OUTPUT_SIZE,
 };
@@ -31,47 +33,4 @@ pub enum ProtocolError {
     /// An argument has the wrong type or an unknown name.
     #[error("action={action} has the wrong arguments: {detail}")]
     BadArguments { action: String, detail: String },
-}
-
-/// A Python-compatible rendering of a float as `str(float)` prints it for the values timeouts take
-/// (`120.0`, `2.5`, `0.1`, `1e-05`...). Rust's shortest round-trip formatting agrees with Python's
-/// `repr` digits; only the integral case needs the `.0` that Python adds.
-pub fn python_float_str(v: f64) -> String {
-    if v.is_nan() {
-        return "nan".into();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    let abs = v.abs();
-    if abs != 0.0 && !(1e-4..1e16).contains(&abs) {
-        // Python switches to exponent notation outside [1e-4, 1e16): 1e-05, 1e+16.
-        let s = format!("{v:e}");
-        let (mant, exp) = s.split_once('e').expect("exponent form");
-        let exp: i32 = exp.parse().expect("exponent");
-        let sign = if exp < 0 { '-' } else { '+' };
-        return format!("{mant}e{sign}{:02}", exp.abs());
-    }
-    let s = format!("{v}");
-    if s.contains('.') {
-        s
-    } else {
-        format!("{s}.0")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::python_float_str;
-
-    #[test]
-    fn floats_print_like_python_str() {
-        assert_eq!(python_float_str(120.0), "120.0");
-        assert_eq!(python_float_str(2.5), "2.5");
-        assert_eq!(python_float_str(1.0), "1.0");
-        assert_eq!(python_float_str(0.1), "0.1");
-        assert_eq!(python_float_str(0.00001), "1e-05");
-        assert_eq!(python_float_str(1e16), "1e+16");
-        assert_eq!(python_float_str(-3.0), "-3.0");
-    }
 }

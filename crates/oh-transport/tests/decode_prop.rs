@@ -1,8 +1,9 @@
 //! Property test of the oh_event decoder: arbitrary JSON never panics, and an id is always
 //! answered (executed or refused) while id-less payloads are dropped.
 
-use oh_transport::decode::{classify, connect_error_message, Incoming};
+use oh_protocol::decode::{decode_delegated, extract_id, Incoming};
 use oh_transport::shrink_reply;
+use oh_transport::wire::connect_error_message;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -32,20 +33,20 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
     #[test]
-    fn classify_never_panics(v in arb_json()) {
-        let r = classify(&v);
-        let has_id = v.as_object().and_then(oh_transport::decode::extract_id).is_some();
+    fn decoding_never_panics(v in arb_json()) {
+        let r = decode_delegated(&v);
+        let has_id = v.as_object().and_then(extract_id).is_some();
         prop_assert_eq!(r.id().is_some(), has_id);
         // Also as a double-encoded string.
-        let _ = classify(&Value::String(v.to_string()));
+        let _ = decode_delegated(&Value::String(v.to_string()));
     }
 
     #[test]
     fn runnable_actions_with_args(id in any::<i64>(), cmd in ".{0,40}", timeout in proptest::option::of(0.0f64..1e6)) {
         let mut v = json!({"id": id, "action": "run", "args": {"command": cmd}});
         if let Some(t) = timeout { v["timeout"] = json!(t); }
-        match classify(&v) {
-            Incoming::Execute { id: got, event } => { prop_assert_eq!(got, id); prop_assert_eq!(event.id, Some(id)); }
+        match decode_delegated(&v) {
+            Incoming::Execute(job) => { prop_assert_eq!(job.id, id); prop_assert_eq!(job.event.id, Some(id)); prop_assert!(job.action.is_command()); }
             other => prop_assert!(false, "{:?}", other),
         }
     }

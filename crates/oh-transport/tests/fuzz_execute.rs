@@ -1,5 +1,6 @@
 //! Fuzzing the two entry points an untrusted payload reaches: the `oh_event` decoder
-//! (`decode::classify`) and the addon's `Executor.execute(actionJson)` (`decode::decode_direct`,
+//! (`oh_protocol::decode_delegated`) and the addon's `Executor.execute(actionJson)`
+//! (`oh_protocol::decode_action_json`,
 //! then the executor on a real workspace for file actions). Every payload must be answered (an
 //! observation, an ErrorObservation or a logged drop), never a panic.
 //!
@@ -16,9 +17,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use oh_executor::{Executor, ExecutorConfig};
-use oh_files::LocalFs;
-use oh_transport::decode::{classify, decode_direct};
+use oh_executor::{Executor, ExecutorConfig, LocalFs};
+use oh_protocol::decode::{decode_action_json, decode_delegated, extract_id};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{json, Map, Value};
@@ -96,14 +96,14 @@ fn decoder_answers_every_payload() {
     runner
         .run(&arb_json(), |v| {
             n.fetch_add(1, Ordering::Relaxed);
-            let r = classify(&v);
-            let has_id = v.as_object().and_then(oh_transport::decode::extract_id).is_some();
+            let r = decode_delegated(&v);
+            let has_id = v.as_object().and_then(extract_id).is_some();
             prop_assert_eq!(r.id().is_some(), has_id);
-            let _ = classify(&Value::String(v.to_string()));
+            let _ = decode_delegated(&Value::String(v.to_string()));
             Ok(())
         })
         .unwrap();
-    report("classify", n.into_inner());
+    report("decode_delegated", n.into_inner());
 }
 
 #[test]
@@ -126,7 +126,7 @@ fn direct_execute_decoding_answers_every_text() {
     runner
         .run(&text, |s| {
             n.fetch_add(1, Ordering::Relaxed);
-            match decode_direct(&s) {
+            match decode_action_json(&s) {
                 Ok(ev) => {
                     // Whatever the event, parsing its arguments answers (action or error text).
                     let _ = ev.parse();
@@ -139,7 +139,7 @@ fn direct_execute_decoding_answers_every_text() {
             Ok(())
         })
         .unwrap();
-    report("decode_direct", n.into_inner());
+    report("decode_action_json", n.into_inner());
 }
 
 #[test]
@@ -161,7 +161,7 @@ fn file_actions_through_execute_always_reply() {
             let path = v["args"]["path"].as_str().unwrap_or_default();
             assert!(path.starts_with(&format!("{}/", root.display())), "unsafe path generated: {path}");
             assert!(!path.contains("../.."), "unsafe path generated: {path}");
-            let reply = match decode_direct(&v.to_string()) {
+            let reply = match decode_action_json(&v.to_string()) {
                 Ok(ev) => runtime().block_on(ex.execute(&ev)),
                 Err(r) => r,
             };

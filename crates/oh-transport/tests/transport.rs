@@ -333,7 +333,7 @@ async fn real_executor_round_trip_with_session_settings() {
     let Some(server) = PyServer::start(&["--no-change-timeout", "1"]) else { return };
     let ws = tempfile::tempdir().unwrap();
     let ws_path = std::fs::canonicalize(ws.path()).unwrap();
-    let handler = Arc::new(oh_transport::ExecutorHandler::new(
+    let handler = Arc::new(oh_executor::ExecutorHandler::new(
         oh_executor::ExecutorConfig::new(&ws_path),
         Arc::new(oh_executor::LocalFs),
     ));

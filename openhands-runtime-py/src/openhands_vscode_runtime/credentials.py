@@ -17,10 +17,14 @@ import stat
 import tempfile
 from pathlib import Path
 
+from openhands_vscode_runtime.settings import (
+    ALLOW_EXPOSED_ENV,
+    TOKEN_FILE_ENV,  # noqa: F401 - re-exported
+    executor_token_file,
+)
+
 logger = logging.getLogger('openhands_vscode_runtime')
 
-TOKEN_FILE_ENV = 'OH_VSCODE_EXECUTOR_TOKEN_FILE'
-ALLOW_EXPOSED_ENV = 'OH_VSCODE_ALLOW_UNAUTHENTICATED_NETWORK'
 TOKEN_BYTES = 32
 
 
@@ -29,14 +33,9 @@ class CredentialError(RuntimeError):
 
 
 def token_file_path() -> Path:
-    """`$OH_VSCODE_EXECUTOR_TOKEN_FILE`, else `$XDG_STATE_HOME/openhands-vscode-runtime/executor-token`
-    (`~/.local/state/...` when XDG_STATE_HOME is unset). The extension computes the same path."""
-    configured = os.environ.get(TOKEN_FILE_ENV, '').strip()
-    if configured:
-        return Path(configured).expanduser()
-    state = os.environ.get('XDG_STATE_HOME', '').strip()
-    base = Path(state) if state else Path.home() / '.local' / 'state'
-    return base / 'openhands-vscode-runtime' / 'executor-token'
+    """The executor token file of this process's settings (`OH_VSCODE_EXECUTOR_TOKEN_FILE`, else
+    `$XDG_STATE_HOME/openhands-vscode-runtime/executor-token`); see `settings.executor_token_file`."""
+    return executor_token_file()
 
 
 def _check_private(path: Path, st: os.stat_result) -> None:
@@ -142,7 +141,9 @@ def non_loopback_listeners() -> list[str]:
 _warned_loopback = False
 
 
-def exposure_problem(session_api_key: str | None) -> str | None:
+def exposure_problem(
+    session_api_key: str | None, allow_unauthenticated_network: bool = False
+) -> str | None:
     """Why server mode must not start, or None.
 
     Without SESSION_API_KEY, OpenHands' own API (create conversations, send messages, list
@@ -174,7 +175,7 @@ def exposure_problem(session_api_key: str | None) -> str | None:
         'openhands.server.listen:app --host 127.0.0.1`), or, on a network you trust, set '
         f'{ALLOW_EXPOSED_ENV}=1.'
     )
-    if os.environ.get(ALLOW_EXPOSED_ENV, '').strip().lower() in ('1', 'true', 'yes', 'on'):
+    if allow_unauthenticated_network:
         logger.warning('oh-executor: %s=1: starting anyway. %s', ALLOW_EXPOSED_ENV, message)
         return None
     return message

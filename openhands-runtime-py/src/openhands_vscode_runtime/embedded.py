@@ -41,6 +41,9 @@ class EmbeddedServer:
             max_http_buffer_size=16 * 1024 * 1024,
             ping_interval=ping_interval,
             ping_timeout=ping_timeout,
+            # The hub's handlers never wait (a welcome is its own task), so they run inline on
+            # the message that carries them: one task less on a reply's way to the runtime.
+            async_handlers=False,
         )
         # proto IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say so (else Nagle +
         # delayed ACK stall back-to-back messages by ~40 ms)

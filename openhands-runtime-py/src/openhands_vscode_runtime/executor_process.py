@@ -15,26 +15,32 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-EXECUTOR_ENV = 'OH_VSCODE_EXECUTOR'
-NODE_ENV = 'OH_VSCODE_NODE'
+from openhands_vscode_runtime.settings import (  # noqa: F401 - the names are re-exported
+    EXECUTOR_ENV,
+    NODE_ENV,
+    RuntimeSettings,
+)
+
 _REPO_RELATIVE = Path('npm') / 'executor' / 'bin' / 'openhands-vscode-executor.js'
 DISTRIBUTION = 'openhands-vscode-runtime'
 BINARY_NAME = 'openhands-vscode-executor'
 
 
-def find_executor() -> list[str] | None:
+def find_executor(settings: RuntimeSettings | None = None) -> list[str] | None:
     """The command line prefix that starts the headless executor, or None.
 
     `OH_VSCODE_EXECUTOR` wins: a `.js` path (run with node), or any command line. Then the native
     executor installed with this distribution (the wheel's `openhands-vscode-executor` script).
     Last, in a source checkout, the repository's Node CLI. An editable install skips the binary it
     copied at install time, which goes stale as the crates change: set `OH_VSCODE_EXECUTOR` to use
-    a native build from a checkout.
+    a native build from a checkout. `settings`: this process's environment when None.
     """
-    configured = os.environ.get(EXECUTOR_ENV, '').strip()
+    settings = settings or RuntimeSettings.from_env()
+    configured = settings.executor_command
+    node = settings.node or shutil.which('node') or 'node'
     if configured:
         if configured.endswith(('.js', '.mjs', '.cjs')) and os.path.isfile(configured):
-            return [_node(), configured]
+            return [node, configured]
         return shlex.split(configured)
     installed = installed_binary()
     if installed is not None:
@@ -43,7 +49,7 @@ def find_executor() -> list[str] | None:
     for parent in here.parents:
         candidate = parent / _REPO_RELATIVE
         if candidate.is_file():
-            return [_node(), str(candidate)]
+            return [node, str(candidate)]
     return None
 
 
@@ -68,10 +74,6 @@ def installed_binary() -> Path | None:
             if path.is_file() and os.access(path, os.X_OK):
                 return path
     return None
-
-
-def _node() -> str:
-    return os.environ.get(NODE_ENV) or shutil.which('node') or 'node'
 
 
 class ExecutorProcess:

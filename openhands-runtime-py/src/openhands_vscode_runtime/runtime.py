@@ -14,13 +14,10 @@ import copy
 import json
 import logging
 import os
-import secrets
 import shutil
-import sys
 import tempfile
 import threading
 import time
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -55,23 +52,24 @@ from openhands.runtime.base import Runtime
 from openhands.runtime.plugins import PluginRequirement
 from openhands.runtime.runtime_status import RuntimeStatus
 
-from openhands_vscode_runtime.credentials import (
-    CredentialError,
-    exposure_problem,
-    load_or_create_executor_token,
+from openhands_vscode_runtime.connection import (
+    DEFAULT_SERVER_URL,  # noqa: F401 - re-exported
+    EMBEDDED_CONNECT_TIMEOUT,  # noqa: F401 - re-exported
+    SERVER_CONNECT_TIMEOUT,  # noqa: F401 - re-exported
+    ConnectionSetupError,
+    ServerConnection,
+    connection_for,
 )
 from openhands_vscode_runtime.executor_process import ExecutorProcess, find_executor
-from openhands_vscode_runtime.hub import NAMESPACE, Channel, ExecutorHub, hub_for
+from openhands_vscode_runtime.host_files import HostFiles
+from openhands_vscode_runtime.hub import NAMESPACE, Channel, ExecutorHub
 from openhands_vscode_runtime.settings import RuntimeSettings
 
 # How much longer than an action's hard timeout the runtime waits for the executor's reply.
 REPLY_MARGIN_SECONDS = 15.0
-EMBEDDED_CONNECT_TIMEOUT = 30.0
-SERVER_CONNECT_TIMEOUT = 120.0
 # Observations kept per stream id, so that an action delivered twice (stream + run_action) runs once.
 _DONE_CACHE_SIZE = 256
 _ENV_RETRIES = 3
-DEFAULT_SERVER_URL = 'http://127.0.0.1:3000'
 
 
 RIPGREP_MISSING = (
@@ -90,19 +88,6 @@ def ripgrep_warning(path: str | None = None) -> str | None:
     Code on the same machine (server mode), so this PATH is the best cheap guess for its shell's.
     """
     return None if shutil.which('rg', path=path) else RIPGREP_MISSING
-
-
-def _server_context() -> tuple[Any, asyncio.AbstractEventLoop | None]:
-    """The OpenHands server's `sio` and loop, when this process is an OpenHands server.
-
-    `openhands.server.shared` is never imported here: importing it starts a conversation manager.
-    """
-    shared = sys.modules.get('openhands.server.shared')
-    if shared is None:
-        return None, None
-    sio = getattr(shared, 'sio', None)
-    manager = getattr(shared, 'conversation_manager', None)
-    return sio, getattr(manager, '_loop', None)
 
 
 class VsCodeRuntime(Runtime):
@@ -150,9 +135,9 @@ class VsCodeRuntime(Runtime):
         self._channel: Channel | None = None
         self._owns_channel = False
         self._session_api_key: str | None = None
-        self._accepted_keys: tuple[str, ...] = ()
         self._process: ExecutorProcess | None = None
         self._workspace: str | None = None
+        self._files: HostFiles | None = None
         self._closed = False
         self._dedupe_lock = threading.Lock()
         self._inflight: dict[Any, concurrent.futures.Future] = {}
@@ -165,79 +150,25 @@ class VsCodeRuntime(Runtime):
     @classmethod
     def setup(cls, config: OpenHandsConfig, headless_mode: bool = False) -> None:
         """Called by the OpenHands server on its loop at start-up: register the namespace."""
-        sio, loop = _server_context()
-        if sio is None:
+        try:
+            settings = RuntimeSettings.from_env()
+        except ValueError as e:  # reported again, as an error, by the first runtime
+            logging.getLogger('openhands_vscode_runtime').warning('oh-executor: %s', e)
             return
-        if loop is None:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                loop = None
-        hub_for(sio, loop)
-        # Create the executor token now, so that VS Code finds it before the first conversation.
-        if not os.environ.get('SESSION_API_KEY'):
-            try:
-                _token, path = load_or_create_executor_token()
-            except (OSError, CredentialError, UnicodeDecodeError) as e:
-                logging.getLogger('openhands_vscode_runtime').warning(
-                    'oh-executor: cannot set up the executor token: %s', e
-                )
-            else:
-                logging.getLogger('openhands_vscode_runtime').info(
-                    'oh-executor: executors of this server authenticate with the executor token '
-                    'in %s (VS Code on this machine reads it by itself)',
-                    path,
-                )
-
-    def _resolve_mode(self) -> str:
-        mode = self.settings.mode
-        if mode == 'auto':
-            sio, _ = _server_context()
-            mode = 'server' if sio is not None else 'embedded'
-        return mode
+        ServerConnection.setup(settings)
 
     async def connect(self) -> None:
         self.set_runtime_status(RuntimeStatus.STARTING_RUNTIME)
-        self.mode = self._resolve_mode()
-        if self.mode == 'server':
-            sio, loop = _server_context()
-            if sio is None:
-                import openhands.server.shared as shared  # explicit server mode only
-
-                sio, loop = shared.sio, getattr(shared.conversation_manager, '_loop', None)
-            self._hub = hub_for(sio, loop or asyncio.get_running_loop())
-            openhands_key = os.environ.get('SESSION_API_KEY') or None
-            problem = exposure_problem(openhands_key)
-            if problem is not None:
-                self.set_runtime_status(RuntimeStatus.ERROR, problem, 'error')
-                raise AgentRuntimeUnavailableError(problem)
-            try:
-                token, token_path = await asyncio.to_thread(load_or_create_executor_token)
-            except (OSError, CredentialError, UnicodeDecodeError) as e:
-                message = f'VsCodeRuntime: cannot set up the executor token: {e}'
-                self.set_runtime_status(RuntimeStatus.ERROR, message, 'error')
-                raise AgentRuntimeUnavailableError(message) from None
-            # Executors present OpenHands' key when it has one, or the executor token (always
-            # accepted: VS Code on this machine reads it from token_path).
-            self._accepted_keys = tuple(k for k in (openhands_key, token) if k)
-            self._session_api_key = openhands_key or token
-            self.log('info', f'executor token file: {token_path}')
-            self.server_url = self.settings.server_url or DEFAULT_SERVER_URL
-        else:
-            from openhands_vscode_runtime.embedded import embedded_server
-
-            server = await asyncio.to_thread(
-                embedded_server,
-                self.settings.host,
-                self.settings.port,
-                ping_interval=self.settings.ping_interval,
-                ping_timeout=self.settings.ping_timeout,
-            )
-            self._hub = server.hub
-            self._session_api_key = secrets.token_urlsafe(24)
-            self._accepted_keys = (self._session_api_key,)
-            # OH_VSCODE_SERVER_URL, when set, is where the spawned executor connects (a proxy).
-            self.server_url = self.settings.server_url or server.url
+        strategy = connection_for(self.settings)
+        self.mode = strategy.mode
+        try:
+            endpoint = await strategy.open()
+        except ConnectionSetupError as e:
+            self.set_runtime_status(RuntimeStatus.ERROR, str(e), 'error')
+            raise AgentRuntimeUnavailableError(str(e)) from None
+        self._hub = endpoint.hub
+        self._session_api_key = endpoint.session_api_key
+        self.server_url = endpoint.server_url
 
         if self.attach_to_existing:
             existing = self._hub.channel(self.sid)
@@ -256,47 +187,64 @@ class VsCodeRuntime(Runtime):
         no_change = self._no_change_timeout()
         self._channel = self._hub.open_channel(
             self.sid,
-            session_api_key=self._accepted_keys,
+            session_api_key=endpoint.accepted_keys,
             session_settings={'no_change_timeout_seconds': no_change},
             reconnect_grace_seconds=self.settings.reconnect_grace_seconds,
+            allowed_origins=self.settings.allowed_origins,
+            token_file=self.settings.executor_token_file,
         )
         self._owns_channel = True
 
         spawn = self.settings.spawn_executor
         if spawn is None:
-            spawn = self.mode == 'embedded'
-        workspace = self._host_workspace() if spawn else None
-        if spawn:
-            command = find_executor()
-            if command is None:
-                self.close()
-                raise AgentRuntimeUnavailableError(
-                    'VsCodeRuntime: the headless executor was not found. Install the platform '
-                    'wheel of openhands-vscode-runtime (it carries the native '
-                    'openhands-vscode-executor), or set OH_VSCODE_EXECUTOR to an executor '
-                    '(the native binary, or the npm package\'s bin/openhands-vscode-executor.js), '
-                    'or set OH_VSCODE_SPAWN_EXECUTOR=0 and connect an executor yourself.'
-                )
-            assert workspace is not None
-            self._process = ExecutorProcess(
-                command,
-                url=self.server_url,
-                conversation_id=self.sid,
-                session_api_key=self._session_api_key,
-                workspace=workspace,
-                no_change_timeout=no_change,
-                on_exit=self._on_executor_exit,
-            )
-        else:
+            spawn = strategy.spawns_executor
+        workspace = self._spawn_executor(no_change) if spawn else None
+        if not spawn:
             self.log(
                 'info',
                 f'Waiting for a VS Code executor: connect to {self.server_url} namespace '
                 f'{NAMESPACE} with conversation_id={self.sid}',
             )
-
         timeout = self.settings.connect_timeout
         if timeout is None:
-            timeout = EMBEDDED_CONNECT_TIMEOUT if self.mode == 'embedded' else SERVER_CONNECT_TIMEOUT
+            timeout = strategy.connect_timeout
+        await self._await_registration(timeout, spawned=spawn)
+
+        self._finish_connect(self._channel.workspace or workspace or '')
+        warning = ripgrep_warning()
+        if warning:
+            self.log('warning', f'VsCodeRuntime: {warning}')
+        await asyncio.to_thread(self.setup_initial_env)
+        self.set_runtime_status(RuntimeStatus.RUNTIME_STARTED)
+
+    def _spawn_executor(self, no_change: float) -> str:
+        """Start the headless executor on the host workspace; returns the workspace."""
+        workspace = self._host_workspace()
+        command = find_executor(self.settings)
+        if command is None:
+            self.close()
+            raise AgentRuntimeUnavailableError(
+                'VsCodeRuntime: the headless executor was not found. Install the platform '
+                'wheel of openhands-vscode-runtime (it carries the native '
+                'openhands-vscode-executor), or set OH_VSCODE_EXECUTOR to an executor '
+                '(the native binary, or the npm package\'s bin/openhands-vscode-executor.js), '
+                'or set OH_VSCODE_SPAWN_EXECUTOR=0 and connect an executor yourself.'
+            )
+        assert self.server_url is not None
+        self._process = ExecutorProcess(
+            command,
+            url=self.server_url,
+            conversation_id=self.sid,
+            session_api_key=self._session_api_key,
+            workspace=workspace,
+            no_change_timeout=no_change,
+            on_exit=self._on_executor_exit,
+        )
+        return workspace
+
+    async def _await_registration(self, timeout: float, *, spawned: bool) -> None:
+        """Wait for the first executor to register; on failure close and say what to do."""
+        assert self._channel is not None
         try:
             await asyncio.wait_for(
                 asyncio.wrap_future(self._channel.registration_future()), timeout
@@ -315,7 +263,7 @@ class VsCodeRuntime(Runtime):
             )
             if tail:
                 message += f'\nExecutor output:\n{tail}'
-            elif not spawn:
+            elif not spawned:
                 message += (
                     ' Open the workspace in VS Code with the OpenHands extension connected to '
                     'this server, or set OH_VSCODE_CONNECT_TIMEOUT to wait longer.'
@@ -323,16 +271,9 @@ class VsCodeRuntime(Runtime):
             self.set_runtime_status(RuntimeStatus.ERROR_RUNTIME_DISCONNECTED, message, 'error')
             raise AgentRuntimeUnavailableError(message) from None
 
-        self._finish_connect(self._channel.workspace or workspace or '')
-        warning = ripgrep_warning()
-        if warning:
-            self.log('warning', f'VsCodeRuntime: {warning}')
-        if not self.attach_to_existing:
-            await asyncio.to_thread(self.setup_initial_env)
-        self.set_runtime_status(RuntimeStatus.RUNTIME_STARTED)
-
     def _finish_connect(self, workspace: str) -> None:
         self._workspace = os.path.realpath(workspace) if workspace else None
+        self._files = HostFiles(self._workspace) if self._workspace else None
         if self._workspace:
             # Tests and the agent build their paths from this (CLIRuntime does the same).
             self.config.workspace_mount_path_in_sandbox = self._workspace
@@ -475,15 +416,21 @@ class VsCodeRuntime(Runtime):
                 self._inflight.pop(key, None)
             mine.set_exception(e)
             raise
-        pristine = copy.deepcopy(obs)
+        # A later delivery of a stream event gets a copy of the observation as it came back (the
+        # event stream sets id, timestamp and cause on the one returned here). An action without a
+        # stream id has no later delivery, and a deep copy costs more than the rest of the
+        # runtime's share of a round trip, so it is skipped; a concurrent call with the very same
+        # action object copies the observation itself (`_copy_for`).
+        pristine = copy.deepcopy(obs) if stream_id is not None else obs
         with self._dedupe_lock:
             self._inflight.pop(key, None)
             if stream_id is not None:
                 self._done[stream_id] = pristine
                 while len(self._done) > _DONE_CACHE_SIZE:
                     self._done.popitem(last=False)
+        result = self._with_cause(action, obs)  # before a waiter may copy it
         mine.set_result(pristine)
-        return self._with_cause(action, obs)
+        return result
 
     def _copy_for(self, action: Action, obs: Observation) -> Observation:
         return self._with_cause(action, copy.deepcopy(obs))
@@ -576,7 +523,7 @@ class VsCodeRuntime(Runtime):
             return ErrorObservation(f'Error executing MCP tool {action.name}: {e}')
 
     # ====================================================================
-    # Files on the host (the executor's workspace), CLIRuntime semantics
+    # Files on the host (the executor's workspace): host_files.HostFiles
     # ====================================================================
 
     @property
@@ -585,94 +532,22 @@ class VsCodeRuntime(Runtime):
             return Path(self._workspace)
         return Path(self.config.workspace_mount_path_in_sandbox)
 
-    def _require_initialized(self) -> str:
-        if not self._runtime_initialized or not self._workspace:
+    def _host_files(self) -> HostFiles:
+        if not self._runtime_initialized or self._files is None:
             raise RuntimeError('Runtime not initialized')
-        return self._workspace
+        return self._files
 
     def _host_path(self, path: str) -> str:
-        """Map a sandbox path into the workspace; refuse anything that resolves outside it."""
-        ws = self._require_initialized()
-        if path == '/workspace':
-            candidate = ws
-        elif path.startswith('/workspace/'):
-            candidate = os.path.join(ws, path[len('/workspace/'):])
-        elif os.path.isabs(path):
-            candidate = path
-        else:
-            candidate = os.path.join(ws, path)
-        resolved = os.path.realpath(candidate)
-        if resolved != ws and os.path.commonpath([resolved, ws]) != ws:
-            raise PermissionError(
-                f'Invalid path: {path}. You can only work with files in {ws}.'
-            )
-        return resolved
+        return self._host_files().host_path(path)
 
     def copy_to(self, host_src: str, sandbox_dest: str, recursive: bool = False) -> None:
-        self._require_initialized()
-        if not os.path.exists(host_src):
-            raise FileNotFoundError(f"Source path '{host_src}' does not exist.")
-        dest = self._host_path(sandbox_dest)
-        try:
-            if os.path.isdir(host_src):
-                if not recursive:
-                    raise FileNotFoundError(
-                        f"Source path '{host_src}' is not a valid file or directory."
-                    )
-                target = os.path.join(dest, os.path.basename(os.path.normpath(host_src)))
-                if os.path.realpath(host_src) != os.path.realpath(target):
-                    os.makedirs(dest, exist_ok=True)
-                    shutil.copytree(host_src, target, dirs_exist_ok=True)
-                return
-            into_dir = os.path.isdir(dest) or sandbox_dest.endswith(('/', os.sep))
-            new_dir = not os.path.exists(dest) and '.' not in os.path.basename(dest)
-            if into_dir or new_dir:
-                os.makedirs(dest, exist_ok=True)
-                target = os.path.join(dest, os.path.basename(host_src))
-            else:
-                target = dest
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-            shutil.copy2(host_src, target)
-        except (FileNotFoundError, PermissionError):
-            raise
-        except shutil.SameFileError:
-            return
-        except Exception as e:
-            raise RuntimeError(f'Unexpected error copying file: {e}') from e
+        self._host_files().copy_to(host_src, sandbox_dest, recursive)
 
     def list_files(self, path: str | None = None) -> list[str]:
-        ws = self._require_initialized()
-        try:
-            target = ws if path is None else self._host_path(path)
-            if not os.path.exists(target):
-                return []
-            if not os.path.isdir(target):
-                return [target]
-            return [os.path.join(target, name) for name in os.listdir(target)]
-        except Exception as e:
-            self.log('warning', f'list_files({path!r}) failed: {e}')
-            return []
+        return self._host_files().list_files(path)
 
     def copy_from(self, path: str) -> Path:
-        self._require_initialized()
-        source = self._host_path(path)
-        if not os.path.exists(source):
-            raise FileNotFoundError(f'Path not found: {path}')
-        tmp = tempfile.NamedTemporaryFile(suffix='.zip', delete=False)
-        tmp.close()
-        try:
-            with zipfile.ZipFile(tmp.name, 'w', zipfile.ZIP_DEFLATED) as archive:
-                if os.path.isdir(source):
-                    for root, _dirs, files in os.walk(source):
-                        for name in files:
-                            full = os.path.join(root, name)
-                            archive.write(full, os.path.relpath(full, source))
-                else:
-                    archive.write(source, os.path.basename(source))
-        except Exception as e:
-            os.unlink(tmp.name)
-            raise RuntimeError(f'Error creating zip file: {e}') from e
-        return Path(tmp.name)
+        return self._host_files().copy_from(path)
 
     # ====================================================================
     # Misc

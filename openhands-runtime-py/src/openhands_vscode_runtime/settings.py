@@ -1,15 +1,19 @@
-"""Settings of VsCodeRuntime, read from the environment when a runtime is created.
+"""Settings of VsCodeRuntime: the one place this package reads its environment.
 
 OpenHands' config classes reject unknown keys, so the runtime's own knobs are environment
-variables (they can also be set in the environment of `openhands serve` or of a test run).
+variables (they can also be set in the environment of `openhands serve` or of a test run). They
+are read once, when a runtime is created (`RuntimeSettings.from_env()`), and handed to the parts
+that need them (connection strategies, hub channels, credentials, executor process); no other
+module of this package reads `os.environ` for a setting. (The demo program reads its own LLM
+variables; a spawned executor inherits this process's environment.)
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-
-from openhands_vscode_runtime.hub import DEFAULT_RECONNECT_GRACE_SECONDS
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 
 MODE_ENV = 'OH_VSCODE_MODE'
 SPAWN_ENV = 'OH_VSCODE_SPAWN_EXECUTOR'
@@ -20,12 +24,26 @@ PORT_ENV = 'OH_VSCODE_PORT'
 SERVER_URL_ENV = 'OH_VSCODE_SERVER_URL'
 PING_INTERVAL_ENV = 'OH_VSCODE_PING_INTERVAL'
 PING_TIMEOUT_ENV = 'OH_VSCODE_PING_TIMEOUT'
+EXECUTOR_ENV = 'OH_VSCODE_EXECUTOR'
+NODE_ENV = 'OH_VSCODE_NODE'
+ALLOWED_ORIGINS_ENV = 'OH_VSCODE_ALLOWED_ORIGINS'
+TOKEN_FILE_ENV = 'OH_VSCODE_EXECUTOR_TOKEN_FILE'
+ALLOW_EXPOSED_ENV = 'OH_VSCODE_ALLOW_UNAUTHENTICATED_NETWORK'
+OPENHANDS_KEY_ENV = 'SESSION_API_KEY'  # OpenHands' own key (server mode)
+
 DEFAULT_PING_INTERVAL = 10.0
 DEFAULT_PING_TIMEOUT = 10.0
+DEFAULT_RECONNECT_GRACE_SECONDS = 15.0
+
+_TRUE = ('1', 'true', 'yes', 'on')
 
 
-def _float(name: str, default: float) -> float:
-    raw = os.environ.get(name, '').strip()
+def _text(env: Mapping[str, str], name: str) -> str:
+    return env.get(name, '').strip()
+
+
+def _float(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = _text(env, name)
     if not raw:
         return default
     try:
@@ -34,43 +52,77 @@ def _float(name: str, default: float) -> float:
         raise ValueError(f'{name} must be a number, got {raw!r}') from e
 
 
-def _bool(name: str) -> bool | None:
-    raw = os.environ.get(name, '').strip().lower()
+def _bool(env: Mapping[str, str], name: str) -> bool | None:
+    raw = _text(env, name).lower()
     if not raw:
         return None
-    return raw in ('1', 'true', 'yes', 'on')
+    return raw in _TRUE
+
+
+def executor_token_file(env: Mapping[str, str] | None = None) -> Path:
+    """`$OH_VSCODE_EXECUTOR_TOKEN_FILE`, else `$XDG_STATE_HOME/openhands-vscode-runtime/executor-token`
+    (`~/.local/state/...` when XDG_STATE_HOME is unset). The extension computes the same path."""
+    env = os.environ if env is None else env
+    configured = _text(env, TOKEN_FILE_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    state = _text(env, 'XDG_STATE_HOME')
+    base = Path(state) if state else Path.home() / '.local' / 'state'
+    return base / 'openhands-vscode-runtime' / 'executor-token'
 
 
 @dataclass(frozen=True)
 class RuntimeSettings:
-    mode: str  # 'auto' | 'server' | 'embedded'
-    spawn_executor: bool | None  # None: spawn in embedded mode only
-    connect_timeout: float | None  # None: mode default
-    reconnect_grace_seconds: float
-    host: str
-    port: int
+    mode: str = 'auto'  # 'auto' | 'server' | 'embedded'
+    spawn_executor: bool | None = None  # None: spawn in embedded mode only
+    connect_timeout: float | None = None  # None: the connection strategy's default
+    reconnect_grace_seconds: float = DEFAULT_RECONNECT_GRACE_SECONDS
+    host: str = '127.0.0.1'
+    port: int = 0
     # Where a spawned executor connects; None: the embedded server's URL, or in server mode
     # http://127.0.0.1:3000.
-    server_url: str | None
+    server_url: str | None = None
     # Engine.IO heartbeat of the embedded server (a silent connection is dropped after about
     # ping_interval + ping_timeout, on both sides).
-    ping_interval: float
-    ping_timeout: float
+    ping_interval: float = DEFAULT_PING_INTERVAL
+    ping_timeout: float = DEFAULT_PING_TIMEOUT
+    # The headless executor: a command line or a `.js` path (None: the installed one), and the
+    # Node binary for a `.js` executor (None: `node` on PATH).
+    executor_command: str | None = None
+    node: str | None = None
+    # Origins (exact `scheme://host[:port]`) allowed to register from a browser; empty by default.
+    allowed_origins: frozenset[str] = field(default_factory=frozenset)
+    # Server mode: OpenHands' SESSION_API_KEY, the executor token file, and the opt-in to start
+    # without a key on a network interface.
+    openhands_session_api_key: str | None = field(default=None, repr=False)
+    executor_token_file: Path = field(default_factory=lambda: executor_token_file({}))
+    allow_unauthenticated_network: bool = False
 
     @classmethod
-    def from_env(cls) -> RuntimeSettings:
-        mode = os.environ.get(MODE_ENV, 'auto').strip().lower() or 'auto'
+    def from_env(cls, env: Mapping[str, str] | None = None) -> RuntimeSettings:
+        env = os.environ if env is None else env
+        mode = _text(env, MODE_ENV).lower() or 'auto'
         if mode not in ('auto', 'server', 'embedded'):
             raise ValueError(f'{MODE_ENV} must be auto, server or embedded, got {mode!r}')
-        timeout_raw = os.environ.get(CONNECT_TIMEOUT_ENV, '').strip()
+        origins = env.get(ALLOWED_ORIGINS_ENV, '')
         return cls(
             mode=mode,
-            spawn_executor=_bool(SPAWN_ENV),
-            connect_timeout=_float(CONNECT_TIMEOUT_ENV, 0.0) if timeout_raw else None,
-            reconnect_grace_seconds=_float(GRACE_ENV, DEFAULT_RECONNECT_GRACE_SECONDS),
-            host=os.environ.get(HOST_ENV, '127.0.0.1'),
-            port=int(os.environ.get(PORT_ENV, '0') or 0),
-            server_url=os.environ.get(SERVER_URL_ENV, '').strip().rstrip('/') or None,
-            ping_interval=_float(PING_INTERVAL_ENV, DEFAULT_PING_INTERVAL),
-            ping_timeout=_float(PING_TIMEOUT_ENV, DEFAULT_PING_TIMEOUT),
+            spawn_executor=_bool(env, SPAWN_ENV),
+            connect_timeout=(
+                _float(env, CONNECT_TIMEOUT_ENV, 0.0) if _text(env, CONNECT_TIMEOUT_ENV) else None
+            ),
+            reconnect_grace_seconds=_float(env, GRACE_ENV, DEFAULT_RECONNECT_GRACE_SECONDS),
+            host=env.get(HOST_ENV, '127.0.0.1'),
+            port=int(env.get(PORT_ENV, '0') or 0),
+            server_url=_text(env, SERVER_URL_ENV).rstrip('/') or None,
+            ping_interval=_float(env, PING_INTERVAL_ENV, DEFAULT_PING_INTERVAL),
+            ping_timeout=_float(env, PING_TIMEOUT_ENV, DEFAULT_PING_TIMEOUT),
+            executor_command=_text(env, EXECUTOR_ENV) or None,
+            node=env.get(NODE_ENV) or None,
+            allowed_origins=frozenset(
+                o.strip().rstrip('/') for o in origins.split(',') if o.strip()
+            ),
+            openhands_session_api_key=env.get(OPENHANDS_KEY_ENV) or None,
+            executor_token_file=executor_token_file(env),
+            allow_unauthenticated_network=_text(env, ALLOW_EXPOSED_ENV).lower() in _TRUE,
         )

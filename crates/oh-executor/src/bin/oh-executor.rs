@@ -11,7 +11,6 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use oh_executor::{Executor, ExecutorConfig, LocalFs};
-use oh_protocol::{ActionEvent, Observation, ObservationEvent};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 #[derive(Parser)]
@@ -60,15 +59,9 @@ async fn replay(workspace: PathBuf, no_change_timeout: Option<u64>) -> anyhow::R
         if line.trim().is_empty() {
             continue;
         }
-        let reply = match serde_json::from_str::<serde_json::Value>(&line) {
-            Ok(value) => {
-                let cause = value.get("id").and_then(|v| v.as_i64().or_else(|| v.as_str().and_then(|s| s.parse().ok())));
-                match ActionEvent::from_value(value) {
-                    Ok(event) => executor.execute(&event).await,
-                    Err(e) => ObservationEvent::reply(cause, Observation::error(e.to_string())),
-                }
-            }
-            Err(e) => ObservationEvent::reply(None, Observation::error(format!("Invalid JSON line: {e}"))),
+        let reply = match oh_protocol::decode_action_json(&line) {
+            Ok(event) => executor.execute(&event).await,
+            Err(refusal) => refusal,
         };
         let mut out = stdout.lock();
         writeln!(out, "{}", reply.to_json())?;

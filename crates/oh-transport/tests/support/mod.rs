@@ -9,7 +9,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use oh_protocol::{ActionEvent, CmdOutputMetadata, Observation, ObservationEvent};
+use oh_protocol::{CmdOutputMetadata, Delegated, Observation, ObservationEvent};
 use oh_transport::ActionHandler;
 use serde_json::{json, Value};
 
@@ -170,7 +170,8 @@ impl MockHandler {
 
 #[async_trait]
 impl ActionHandler for MockHandler {
-    async fn execute(&self, event: &ActionEvent) -> ObservationEvent {
+    async fn execute(&self, job: &Delegated) -> ObservationEvent {
+        let event = &job.event;
         let id = event.id.unwrap_or(-1);
         *self.executions.lock().unwrap().entry(id).or_default() += 1;
         self.order.lock().unwrap().push((id, "start", Instant::now()));

@@ -185,7 +185,7 @@ pub(crate) fn rstrip_joiner(out: &mut String) -> impl FnMut(&[&str]) + '_ {
         for p in pieces {
             out.push_str(p);
         }
-        let kept = crate::py_rstrip(&out[start..]).len();
+        let kept = oh_pysem::rstrip(&out[start..]).len();
         out.truncate(start + kept);
     }
 }

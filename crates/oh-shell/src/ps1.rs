@@ -1,4 +1,4 @@
-//! The reference's text handling, re-stated: Python whitespace stripping, the PS1 metadata regex
+//! The PS1 metadata of the reference, re-stated: the regex
 //! (`^###PS1JSON###(.*?)###PS1END###`, DOTALL|MULTILINE, kept only when the group parses as JSON),
 //! `_combine_outputs_between_matches` and `_get_command_output`.
 
@@ -7,22 +7,7 @@ use oh_protocol::CmdOutputMetadata;
 pub const PS1_BEGIN: &str = "###PS1JSON###";
 pub const PS1_END: &str = "###PS1END###";
 
-/// `str.isspace()` for one character.
-pub fn py_is_space(c: char) -> bool {
-    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
-}
-
-pub fn py_strip(s: &str) -> &str {
-    s.trim_matches(py_is_space)
-}
-
-pub fn py_lstrip(s: &str) -> &str {
-    s.trim_start_matches(py_is_space)
-}
-
-pub fn py_rstrip(s: &str) -> &str {
-    s.trim_end_matches(py_is_space)
-}
+use oh_pysem::{lstrip as py_lstrip, rstrip as py_rstrip, strip as py_strip};
 
 /// One valid PS1 block in a pane capture: byte offsets of the whole match and of group 1.
 #[derive(Debug, Clone, PartialEq, Eq)]
