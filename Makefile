@@ -72,6 +72,7 @@ test-conformance: deps-python deps-node
 	tests/conformance/run.sh
 	tests/conformance/run.sh --driver addon
 	tests/conformance/run.sh --driver socket
+	tests/conformance/run.sh --driver hub
 
 # OpenHands V1 (software-agent-sdk 1.58.0): the executor's V1 mode against openhands-tools' own
 # TerminalExecutor and FileEditor, in a venv of its own (scripts/setup-python-v1.sh).

@@ -4,7 +4,12 @@
 # `oh-executor replay` process (the Rust core the addon embeds) under GNU time; the addon path adds
 # Node's own heap on top. The observation is capped by the executor (30,000 characters for
 # commands, the reference's truncation; the read returns the file as the reference does).
+# Then the same scenarios through the Python VsCodeRuntime (embedded mode, the native headless
+# executor spawned by it): the runtime process's own peak RSS and its executor's, each scenario in
+# a fresh process beside its own `echo hi` baseline (bench/runtime_memory.py).
 # Usage: bench/memory.sh [path/to/oh-executor]   (default: target/release, built if missing)
+#        OH_VENV=... selects the Python venv (default: the project's); OH_MEM_SKIP_RUNTIME=1 skips
+#        the runtime part, OH_MEM_ONLY_RUNTIME=1 runs only it.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 exe=${1:-$repo/target/release/oh-executor}
@@ -25,13 +30,29 @@ peak() { # $1 = label, stdin = action lines
   /usr/bin/time -f '%M' -o "$tm" "$exe" replay --workspace "$work/ws" --no-change-timeout 30 > "$out"
   local kb; kb=$(tail -1 "$tm")
   local bytes; bytes=$(wc -c < "$out")
-  printf '%-34s %8d KB peak RSS   reply %9d bytes\n' "$1" "$kb" "$bytes"
+  printf '%-34s %8d KB peak RSS   reply %9d bytes\n' "$1" "$kb" "$bytes" >&2
   echo "$kb"
 }
 
 run() { printf '{"id":%d,"action":"run","args":{"command":%s,"is_input":false,"blocking":true},"timeout":600.0}\n' "$1" "$2"; }
 
-base=$(run 1 '"echo hi"' | peak "baseline: echo hi" | tee /dev/stderr | tail -1)
-out=$(run 1 '"head -c 100000000 /dev/zero | tr \"\\\\0\" x | fold -w 1000"' | peak "100 MB of command output" | tee /dev/stderr | tail -1)
-rd=$(printf '{"id":1,"action":"read","args":{"path":"%s"}}\n' "$work/ws/big.txt" | peak "50 MB file read" | tee /dev/stderr | tail -1)
+if [ "${OH_MEM_ONLY_RUNTIME:-0}" != 1 ]; then
+base=$(run 1 '"echo hi"' | peak "baseline: echo hi")
+out=$(run 1 '"head -c 100000000 /dev/zero | tr \"\\\\0\" x | fold -w 1000"' | peak "100 MB of command output")
+rd=$(printf '{"id":1,"action":"read","args":{"path":"%s"}}\n' "$work/ws/big.txt" | peak "50 MB file read")
 echo "ratios to the baseline: output x$(python3 -c "print(round($out/$base,1))"), read x$(python3 -c "print(round($rd/$base,1))")"
+fi
+
+[ "${OH_MEM_SKIP_RUNTIME:-0}" = 1 ] && exit 0
+py="${OH_VENV:-$HOME/.cache/openhands-vscode-runtime/venv}/bin/python"
+headless="$(cd "$(dirname "$exe")" && pwd)/openhands-vscode-executor"  # absolute: the scenarios run in $work
+if [ ! -x "$headless" ]; then cargo build --release -p oh-headless --manifest-path "$repo/Cargo.toml" >&2; fi
+echo "VsCodeRuntime (Python, embedded mode) with $headless:"
+declare -A rt_peak
+for sc in baseline output read; do
+  line=$(cd "$work" && OH_VSCODE_EXECUTOR="$headless" LITELLM_LOCAL_MODEL_COST_MAP=True "$py" "$repo/bench/runtime_memory.py" "$sc" "$work/ws" 2> "$work/rt-$sc.log" | tail -1) || true
+  if [ -z "$line" ]; then echo "runtime scenario $sc failed:"; tail -20 "$work/rt-$sc.log"; exit 1; fi
+  "$py" -c 'import json, sys; print("  {scenario:<9} runtime peak {runtime_peak_kib:>8} KB (after connect {runtime_connected_kib} KB)   executor peak {executor_peak_kib:>8} KB   {observation} of {content_chars} chars in {seconds} s".format(**json.loads(sys.argv[1])))' "$line"
+  rt_peak[$sc]=$("$py" -c 'import json,sys; print(json.loads(sys.argv[1])["runtime_peak_kib"])' "$line")
+done
+echo "runtime ratios to its baseline: output x$(python3 -c "print(round(${rt_peak[output]}/${rt_peak[baseline]},2))"), read x$(python3 -c "print(round(${rt_peak[read]}/${rt_peak[baseline]},2))")"

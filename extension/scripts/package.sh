@@ -26,10 +26,8 @@ if [ -z "$ADDON" ] && [ -f "$CROSS/$NAME.$TRIPLE.node" ] && \
    [ "$(cat "$CROSS/SOURCE" 2>/dev/null)" = "$("$REPO/scripts/addon-key.sh")" ]; then
   ADDON="$CROSS/$NAME.$TRIPLE.node"  # the portable build (build-portable-addon.sh) of the committed crates
 fi
-if [ -z "$ADDON" ]; then
-  for c in "$REPO/npm/executor/$NAME.$TRIPLE.node" "$REPO/npm/executor/$NAME.node" "$REPO"/npm/executor/*.$TRIPLE.node; do
-    if [ -f "$c" ]; then ADDON="$c"; break; fi
-  done
+if [ -z "$ADDON" ] && [ -f "$REPO/npm/executor/$NAME.$TRIPLE.node" ]; then
+  ADDON="$REPO/npm/executor/$NAME.$TRIPLE.node"
 fi
 if { [ -z "$ADDON" ] || [ ! -f "$ADDON" ]; } && [ "$ALLOW_NO_ADDON" = 1 ]; then
   echo "package.sh: WARNING: no native executor found; building a VSIX WITHOUT it (--allow-no-addon)" >&2

@@ -94,33 +94,6 @@ export class ActivityLog implements vscode.Disposable {
     this.emitter.fire();
   }
 
-  /** Starts an entry from what the addon's status says ("run ls -la", "edit /ws/a.py"). */
-  started(kind: string, summary: string): ActivityEntry {
-    const entry: ActivityEntry = { id: --this.syntheticId, kind, summary: oneLine(summary), status: 'running', startedAt: this.now() };
-    this.entries.unshift(entry);
-    if (this.entries.length > this.capacity) this.entries.length = this.capacity;
-    this.emitter.fire();
-    return entry;
-  }
-
-  finish(entry: ActivityEntry, status: 'ok' | 'error', result: string): void {
-    if (entry.status !== 'running') return;
-    entry.status = status;
-    entry.result = result;
-    entry.finishedAt = this.now();
-    this.emitter.fire();
-  }
-
-  remove(entry: ActivityEntry): void {
-    const i = this.entries.indexOf(entry);
-    if (i >= 0) {
-      this.entries.splice(i, 1);
-      this.emitter.fire();
-    }
-  }
-
-  private syntheticId = 0;
-
   get running(): number {
     return this.entries.filter((e) => e.status === 'running').length;
   }

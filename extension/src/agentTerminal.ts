@@ -126,11 +126,7 @@ export class AgentTerminal implements vscode.Disposable {
     if (exitCode !== undefined && exitCode !== 0) text += red(`[exit code ${exitCode}]`) + '\r\n';
     text += (cwd ? dim(new TerminalSanitizer().push(cwd)) + ' ' : '') + bold('$ ');
     this.emit(text);
-    this.onPrompt?.(exitCode, cwd);
   }
-
-  /** Called for every prompt the shell prints (the previous command's exit code and the cwd). */
-  onPrompt: ((exitCode: number | undefined, cwd: string | undefined) => void) | undefined;
 
   /** Reveals the terminal without focus when the user wants that for each command. */
   reveal(): void {

@@ -29,9 +29,7 @@ export function candidatePaths(extensionRoot: string, env: NodeJS.ProcessEnv = p
   const out: string[] = [];
   if (env.OPENHANDS_EXECUTOR_ADDON) out.push(path.resolve(env.OPENHANDS_EXECUTOR_ADDON));
   out.push(path.join(extensionRoot, 'dist', 'native', file));
-  out.push(path.join(extensionRoot, 'dist', 'native', `${BINARY_BASENAME}.node`));
   out.push(path.join(extensionRoot, '..', 'npm', 'executor', file));
-  out.push(path.join(extensionRoot, '..', 'npm', 'executor', `${BINARY_BASENAME}.node`));
   return out;
 }
 

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULTS, normaliseServerUrl, readConfig, validateConfig } from './config';
+import { CONNECTION_KEYS, DEFAULTS, normaliseServerUrl, readConfig, validateConfig } from './config';
 
 const getter = (values: Record<string, unknown>) => ({
   get: <T>(key: string, def: T): T => (key in values ? (values[key] as T) : def),
@@ -16,18 +18,15 @@ describe('config', () => {
       'conversation.mode': 'attach',
       'conversation.id': ' abc ',
       'executor.noChangeTimeoutSeconds': -3,
-      'terminal.shell': ' /bin/zsh ',
     }));
     expect(c.serverUrl).toBe('http://example.com:3000');
     expect(c.conversationMode).toBe('attach');
     expect(c.conversationId).toBe('abc');
     expect(c.noChangeTimeoutSeconds).toBe(DEFAULTS.noChangeTimeoutSeconds);
-    expect(c.shell).toBe('/bin/zsh');
   });
 
-  it('treats an unknown or the former create mode as tab and an empty URL as the default', () => {
+  it('treats an unknown mode as tab and an empty URL as the default', () => {
     expect(readConfig(getter({ 'conversation.mode': 'weird' })).conversationMode).toBe('tab');
-    expect(readConfig(getter({ 'conversation.mode': 'create' })).conversationMode).toBe('tab');
     expect(normaliseServerUrl('  ')).toBe(DEFAULTS.serverUrl);
   });
 
@@ -36,5 +35,17 @@ describe('config', () => {
     expect(validateConfig({ ...DEFAULTS, serverUrl: 'not a url' })).toMatch(/not a valid URL/);
     expect(validateConfig({ ...DEFAULTS, serverUrl: 'ftp://x' })).toMatch(/http:\/\/ or https:\/\//);
     expect(validateConfig({ ...DEFAULTS, conversationMode: 'attach' })).toMatch(/no conversation id/);
+  });
+
+  it('reads every setting the extension contributes (none that does nothing), outside the IDE tools', () => {
+    const pkg = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8'));
+    const contributed = pkg.contributes.configuration
+      .flatMap((group: { properties: Record<string, unknown> }) => Object.keys(group.properties))
+      .map((k: string) => k.replace(/^openhands\./, ''))
+      .filter((k: string) => !k.startsWith('ide.')); // read by src/ide
+    const read: string[] = [];
+    readConfig({ get: <T>(key: string, def: T): T => (read.push(key), def) });
+    expect(read.sort()).toEqual(contributed.sort());
+    for (const k of CONNECTION_KEYS) expect(contributed).toContain(k);
   });
 });

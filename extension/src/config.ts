@@ -16,7 +16,6 @@ export interface OpenHandsConfig {
   readonly conversationId: string;
   readonly autoStart: boolean;
   readonly noChangeTimeoutSeconds: number;
-  readonly shell: string;
   readonly revealOnCommand: boolean;
 }
 
@@ -26,7 +25,6 @@ export const DEFAULTS: OpenHandsConfig = {
   conversationId: '',
   autoStart: false,
   noChangeTimeoutSeconds: 30,
-  shell: '',
   revealOnCommand: true,
 };
 
@@ -36,7 +34,6 @@ export const CONNECTION_KEYS = [
   'conversation.mode',
   'conversation.id',
   'executor.noChangeTimeoutSeconds',
-  'terminal.shell',
 ] as const;
 
 interface Getter {
@@ -49,12 +46,11 @@ export function readConfig(section: Getter): OpenHandsConfig {
   const timeout = Number(section.get<number>('executor.noChangeTimeoutSeconds', DEFAULTS.noChangeTimeoutSeconds));
   return {
     serverUrl: normaliseServerUrl(section.get<string>('server.url', DEFAULTS.serverUrl)),
-    // Anything but attach (including the former `create`) follows the tab.
+    // Anything but attach follows the tab.
     conversationMode: mode === 'attach' ? 'attach' : 'tab',
     conversationId: String(section.get<string>('conversation.id', '') ?? '').trim(),
     autoStart: Boolean(section.get<boolean>('executor.autoStart', DEFAULTS.autoStart)),
     noChangeTimeoutSeconds: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULTS.noChangeTimeoutSeconds,
-    shell: String(section.get<string>('terminal.shell', '') ?? '').trim(),
     revealOnCommand: Boolean(section.get<boolean>('terminal.revealOnCommand', DEFAULTS.revealOnCommand)),
   };
 }

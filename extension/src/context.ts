@@ -66,7 +66,6 @@ export class OpenHandsContext implements vscode.Disposable {
       logLevel: () => (this.log.channel.logLevel <= vscode.LogLevel.Debug && this.log.channel.logLevel !== vscode.LogLevel.Off ? 'debug' : 'info'),
       clientName: `openhands-tab/${version} vscode/${vscode.version}`,
     });
-    this.terminal.onPrompt = (exitCode) => this.executor.promptSeen(exitCode);
     this.chat = new ChatSession({
       serverUrl: () => this.config.current.serverUrl,
       attachedConversation: () => {

@@ -1,9 +1,13 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ActivityLog } from './activity';
 import { DEFAULTS, type OpenHandsConfig } from './config';
-import { ExecutorService, mapNativeState, type ExecutorServiceDeps } from './executorService';
+import { NativeBinaryError } from './bootstrap';
+import { ExecutorService, stateOf, type ExecutorServiceDeps } from './executorService';
 import { Logger } from './logging';
-import type { ExecutorHooks, ExecutorOptions } from './native';
+import type { Closed, ErrorCode, ExecutorHooks, ExecutorOptions } from './native';
+
+/** What the addon rejects with: an Error with its code. */
+const coded = (code: ErrorCode, message: string) => Object.assign(new Error(message), { code });
 import { resetMock } from './test/vscodeMock';
 
 class FakeExecutor {
@@ -17,21 +21,24 @@ class FakeExecutor {
   }
   startImpl: () => Promise<void> = async () => {};
   async start() { this.started++; return this.startImpl(); }
-  async stop() { this.stopped++; }
+  close: (c: Closed) => void = () => {};
+  closed = new Promise<Closed>((resolve) => { this.close = resolve; });
+  waitUntilClosed() { return this.closed; }
+  async stop() { this.stopped++; this.close({ reason: 'stopped' }); }
 }
 
 function setup(options: Omit<Partial<ExecutorServiceDeps>, 'config'> & { config?: Partial<OpenHandsConfig> } = {}) {
   const { config, ...over } = options;
   const terminal = { data: vi.fn(), notice: vi.fn(), reveal: vi.fn() };
   const notify = vi.fn();
-  const activity = new ActivityLog(50, options.now ?? Date.now);
+  const activity = new ActivityLog(50);
   const deps: ExecutorServiceDeps = {
     config: () => ({ ...DEFAULTS, ...config }),
     sessionKey: async () => 'secret',
     consent: async () => 'granted',
     conversation: () => 'conv1',
     sleep: async () => undefined,
-    loadNative: () => ({ module: { Executor: FakeExecutor as any }, file: '/x.node' }),
+    loadNative: () => ({ module: { Executor: FakeExecutor as any, PROTOCOL_VERSION: 1 }, file: '/x.node' }),
     fsBridge: () => ({}) as any,
     workspace: () => ({ root: '/ws', label: 'ws' }),
     log: new Logger(),
@@ -51,12 +58,12 @@ describe('executor service', () => {
     FakeExecutor.count = 0;
   });
 
-  it('maps the addon status words', () => {
-    expect(mapNativeState('Reconnecting')).toBe('connecting');
-    expect(mapNativeState('registered')).toBe('connected');
-    expect(mapNativeState('busy')).toBe('executing');
-    expect(mapNativeState('refused')).toBe('error');
-    expect(mapNativeState('???')).toBeUndefined();
+  it('maps the addon connection states', () => {
+    expect(stateOf('connecting')).toBe('connecting');
+    expect(stateOf('disconnected')).toBe('connecting');
+    expect(stateOf('connected')).toBe('connected');
+    expect(stateOf('executing')).toBe('executing');
+    expect(stateOf('error')).toBe('error');
   });
 
   it('starts once (idempotent) with the right options', async () => {
@@ -89,17 +96,27 @@ describe('executor service', () => {
 
     const d = setup();
     const orig = FakeExecutor.prototype.start;
-    FakeExecutor.prototype.start = async function () { throw new Error('oh-executor: invalid session_api_key'); };
+    FakeExecutor.prototype.start = async function () { throw coded('EAUTH', 'connection refused: oh-executor: invalid session_api_key'); };
     await d.service.start();
     FakeExecutor.prototype.start = orig;
-    expect(d.service.snapshot).toMatchObject({ state: 'error', fixes: ['key', 'retry'] });
+    expect(d.service.snapshot).toMatchObject({ state: 'error', fixes: ['key', 'retry'], message: expect.stringContaining('invalid session_api_key') });
     expect(FakeExecutor.last!.stopped).toBe(1);
     expect(d.service.running).toBe(false);
+
+    // The code decides, not the text.
+    const e = setup();
+    FakeExecutor.prototype.start = async function () { throw coded('EPROTOCOL', 'session_api_key'); };
+    await e.service.start();
+    FakeExecutor.prototype.start = orig;
+    expect(e.service.snapshot).toMatchObject({ state: 'error', fixes: ['logs'] });
+
+    const f = setup({ loadNative: () => { throw new NativeBinaryError('no binary for this platform', []); } });
+    await f.service.start();
+    expect(f.service.snapshot).toMatchObject({ state: 'error', fixes: ['logs'], message: 'no binary for this platform' });
   });
 
-  it('feeds the terminal, the log and the activity list from the status hooks', async () => {
-    let now = 1000;
-    const { service, terminal, activity } = setup({ now: () => now });
+  it('feeds the terminal, the log and the state from the hooks', async () => {
+    const { service, terminal, activity } = setup();
     await service.start();
     const hooks = FakeExecutor.last!.hooks;
     const bytes = new TextEncoder().encode('hi\n');
@@ -107,48 +124,41 @@ describe('executor service', () => {
     expect(terminal.data).toHaveBeenCalledWith(bytes);
     hooks.onStatus!('executing', 'run echo hi');
     expect(service.snapshot).toMatchObject({ state: 'executing', activity: 'run echo hi' });
-    expect(terminal.reveal).toHaveBeenCalled();
-    expect(activity.items[0]).toMatchObject({ kind: 'run', summary: 'echo hi', status: 'running' });
-    now = 2000;
-    service.promptSeen(3);
+    expect(activity.items).toHaveLength(0); // the activity list comes from onAction/onObservation only
     hooks.onStatus!('connected', null);
     expect(service.snapshot.state).toBe('connected');
-    expect(activity.items[0]).toMatchObject({ status: 'error', result: 'exit 3' });
-    hooks.onStatus!('executing', 'edit /ws/a.py');
-    hooks.onStatus!('connected', null);
-    expect(activity.items[0]).toMatchObject({ kind: 'edit', summary: 'edit /ws/a.py', status: 'ok' });
     hooks.onLog!('warn', 'oh_transport', 'hello');
     hooks.onStatus!('disconnected', 'socket closed');
     expect(service.snapshot).toMatchObject({ state: 'connecting', message: 'socket closed' });
-    hooks.onStatus!('error', 'oh-executor: no VsCodeRuntime for conversation conv1');
-    expect(service.snapshot).toMatchObject({ state: 'error', fixes: ['settings', 'retry'] });
+    // An error status is followed by the coded waitUntilClosed result, which decides.
+    hooks.onStatus!('error', 'connection refused: oh-executor: invalid session_api_key');
+    expect(service.snapshot.state).toBe('connecting');
+    FakeExecutor.last!.close({ reason: 'failed', code: 'EAUTH', message: 'connection refused: oh-executor: invalid session_api_key' });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(service.snapshot).toMatchObject({ state: 'error', fixes: ['key', 'retry'] });
+    expect(service.running).toBe(false);
   });
 
-  it('uses the rich action/observation hooks when the addon has them', async () => {
-    const { service, activity } = setup();
+  it('lists actions from the action/observation hooks', async () => {
+    const { service, activity, terminal } = setup();
     await service.start();
     const hooks = FakeExecutor.last!.hooks;
     hooks.onStatus!('executing', 'run echo hi'); // the status may arrive before the action hook
     hooks.onAction!(JSON.stringify({ id: 7, action: 'run', args: { command: 'echo hi' } }));
     expect(activity.items).toHaveLength(1);
+    expect(terminal.reveal).toHaveBeenCalled();
     expect(service.snapshot.state).toBe('executing');
-    hooks.onObservation!(JSON.stringify({ cause: 7, observation: 'run', content: 'hi', extras: { metadata: { exit_code: 0 } } }));
+    hooks.onObservation!(JSON.stringify({ cause: 7, observation: 'run', content: 'hi', extras: { metadata: { exit_code: 3 } } }));
     expect(service.snapshot.state).toBe('connected');
-    expect(activity.items[0]).toMatchObject({ id: 7, status: 'ok', result: 'exit 0 · hi' });
-    hooks.onStatus!('executing', 'run echo hi');
-    expect(activity.items).toHaveLength(1);
+    expect(activity.items[0]).toMatchObject({ id: 7, status: 'error', result: 'exit 3 · hi' });
   });
 
   it('reports a connection that ends for good (replaced)', async () => {
-    let close: (why: string) => void = () => {};
-    const orig = (FakeExecutor.prototype as any).waitUntilClosed;
-    (FakeExecutor.prototype as any).waitUntilClosed = () => new Promise<string>((r) => { close = r; });
     const { service } = setup();
     await service.start();
-    close('disconnected: replaced by a newer executor');
+    FakeExecutor.last!.close({ reason: 'replaced', message: 'replaced by a newer executor for this conversation' });
     await new Promise((r) => setTimeout(r, 10));
-    (FakeExecutor.prototype as any).waitUntilClosed = orig;
-    expect(service.snapshot).toMatchObject({ state: 'stopped', fixes: ['retry'] });
+    expect(service.snapshot).toMatchObject({ state: 'stopped', fixes: ['retry'], message: expect.stringContaining('Another VS Code window') });
     expect(service.running).toBe(false);
   });
 
@@ -170,7 +180,7 @@ describe('executor service', () => {
     let refusals = 2;
     const orig = FakeExecutor.prototype.start;
     FakeExecutor.prototype.start = async function () {
-      if (refusals-- > 0) throw new Error('connection refused: oh-executor: no VsCodeRuntime for conversation conv1');
+      if (refusals-- > 0) throw coded('ENORUNTIME', 'connection refused: oh-executor: no VsCodeRuntime for conversation conv1');
     };
     const { service } = setup();
     await service.start();
@@ -178,7 +188,7 @@ describe('executor service', () => {
     expect(FakeExecutor.count).toBe(3);
     expect(service.snapshot).toMatchObject({ state: 'connected', conversationId: 'conv1' });
 
-    FakeExecutor.prototype.start = async function () { throw new Error('connection refused: oh-executor: no VsCodeRuntime for conversation conv1'); };
+    FakeExecutor.prototype.start = async function () { throw coded('ENORUNTIME', 'connection refused: oh-executor: no VsCodeRuntime for conversation conv1'); };
     const late = setup({ runtimeWaitMs: 0 });
     await late.service.start();
     FakeExecutor.prototype.start = orig;

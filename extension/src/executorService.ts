@@ -1,12 +1,12 @@
 import * as vscode from 'vscode';
-import type { ActivityEntry, ActivityLog } from './activity';
+import type { ActivityLog } from './activity';
 import type { AgentTerminal } from './agentTerminal';
+import { NativeBinaryError } from './bootstrap';
 import { validateConfig, type OpenHandsConfig } from './config';
 import type { ConsentResult } from './consent';
-import type { FsCallbacks } from './fsBridge';
 import type { Logger } from './logging';
-import type { ExecutorHooks, ExecutorOptions, NativeExecutor, NativeModule } from './native';
-import { classify, type Fix, type UserError } from './userErrors';
+import { errorCode, type ConnectionState, type ExecutorHooks, type ExecutorOptions, type FsCallbacks, type NativeExecutor, type NativeModule } from './native';
+import { classify, executorError, type Fix, type UserError } from './userErrors';
 
 export type ExecutorState = 'stopped' | 'starting' | 'connecting' | 'connected' | 'executing' | 'error' | 'blocked';
 
@@ -38,10 +38,9 @@ export interface ExecutorServiceDeps {
   workspace: () => { root: string; label: string } | undefined;
   log: Logger;
   terminal: Pick<AgentTerminal, 'data' | 'notice'> & Partial<Pick<AgentTerminal, 'reveal'>>;
-  activity: Pick<ActivityLog, 'action' | 'observation' | 'running' | 'started' | 'finish' | 'remove'>;
+  activity: Pick<ActivityLog, 'action' | 'observation' | 'running'>;
   /** Level for the addon's log records (follows the output channel's level). */
-  logLevel?: () => ExecutorOptions['logLevel'];
-  now?: () => number;
+  logLevel?: () => 'error' | 'warn' | 'info' | 'debug' | 'trace';
   /**
    * How long to keep retrying while the server has no runtime for the conversation yet (it opens
    * one when the conversation's agent loop starts, right after creation or when the tab joins).
@@ -52,32 +51,22 @@ export interface ExecutorServiceDeps {
   clientName: string;
 }
 
-/** Maps the addon's status words onto the extension's states. */
-export function mapNativeState(state: string): ExecutorState | undefined {
-  switch (state.toLowerCase()) {
+/**
+ * The extension's state for each connection state of the addon; `disconnected` means it is
+ * reconnecting (or was stopped, which the service knows itself). `error` is left to the coded
+ * rejection of `start()` or the result of `waitUntilClosed()`, which always follow it.
+ */
+export function stateOf(state: ConnectionState): ExecutorState {
+  switch (state) {
     case 'connecting':
-    case 'reconnecting':
     case 'disconnected':
       return 'connecting';
     case 'connected':
-    case 'registered':
-    case 'welcome':
-    case 'idle':
-    case 'ready':
       return 'connected';
     case 'executing':
-    case 'busy':
-    case 'running':
       return 'executing';
     case 'error':
-    case 'refused':
-    case 'failed':
       return 'error';
-    case 'stopped':
-    case 'closed':
-      return 'stopped';
-    default:
-      return undefined;
   }
 }
 
@@ -206,11 +195,6 @@ export class ExecutorService implements vscode.Disposable {
         logLevel: d.logLevel?.() ?? 'info',
       };
       if (key) options.sessionApiKey = key;
-      if (config.shell && config.shell !== '/bin/bash') {
-        // Passed for executor builds that support it; the current one always runs /bin/bash.
-        options.shell = config.shell;
-        d.log.warn(`openhands.terminal.shell is "${config.shell}", but this executor build always runs /bin/bash (OpenHands' bash semantics); the setting is ignored.`);
-      }
       // The server refuses an executor until the conversation's runtime exists (it opens when the
       // agent loop starts): keep trying for a while instead of failing the first time.
       const deadline = Date.now() + (d.runtimeWaitMs ?? 90000);
@@ -223,8 +207,7 @@ export class ExecutorService implements vscode.Disposable {
           await executor.start();
           break;
         } catch (e) {
-          const message = (e as Error).message ?? String(e);
-          if (!/no VsCodeRuntime for conversation/i.test(message) || Date.now() >= deadline || !current()) throw e;
+          if (errorCode(e) !== 'ENORUNTIME' || Date.now() >= deadline || !current()) throw e;
           this.executor = undefined;
           await executor.stop().catch(() => undefined);
           this.update({ state: 'connecting', message: 'Waiting for the server to start the runtime of this conversation…' });
@@ -245,29 +228,30 @@ export class ExecutorService implements vscode.Disposable {
       this.executor = undefined;
       await executor?.stop().catch(() => undefined);
       const message = (e as Error).message ?? String(e);
-      return this.fail(classify(message));
+      if (e instanceof NativeBinaryError) return this.fail({ message, fixes: ['logs'] });
+      const code = errorCode(e);
+      return this.fail(code ? executorError(code, message) : classify(message));
     }
   }
 
   /** When the connection ends for good without our stop (replaced, refused), say so. */
   private async watchClose(executor: NativeExecutor, generation: number): Promise<void> {
-    if (!executor.waitUntilClosed) return;
-    let why: string;
+    let closed: Awaited<ReturnType<NativeExecutor['waitUntilClosed']>>;
     try {
-      why = await executor.waitUntilClosed();
+      closed = await executor.waitUntilClosed();
     } catch (e) {
-      why = (e as Error).message;
+      closed = { reason: 'failed', message: (e as Error).message };
     }
     if (this.generation !== generation || this.executor !== executor) return; // we stopped it
     this.executor = undefined;
     await executor.stop().catch(() => undefined);
-    const message = `The connection to the runtime ended: ${why}`;
+    const message = `The connection to the runtime ended: ${closed.reason}${closed.message ? ` (${closed.message})` : ''}`;
     this.deps.terminal.notice(message);
-    if (/replaced/i.test(why)) {
-      this.deps.log.warn(message);
-      this.update({ state: 'stopped', message: 'Another VS Code window took over this conversation.', fixes: ['retry'] });
+    if (closed.reason === 'failed') {
+      this.fail(executorError(closed.code, message));
     } else {
-      this.fail(classify(message));
+      this.deps.log.warn(message);
+      this.update({ state: 'stopped', message: closed.reason === 'replaced' ? 'Another VS Code window took over this conversation.' : 'The executor stopped.', fixes: ['retry'] });
     }
   }
 
@@ -288,13 +272,6 @@ export class ExecutorService implements vscode.Disposable {
         if (!live()) return;
         const e = toObject(event);
         if (!e) return;
-        if (!this.richActivity) {
-          // The addon has the rich hooks: drop what the status fallback started for this action.
-          this.richActivity = true;
-          if (this.current) d.activity.remove(this.current);
-          this.current = undefined;
-          this.currentMessage = undefined;
-        }
         d.activity.action(e);
         if (e.action === 'run') d.terminal.reveal?.();
         if (this.snap.state === 'connected') this.update({ state: 'executing' });
@@ -309,74 +286,19 @@ export class ExecutorService implements vscode.Disposable {
     };
   }
 
-  private onNativeStatus(status: string, message: string | undefined): void {
-    const state = mapNativeState(String(status ?? ''));
-    if (!state) {
-      this.deps.log.debug(`executor status ${status} ${message ?? ''}`);
-      return;
-    }
-    this.trackActivity(state, message);
+  private onNativeStatus(status: ConnectionState, message: string | undefined): void {
+    const state = stateOf(status);
     if (state === 'error') {
-      this.fail(classify(message ?? 'the executor reported an error'));
+      this.deps.log.debug(`executor status error: ${message ?? ''}`);
       return;
     }
-    if (state === 'stopped' || (state === 'connecting' && this.snap.state === 'stopped')) return; // our own stop
+    if (state === 'connecting' && this.snap.state === 'stopped') return; // our own stop
     if (state === 'connecting' && this.snap.state !== 'connecting') this.deps.log.info(`executor ${status}${message ? `: ${message}` : ''}`);
     if (state === 'executing') {
       this.update({ state, message: undefined, fixes: undefined, activity: message });
       return;
     }
     this.update({ state, message: state === 'connected' ? undefined : message, fixes: undefined, activity: undefined });
-  }
-
-  /**
-   * Without the optional action/observation hooks, the recent actions come from the status
-   * stream: "executing" carries "<kind> <command or path>"; the entry ends at the next status
-   * change, a command's exit code comes from the next shell prompt.
-   */
-  private richActivity = false;
-  private current: ActivityEntry | undefined;
-  private currentMessage: string | undefined;
-  private lastPrompt: { exitCode: number | undefined; at: number } | undefined;
-
-  private trackActivity(state: ExecutorState, message: string | undefined): void {
-    if (this.richActivity) return;
-    const a = this.deps.activity;
-    if (state === 'executing' && message && message !== this.currentMessage) {
-      this.finishCurrent();
-      const space = message.indexOf(' ');
-      const kind = space > 0 ? message.slice(0, space) : message;
-      const detail = space > 0 ? message.slice(space + 1) : '';
-      this.current = a.started(kind, kind === 'run' ? detail : `${kind} ${detail}`);
-      this.currentMessage = message;
-      if (kind === 'run') this.deps.terminal.reveal?.();
-    } else if (state !== 'executing') {
-      this.finishCurrent();
-    }
-  }
-
-  private finishCurrent(): void {
-    const entry = this.current;
-    if (!entry) return;
-    this.current = undefined;
-    this.currentMessage = undefined;
-    if (entry.kind !== 'run') {
-      this.deps.activity.finish(entry, 'ok', 'done');
-      return;
-    }
-    // The prompt with the exit code may arrive just before or just after the status change.
-    const settle = () => {
-      const p = this.lastPrompt && this.lastPrompt.at >= entry.startedAt ? this.lastPrompt : undefined;
-      if (p?.exitCode === undefined) this.deps.activity.finish(entry, 'ok', 'finished');
-      else this.deps.activity.finish(entry, p.exitCode === 0 ? 'ok' : 'error', `exit ${p.exitCode}`);
-    };
-    if (this.lastPrompt && this.lastPrompt.at >= entry.startedAt) settle();
-    else setTimeout(settle, 300);
-  }
-
-  /** The agent terminal reports each prompt (exit code of the command that just ended). */
-  promptSeen(exitCode: number | undefined): void {
-    this.lastPrompt = { exitCode, at: this.deps.now?.() ?? Date.now() };
   }
 
   private fail(error: UserError): void {
@@ -397,13 +319,11 @@ export class ExecutorService implements vscode.Disposable {
   }
 }
 
-function toObject(event: unknown): Record<string, unknown> | undefined {
-  if (typeof event === 'string') {
-    try {
-      return JSON.parse(event) as Record<string, unknown>;
-    } catch {
-      return undefined;
-    }
+function toObject(json: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(json);
+    return v && typeof v === 'object' ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
   }
-  return event && typeof event === 'object' ? (event as Record<string, unknown>) : undefined;
 }

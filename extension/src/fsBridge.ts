@@ -1,68 +1,24 @@
 import * as vscode from 'vscode';
 import type { Logger } from './logging';
+import type { FileType, FsCallbacks } from './native';
 
 /**
- * The file callbacks handed to the native executor. Every file action of the agent goes through
- * `vscode.workspace.fs`, so VS Code's file service, watchers, the explorer and open editors see
- * it (see README.md, "How agent edits reach your editors").
+ * An error from `vscode.workspace.fs` with the operation and path in its message. Its `code` is
+ * the original one (`FileNotFound`, ... for a `vscode.FileSystemError`, `ENOENT`, ... from Node):
+ * the executor maps codes to POSIX names in one place (crates/oh-node/src/fs.rs).
  */
-export interface FsCallbacks {
-  readFile(path: string): Promise<Uint8Array>;
-  writeFile(path: string, data: Uint8Array): Promise<void>;
-  stat(path: string): Promise<FsStat>;
-  readDirectory(path: string): Promise<Array<[string, FsEntryType]>>;
-  createDirectory(path: string): Promise<void>;
-  delete(path: string, recursive?: boolean): Promise<void>;
-  rename(from: string, to: string, overwrite?: boolean): Promise<void>;
-}
-
-export type FsEntryType = 'file' | 'directory' | 'symlink' | 'unknown';
-
-export interface FsStat {
-  type: FsEntryType;
-  isFile: boolean;
-  isDirectory: boolean;
-  isSymlink: boolean;
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
-  readonly: boolean;
-}
-
-/** errno-style codes the Rust side maps to OpenHands' error messages. */
-const CODE_MAP: Record<string, string> = {
-  FileNotFound: 'ENOENT',
-  EntryNotFound: 'ENOENT',
-  FileExists: 'EEXIST',
-  EntryExists: 'EEXIST',
-  FileNotADirectory: 'ENOTDIR',
-  EntryNotADirectory: 'ENOTDIR',
-  FileIsADirectory: 'EISDIR',
-  EntryIsADirectory: 'EISDIR',
-  NoPermissions: 'EACCES',
-  Unavailable: 'EAGAIN',
-};
-
-/** Turns any error from vscode.workspace.fs into an Error with an errno-style `code`. */
-export function toFsError(e: unknown, op: string, path: string): Error & { code: string } {
-  const err = e as { code?: string; message?: string; name?: string };
-  let code = err?.code && CODE_MAP[err.code] ? CODE_MAP[err.code] : undefined;
-  if (!code && typeof err?.code === 'string' && /^E[A-Z]+$/.test(err.code)) code = err.code;
-  if (!code) {
-    const m = /\b(ENOENT|EEXIST|ENOTDIR|EISDIR|EACCES|EPERM|ENOTEMPTY)\b/.exec(`${err?.message ?? ''} ${err?.name ?? ''}`);
-    if (m) code = m[1];
-    else if (/\((FileNotFound|EntryNotFound)\)/.test(`${err?.message ?? ''}`)) code = 'ENOENT';
-  }
-  const out = new Error(`${op} ${path}: ${err?.message ?? String(e)}`) as Error & { code: string };
-  out.code = code ?? 'EIO';
+export function toFsError(e: unknown, op: string, path: string): Error & { code?: string } {
+  const err = e as { code?: unknown; message?: string } | undefined;
+  const out = new Error(`${op} ${path}: ${err?.message ?? String(e)}`) as Error & { code?: string };
+  if (typeof err?.code === 'string') out.code = err.code;
   return out;
 }
 
-export function entryType(type: vscode.FileType): FsEntryType {
+/** The contract's file type of a `vscode.FileType` (symlinks are followed: their target's bits). */
+export function fileType(type: vscode.FileType): FileType {
   if (type & vscode.FileType.Directory) return 'directory';
   if (type & vscode.FileType.File) return 'file';
-  if (type & vscode.FileType.SymbolicLink) return 'symlink';
-  return 'unknown';
+  return 'other';
 }
 
 export interface FsBridgeOptions {
@@ -78,6 +34,12 @@ export interface FsBridgeOptions {
 
 const decoder = new TextDecoder('utf-8');
 
+/**
+ * The file callbacks handed to the native executor (`FsCallbacks` of the addon's generated
+ * contract). Every file action of the agent goes through `vscode.workspace.fs`, so VS Code's file
+ * service, watchers, the explorer and open editors see it (see README.md, "How agent edits reach
+ * your editors").
+ */
 export function createFsBridge(options: FsBridgeOptions = {}): FsCallbacks {
   const fs = options.fs ?? vscode.workspace.fs;
   const log = options.log;
@@ -88,7 +50,7 @@ export function createFsBridge(options: FsBridgeOptions = {}): FsCallbacks {
       return await f();
     } catch (e) {
       const err = toFsError(e, op, path);
-      log?.debug(`fs ${op} ${path} failed: ${err.code} ${err.message}`);
+      log?.debug(`fs ${op} ${path} failed: ${err.code ?? 'no code'} ${err.message}`);
       throw err;
     }
   };
@@ -115,32 +77,21 @@ export function createFsBridge(options: FsBridgeOptions = {}): FsCallbacks {
     stat: (path) =>
       wrap('stat', path, async () => {
         const s = await fs.stat(vscode.Uri.file(path));
-        return {
-          type: entryType(s.type),
-          isFile: (s.type & vscode.FileType.File) !== 0,
-          isDirectory: (s.type & vscode.FileType.Directory) !== 0,
-          isSymlink: (s.type & vscode.FileType.SymbolicLink) !== 0,
-          size: s.size,
-          mtimeMs: s.mtime,
-          ctimeMs: s.ctime,
-          readonly: ((s.permissions ?? 0) & 1) !== 0,
-        };
+        return { type: fileType(s.type), size: s.size, mtimeMs: s.mtime };
       }),
 
     readDirectory: (path) =>
       wrap('readDirectory', path, async () => {
         const entries = await fs.readDirectory(vscode.Uri.file(path));
-        return entries.map(([name, type]) => [name, entryType(type)] as [string, FsEntryType]);
+        return entries.map(([name, type]) => ({ name, type: fileType(type) }));
       }),
 
     createDirectory: (path) => wrap('createDirectory', path, async () => fs.createDirectory(vscode.Uri.file(path))),
 
-    delete: (path, recursive = false) =>
-      wrap('delete', path, async () => fs.delete(vscode.Uri.file(path), { recursive, useTrash: false })),
+    delete: (path) => wrap('delete', path, async () => fs.delete(vscode.Uri.file(path), { recursive: false, useTrash: false })),
 
     // POSIX rename semantics (what the executor's LocalFs does): replace an existing target.
-    rename: (from, to, overwrite = true) =>
-      wrap('rename', from, async () => fs.rename(vscode.Uri.file(from), vscode.Uri.file(to), { overwrite })),
+    rename: (from, to) => wrap('rename', from, async () => fs.rename(vscode.Uri.file(from), vscode.Uri.file(to), { overwrite: true })),
   };
 }
 

@@ -1,49 +1,43 @@
 /**
- * The shape of the native addon (`openhands-vscode-executor`, napi-rs; crates/oh-node) as this
- * extension uses it — a structural copy of the parts of its index.d.ts we call, so the extension
- * compiles and unit-tests without the binary.
+ * The native addon's API (crates/oh-node) as napi-rs generates it into
+ * `npm/executor/index.d.ts`: that file is the one definition of the contract; this module only
+ * re-exports it under the names the extension uses. Type-only: the extension loads the binary
+ * itself (bootstrap.ts), so it compiles and unit-tests without it.
  */
-import type { FsCallbacks } from './fsBridge';
+import type * as Addon from 'openhands-vscode-executor';
 
-export interface ExecutorOptions {
-  /** Base URL of the OpenHands server / runtime, e.g. `http://127.0.0.1:3000`. */
-  serverUrl: string;
-  conversationId: string;
-  sessionApiKey?: string;
-  /** Absolute workspace root: the shell starts there, file actions are rooted there. */
-  workspaceRoot: string;
-  noChangeTimeoutSeconds?: number;
-  /** Extra environment for the shell. */
-  env?: Record<string, string>;
-  /** `auth.client` (`name/version`). */
-  clientName?: string;
-  /** Shell program; not (yet) read by the addon, which always runs /bin/bash. */
-  shell?: string;
-  /** Minimum level of records sent to `onLog`. */
-  logLevel?: 'error' | 'warn' | 'info' | 'debug' | 'trace';
-}
+export type {
+  Closed,
+  CloseReason,
+  ConnectionState,
+  DirEntry,
+  ErrorCode,
+  ExecutorHooks,
+  ExecutorOptions,
+  FileStat,
+  FileType,
+  FsCallbacks,
+} from 'openhands-vscode-executor';
 
-/** Notification hooks; the addon holds them weakly and calls them non-blocking. */
-export interface ExecutorHooks {
-  /** Raw bytes the shell prints (readline echo, output, PS1 JSON prompts). */
-  onTerminalData?: (data: Uint8Array) => void;
-  onLog?: (level: string, target: string, message: string) => void;
-  /** `connecting`, `connected`, `executing` (message: "run <command>" / "edit <path>"), `disconnected`, `error`. */
-  onStatus?: (status: string, message: string | null) => void;
-  /** Each delegated action as it starts, and each observation sent back (event_to_dict JSON). Older builds lack them: the activity list then falls back to the status stream. */
-  onAction?: (eventJson: string) => void;
-  onObservation?: (eventJson: string) => void;
-}
+/** A running `Executor`. */
+export type NativeExecutor = Addon.Executor;
 
-export interface NativeExecutor {
-  /** Resolves once registered with the runtime; rejects with the server's message if refused. */
-  start(): Promise<void>;
-  /** Resolves when the connection has ended for good (stopped, replaced, refused). */
-  waitUntilClosed?(): Promise<string>;
-  stop(): Promise<void>;
-}
+/** The parts of the addon module the extension uses. */
+export type NativeModule = Pick<typeof Addon, 'Executor' | 'PROTOCOL_VERSION'>;
 
-export interface NativeModule {
-  Executor: new (options: ExecutorOptions, fs: FsCallbacks, hooks?: ExecutorHooks) => NativeExecutor;
-  PROTOCOL_VERSION?: number;
+// Every ErrorCode, checked by the compiler against the generated union (no missing, no extra key).
+const ERROR_CODES: Record<Addon.ErrorCode, true> = {
+  ENORUNTIME: true,
+  EAUTH: true,
+  EREFUSED: true,
+  EPROTOCOL: true,
+  EUNREACHABLE: true,
+  ESTOPPED: true,
+  ESHELL: true,
+};
+
+/** The addon's code of a rejected `start()`/`execute()`; undefined for any other error. */
+export function errorCode(e: unknown): Addon.ErrorCode | undefined {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && Object.hasOwn(ERROR_CODES, code) ? (code as Addon.ErrorCode) : undefined;
 }

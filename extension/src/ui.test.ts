@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { statusLook } from './statusBar';
-import { classify } from './userErrors';
+import { classify, executorError } from './userErrors';
 import { buildViewModel, formatDuration, relativize, renderHtml } from './view';
 import { parseLevel } from './logging';
 
@@ -16,10 +16,15 @@ describe('status bar', () => {
 
 describe('errors', () => {
   it('offers the right fixes', () => {
-    expect(classify('oh-executor: invalid session_api_key').fixes).toEqual(['key', 'retry']);
-    expect(classify('oh-executor: no VsCodeRuntime for conversation x').fixes).toEqual(['settings', 'retry']);
+    // The executor's errors by their code, whatever the message says.
+    expect(executorError('EAUTH', 'connection refused: oh-executor: invalid session_api_key').fixes).toEqual(['key', 'retry']);
+    expect(executorError('ENORUNTIME', 'x').fixes).toEqual(['settings', 'retry']);
+    expect(executorError('EUNREACHABLE', 'x').fixes).toEqual(['settings', 'retry']);
+    expect(executorError('EPROTOCOL', 'session_api_key').fixes).toEqual(['logs']);
+    expect(executorError(undefined, 'something odd').fixes).toEqual(['retry', 'logs']);
+    // Messages without a code (the server's HTTP API, our own checks).
+    expect(classify('HTTP 401: invalid session_api_key').fixes).toEqual(['key', 'retry']);
     expect(classify('connect ECONNREFUSED 127.0.0.1:3000').fixes).toEqual(['settings', 'retry']);
-    expect(classify('oh-executor: protocol mismatch: server speaks 1, executor sent 2').fixes).toEqual(['logs']);
     expect(classify('something odd').fixes).toEqual(['retry', 'logs']);
   });
 });

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { FIX_LABELS, type Fix } from './fixes';
+import type { ErrorCode } from './native';
 
 /** What the user can do about an error; each maps to a button on the notification. */
 export type { Fix } from './fixes';
@@ -9,20 +10,36 @@ export interface UserError {
   fixes: Fix[];
 }
 
-/** Decides which fixes to offer for an error message (from the addon, the server or our own code). */
+/** The fixes for an error of the executor addon, by its code. */
+export function executorError(code: ErrorCode | undefined, message: string): UserError {
+  switch (code) {
+    case 'EAUTH':
+      return { message, fixes: ['key', 'retry'] };
+    case 'ENORUNTIME':
+    case 'EREFUSED':
+    case 'EUNREACHABLE':
+      return { message, fixes: ['settings', 'retry'] };
+    case 'EPROTOCOL':
+    case 'ESHELL':
+      return { message, fixes: ['logs'] };
+    case 'ESTOPPED':
+    case undefined:
+      return { message, fixes: ['retry', 'logs'] };
+  }
+}
+
+/**
+ * Decides which fixes to offer for an error message of the OpenHands server's HTTP API (which
+ * has no error codes) or of our own code.
+ */
 export function classify(message: string): UserError {
   const m = message.toLowerCase();
   if (m.includes('session_api_key') || m.includes('session api key') || /\b(401|403)\b/.test(m)) {
     return { message, fixes: ['key', 'retry'] };
   }
-  if (m.includes('no vscoderuntime for conversation') || m.includes('conversation_id is required') || m.includes('conversation id')) {
-    return { message, fixes: ['settings', 'retry'] };
-  }
-  if (m.includes('protocol mismatch')) return { message, fixes: ['logs'] };
   if (m.includes('not a valid url') || m.includes('must start with http') || m.includes('conversation mode')) {
     return { message, fixes: ['settings'] };
   }
-  if (m.includes('executor binary') || m.includes('glibc') || m.includes('.node')) return { message, fixes: ['logs'] };
   if (m.includes('cannot reach') || m.includes('econnrefused') || m.includes('connect') || m.includes('timed out') || m.includes('timeout')) {
     return { message, fixes: ['settings', 'retry'] };
   }

@@ -10,35 +10,64 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
- * The executor: one bash session, file actions through the JS callbacks, and the connection to
- * the runtime.
+ * The executor: one bash session, file actions through the JS callbacks (or Rust's own
+ * filesystem), and the connection to the runtime.
  */
 export declare class Executor {
-  constructor(options: ExecutorOptions, fs: FsCallbacks, hooks?: ExecutorHooks | undefined | null)
+  /**
+   * `fs` `null`: file actions use Rust's own filesystem (the headless CLI); VS Code passes
+   * callbacks over `vscode.workspace.fs`.
+   */
+  constructor(options: ExecutorOptions, fs: FsCallbacks | null, hooks?: ExecutorHooks | undefined | null)
   /**
    * Start the shell and register with the runtime. Resolves once the runtime's welcome is
-   * accepted; rejects with the server's message if the registration is refused.
+   * accepted; rejects with an `Error` whose `code` is an `ErrorCode` (`ENORUNTIME`, `EAUTH`, ...).
    */
   start(): Promise<void>
   /**
    * Resolves when the connection has ended for good (stopped, replaced by a newer executor,
-   * refused); the value is the last status message. Keeps Node alive while connected.
+   * failed), saying why. Keeps Node alive while connected.
    */
-  waitUntilClosed(): Promise<string>
+  waitUntilClosed(): Promise<Closed>
   /** Disconnect, kill the shell and its children, and drop every JS callback so Node can exit. */
   stop(): Promise<void>
-  /** `connecting`, `connected`, `executing`, `disconnected` or `error`. */
-  get status(): string
+  /** The current connection state. */
+  get status(): ConnectionState
   /** The message of the last status change (e.g. why the connection was refused). */
   get statusMessage(): string | null
   /** Sent as `auth.executor_id`; stable for this object's lifetime. */
   get executorId(): string
   /**
    * Execute one action directly (event_to_dict JSON, with an `id`), without a server; returns
-   * the observation JSON (`cause` = that id). Starts the shell on first use.
+   * the observation JSON (`cause` = that id). Starts the shell on first use; rejects with code
+   * `ESHELL` when it cannot.
    */
   execute(actionJson: string): Promise<string>
 }
+
+/** What `waitUntilClosed()` resolves with. */
+export interface Closed {
+  reason: CloseReason
+  /** Set when `reason` is `failed`. */
+  code?: ErrorCode
+  /** The last status message (e.g. the server's refusal). */
+  message?: string
+}
+
+/** Why the connection ended for good. */
+export type CloseReason = 'stopped' | 'replaced' | 'failed'
+
+/** The connection state reported by `onStatus` and the `status` getter. */
+export type ConnectionState = 'connecting' | 'connected' | 'executing' | 'disconnected' | 'error'
+
+/** One entry of what the `readDirectory` callback resolves with (no `.`/`..`). */
+export interface DirEntry {
+  name: string
+  type: FileType
+}
+
+/** The `code` of an error the executor rejects with. */
+export type ErrorCode = 'ENORUNTIME' | 'EAUTH' | 'EREFUSED' | 'EPROTOCOL' | 'EUNREACHABLE' | 'ESTOPPED' | 'ESHELL'
 
 /** Optional notification hooks (weak: they never keep Node alive). */
 export interface ExecutorHooks {
@@ -46,8 +75,8 @@ export interface ExecutorHooks {
   onTerminalData?: (data: Uint8Array) => void
   /** Log records (`level` is `error`/`warn`/`info`/`debug`/`trace`). */
   onLog?: (level: string, target: string, message: string) => void
-  /** Connection status: `connecting`, `connected`, `executing`, `disconnected`, `error`. */
-  onStatus?: (status: string, message: string | null) => void
+  /** Each change of the connection state; `executing` carries `<action> <command or path>`. */
+  onStatus?: (status: ConnectionState, message: string | null) => void
   /** Each delegated action as it starts (event_to_dict JSON). */
   onAction?: (eventJson: string) => void
   /** Each observation sent back (JSON, `cause` = the action's id). */
@@ -72,20 +101,38 @@ export interface ExecutorOptions {
   logLevel?: string
 }
 
+/** What the `stat` callback resolves with. */
+export interface FileStat {
+  type: FileType
+  /** Bytes. */
+  size: number
+  /** Modification time, milliseconds since the epoch (0 when unknown). */
+  mtimeMs?: number
+  /**
+   * Unix permission bits (`st_mode`; the type bits are dropped); optional, since
+   * `vscode.workspace.fs` has no modes.
+   */
+  mode?: number
+}
+
 /**
- * The filesystem callbacks. Paths are absolute POSIX paths. A callback rejects with a Node error
- * (`code` such as `ENOENT` in the message) or a `vscode.FileSystemError`.
+ * What a path is (symlinks followed): `vscode.FileType` callers map `Directory` to `'directory'`,
+ * `File` to `'file'`, anything else to `'other'`.
+ */
+export type FileType = 'file' | 'directory' | 'other'
+
+/**
+ * The filesystem callbacks. Paths are absolute POSIX paths. A callback rejects with an error whose
+ * `code` is a POSIX name (`ENOENT`, what `node:fs` sets) or a `vscode.FileSystemError` code
+ * (`FileNotFound`, ...); any other rejection is `EIO`.
  */
 export interface FsCallbacks {
   readFile: (path: string) => Promise<Uint8Array>
   writeFile: (path: string, data: Uint8Array) => Promise<void>
-  /**
-   * `type` is `'file' | 'directory' | 'other'` or a `vscode.FileType` number; `mode` (Unix bits,
-   * optional) is also used to tell the type when `type` is missing.
-   */
-  stat: (path: string) => Promise<{ type?: 'file' | 'directory' | 'other' | number, size: number, mtimeMs?: number, mtime?: number, mode?: number }>
-  /** Entries as `{ name, type }` objects or `[name, type]` pairs (what `vscode.workspace.fs.readDirectory` returns). */
-  readDirectory: (path: string) => Promise<Array<{ name: string, type: 'file' | 'directory' | 'other' | number } | [string, number]>>
+  /** Stat, following symlinks. */
+  stat: (path: string) => Promise<FileStat>
+  /** The entries of a directory, symlinks followed. */
+  readDirectory: (path: string) => Promise<Array<DirEntry>>
   /** `mkdir -p`. */
   createDirectory: (path: string) => Promise<unknown>
   /** Remove a file. */

@@ -836,5 +836,9 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.Executor = nativeBinding.Executor
+module.exports.CloseReason = nativeBinding.CloseReason
+module.exports.ConnectionState = nativeBinding.ConnectionState
+module.exports.ErrorCode = nativeBinding.ErrorCode
+module.exports.FileType = nativeBinding.FileType
 module.exports.PROTOCOL_VERSION = nativeBinding.PROTOCOL_VERSION
 module.exports.setLogHandler = nativeBinding.setLogHandler

@@ -1,18 +1,45 @@
 #!/usr/bin/env node
 'use strict';
-// `oh-executor replay` through the shipped path: the napi addon's `Executor.execute()` with the
-// JavaScript filesystem callbacks of the headless executor (node:fs/promises), which is what the
-// headless executor and VS Code run (VS Code passes workspace.fs instead). Same interface as
-// `oh-executor replay`: action JSON lines on stdin, one observation JSON line on stdout each, in
-// order. Selected by `tests/conformance/run.sh --driver addon` (CONFORMANCE_DRIVER=addon).
+// `oh-executor replay` through the shipped path: the napi addon's `Executor.execute()` with
+// JavaScript filesystem callbacks (node:fs/promises below), the path VS Code runs with its
+// workspace.fs callbacks. Same interface as `oh-executor replay`: action JSON lines on stdin, one
+// observation JSON line on stdout each, in order. Selected by `tests/conformance/run.sh --driver
+// addon` (CONFORMANCE_DRIVER=addon). CONFORMANCE_ADDON_FS=native passes no callbacks instead:
+// the addon's own LocalFs, what the headless CLI runs.
 //
 //   node tests/conformance/addon_replay.js --workspace WS --no-change-timeout N
+const fsp = require('node:fs/promises');
 const path = require('node:path');
 const readline = require('node:readline');
 
 const repo = path.resolve(__dirname, '../..');
 const { Executor } = require(path.join(repo, 'npm/executor/index.js'));
-const { nodeFs } = require(path.join(repo, 'npm/executor/bin/openhands-vscode-executor.js'));
+
+const kind = (s) => (s.isFile() ? 'file' : s.isDirectory() ? 'directory' : 'other');
+
+/** The addon's FsCallbacks over node:fs/promises (symlinks followed, as the contract says). */
+const nodeFs = {
+  readFile: (p) => fsp.readFile(p),
+  writeFile: (p, data) => fsp.writeFile(p, data),
+  stat: async (p) => {
+    const s = await fsp.stat(p);
+    return { type: kind(s), size: s.size, mtimeMs: s.mtimeMs, mode: s.mode };
+  },
+  readDirectory: async (p) => {
+    const entries = await fsp.readdir(p, { withFileTypes: true });
+    return Promise.all(
+      entries.map(async (e) => {
+        let type = kind(e);
+        if (e.isSymbolicLink()) type = await fsp.stat(path.join(p, e.name)).then(kind, () => 'other');
+        return { name: e.name, type };
+      }),
+    );
+  },
+  createDirectory: (p) => fsp.mkdir(p, { recursive: true }),
+  delete: (p) => fsp.unlink(p),
+  rename: (from, to) => fsp.rename(from, to),
+  setMode: (p, mode) => fsp.chmod(p, mode),
+};
 
 function arg(name) {
   const i = process.argv.indexOf(name);
@@ -32,7 +59,7 @@ async function main() {
       noChangeTimeoutSeconds: nct === undefined ? undefined : Number(nct),
       logLevel: 'warn',
     },
-    nodeFs,
+    process.env.CONFORMANCE_ADDON_FS === 'native' ? null : nodeFs,
     { onLog: (level, target, message) => process.stderr.write(`${level} ${target}: ${message}\n`) },
   );
   const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });

@@ -39,12 +39,14 @@ HARNESS_KEYS = ('sleep_before', 'expect_regex')
 # Only this field may be compared by regex (history-truncation line count, spec §2.5/§2.14 [N]).
 ALLOWED_REGEX_FIELDS = {'extras.metadata.prefix'}
 # How "ours" runs: `replay` = the `oh-executor replay` binary; `addon` = the napi addon's
-# Executor.execute() with the headless executor's JS filesystem callbacks (addon_replay.js);
+# Executor.execute() with JS filesystem callbacks over node:fs (addon_replay.js);
 # `socket` = the headless executor CLI registered over Socket.IO with a python-socketio server
-# speaking docs/protocol.md (socket_replay.py).
+# speaking docs/protocol.md (socket_replay.py); `hub` = a real VsCodeRuntime (embedded mode, the
+# real hub.py) that spawns that executor CLI, actions through VsCodeRuntime.run/read/write/edit
+# (hub_replay.py).
 DRIVER = os.environ.get('CONFORMANCE_DRIVER', 'replay')
-if DRIVER not in ('replay', 'addon', 'socket'):
-    raise ValueError(f'CONFORMANCE_DRIVER must be replay, addon or socket, not {DRIVER!r}')
+if DRIVER not in ('replay', 'addon', 'socket', 'hub'):
+    raise ValueError(f'CONFORMANCE_DRIVER must be replay, addon, socket or hub, not {DRIVER!r}')
 
 
 # --------------------------------------------------------------------------------------------
@@ -441,6 +443,8 @@ class OursSide:
         self.stderr_path = stderr_path
         if DRIVER == 'socket':
             argv = [sys.executable, str(HERE / 'socket_replay.py')]
+        elif DRIVER == 'hub':
+            argv = [sys.executable, str(HERE / 'hub_replay.py')]
         elif DRIVER == 'addon':
             argv = ['node', str(HERE / 'addon_replay.js')]
         else:

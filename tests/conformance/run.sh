@@ -9,6 +9,11 @@ if [ "${1:-}" = "--driver" ]; then driver=$2; shift 2; fi
 export CONFORMANCE_DRIVER=$driver
 # The socket driver starts a server and the headless executor per case (~3 s each): by default a
 # representative subset (shell basics, interaction, timeouts, every file-action kind).
+# The hub driver starts a whole VsCodeRuntime per case (OpenHands' import, ~10-60 s on 2 busy
+# cores): by default one case of each kind.
+if [ "$driver" = hub ] && [ $# -eq 0 ]; then
+  set -- -k "bash/basic/echo_simple or bash/basic/false_exit_1 or bash/interactive/nothing_running_is_input_ctrl_c or bash/timeouts/soft_timeout_then_polls_then_done or files/str_replace/basic or files/read_default/range_1_3 or files/view_file/full or files/write/overwrite or files/insert/at_1 or files/undo/replace_then_undo or files/create/basic"
+fi
 if [ "$driver" = socket ] && [ $# -eq 0 ]; then
   set -- -k "bash/basic or bash/interactive or bash/timeouts or files/str_replace or files/read_default or files/view_file or files/write or files/insert or files/undo or files/create"
 fi
@@ -16,7 +21,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
 VENV_PY="${CONFORMANCE_PYTHON:-${OH_VENV:-$HOME/.cache/openhands-vscode-runtime/venv}/bin/python}"
 cd "$REPO"
-if [ "$driver" = addon ] || [ "$driver" = socket ]; then
+if [ "$driver" = addon ] || [ "$driver" = socket ] || [ "$driver" = hub ]; then
   npm/executor/build.sh debug
 elif [ -z "${OH_EXECUTOR:-}" ]; then
   cargo build -p oh-executor

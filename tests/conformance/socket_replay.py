@@ -1,5 +1,5 @@
 """`oh-executor replay` through the socket: the headless executor CLI
-(npm/executor/bin/openhands-vscode-executor.js, the napi addon with its JS filesystem callbacks)
+(npm/executor/bin/openhands-vscode-executor.js: the napi addon, files on its own LocalFs)
 registered over Socket.IO with the python-socketio server of crates/oh-transport/tests/support
 (docs/protocol.md: welcome with the no-change timeout, `oh_event` out, `oh_reply` back, exactly
 once). Same interface as `oh-executor replay`: action JSON lines on stdin, one observation line on

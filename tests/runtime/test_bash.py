@@ -196,7 +196,11 @@ def test_background_job(runtime):
     assert obs.exit_code == 0
     assert obs.metadata.pid > 0
     assert time.monotonic() - start < 5
-    time.sleep(1.5)
+    bg = os.path.join(runtime.config.workspace_base, 'bg.txt')
+    deadline = time.monotonic() + 30
+    while not (os.path.exists(bg) and open(bg).read() == 'bg-done\n'):  # the job's last effect
+        assert time.monotonic() < deadline, 'the background job did not finish within 30 s'
+        time.sleep(0.02)
     obs = run(runtime, 'cat bg.txt')
     # interactive bash reports the finished job before the next prompt, as in the tmux runtime
     assert obs.content.split('\n')[0] == 'bg-done'

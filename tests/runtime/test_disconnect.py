@@ -19,10 +19,14 @@ from openhands_vscode_runtime.executor_process import ExecutorProcess, find_exec
 def test_killed_executor_fails_pending_and_new_actions(runtime):
     assert runtime.run_action(CmdRunAction('echo up')).content.strip() == 'up'
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        action = CmdRunAction('sleep 60')
+        action = CmdRunAction('touch started; sleep 60')
         action.set_hard_timeout(60)
         pending = pool.submit(runtime.run_action, action)
-        time.sleep(0.5)
+        started = os.path.join(runtime.config.workspace_base, 'started')
+        deadline = time.monotonic() + 30
+        while not os.path.exists(started):  # the kill must land while the command runs
+            assert time.monotonic() < deadline, 'the command did not start within 30 s'
+            time.sleep(0.01)
         start = time.monotonic()
         os.kill(runtime.executor_process.pid, signal.SIGKILL)
         obs = pending.result(timeout=20)

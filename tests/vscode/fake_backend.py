@@ -5,7 +5,8 @@ It plays the part of the OpenHands server + VsCodeRuntime without the agent:
 * `POST /api/conversations` creates a conversation (and a "runtime" waiting for it), like the
   OpenHands server API; `--conversation ID` pre-creates one for attach mode.
 * Socket.IO namespace `/oh-executor` with the handshake, welcome, replacement and ack rules.
-* Test control endpoints (loopback only): `GET /test/state`, `POST /test/delegate`
+* Test control endpoints (loopback only): `GET /test/state`, `GET /test/connections` (requests
+  to the Socket.IO endpoint and namespace connect attempts, refused ones included), `POST /test/delegate`
   (`{"conversation_id", "action": {...event_to_dict...}, "timeout"}`) which allocates an id,
   emits `oh_event` to the registered executor and answers with the observation.
 
@@ -43,6 +44,18 @@ class Runtime:
 def build(args: argparse.Namespace) -> web.Application:
     sio = socketio.AsyncServer(async_mode='aiohttp', cors_allowed_origins='*', logger=False, engineio_logger=False)
     app = web.Application()
+    # Every request that reaches the Socket.IO endpoint and every namespace connect attempt
+    # (accepted or refused), so a test can prove that nothing even tried to register.
+    traffic = {'socketio_requests': 0, 'namespace_connects': 0, 'socketio_queries': []}
+
+    @web.middleware
+    async def count_socketio(request: web.Request, handler):
+        if request.path.startswith('/socket.io'):
+            traffic['socketio_requests'] += 1
+            traffic['socketio_queries'].append(request.query_string[:300])
+        return await handler(request)
+
+    app.middlewares.append(count_socketio)
     sio.attach(app)
     runtimes: dict[str, Runtime] = {}
     by_sid: dict[str, Runtime] = {}
@@ -52,6 +65,7 @@ def build(args: argparse.Namespace) -> web.Application:
     @sio.on('connect', namespace=NS)
     async def connect(sid, environ, auth):
         from urllib.parse import parse_qs
+        traffic['namespace_connects'] += 1
         query = parse_qs(environ.get('QUERY_STRING', ''))
         cid = (query.get('conversation_id') or [''])[0]
         if not cid:
@@ -111,6 +125,9 @@ def build(args: argparse.Namespace) -> web.Application:
                                         'workspace': rt.workspace, 'replies': len(rt.replies)}
                                   for cid, rt in runtimes.items()})
 
+    async def connections(request: web.Request):
+        return web.json_response(traffic)
+
     async def delegate(request: web.Request):
         body = await request.json()
         rt = runtimes.get(body.get('conversation_id', ''))
@@ -138,6 +155,7 @@ def build(args: argparse.Namespace) -> web.Application:
 
     app.router.add_post('/api/conversations', create_conversation)
     app.router.add_get('/test/state', state)
+    app.router.add_get('/test/connections', connections)
     app.router.add_post('/test/delegate', delegate)
     return app
 

@@ -13,6 +13,10 @@
 //   @@oh-ui webview-fill <path>             -> fills {"selector","value"} (JSON in the file) in the OpenHands webview
 //   @@oh-ui webview-click <path>            -> clicks {"selector"} in the OpenHands webview
 //   @@oh-ui webview-select <path>           -> picks the option {"value"} of the <select> {"selector"}
+//   @@oh-ui notifications <path>            -> writes the visible notifications (toasts and the
+//                                              notification center) as JSON [{where, text, buttons}]
+//   @@oh-ui click-notification <path>       -> clicks the button {"label"} of the one visible
+//                                              notification whose text contains {"text"}
 //   @@oh-ui workbench-click <path>          -> clicks {"selector"} in the workbench itself (e.g. an editor title action)
 //   @@oh-ui webview-dom <path>              -> writes {"text", "tags"} of {"selector"} in whichever webview frame has it to <path>.json
 // and the runner acknowledges by creating "<path>.done" (the tests poll for it).
@@ -198,6 +202,32 @@ async function main() {
             } catch (e) {
               writeFileSync(`${arg}.done`, `error: ${e.message}`);
               log(`${verb} failed: ${e.message}`);
+            }
+          } else if (verb === 'notifications') {
+            const items = await page.evaluate(() => [...document.querySelectorAll('.notifications-toasts .notification-list-item, .notifications-center .notification-list-item')]
+              .filter((el) => el.offsetParent !== null)
+              .map((el) => ({
+                where: el.closest('.notifications-center') ? 'center' : 'toast',
+                text: (el.querySelector('.notification-list-item-message') || el).textContent,
+                buttons: [...el.querySelectorAll('.monaco-button')].map((b) => b.textContent.trim()).filter(Boolean),
+              })));
+            writeFileSync(arg, JSON.stringify(items));
+            writeFileSync(`${arg}.done`, 'ok');
+          } else if (verb === 'click-notification') {
+            // Clicks like a user: exactly one visible notification must match (else an error).
+            const { readFileSync } = await import('node:fs');
+            try {
+              const req = JSON.parse(readFileSync(arg, 'utf8'));
+              const items = page.locator('.notifications-toasts .notification-list-item, .notifications-center .notification-list-item', { hasText: req.text });
+              const visible = [];
+              for (let i = 0; i < await items.count(); i++) if (await items.nth(i).isVisible()) visible.push(items.nth(i));
+              if (visible.length !== 1) throw new Error(`${visible.length} visible notifications contain ${JSON.stringify(req.text)}`);
+              await visible[0].locator('.monaco-button', { hasText: new RegExp(`^${req.label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }).first().click({ timeout: 10000 });
+              writeFileSync(`${arg}.done`, 'ok');
+              log(`clicked "${req.label}" in the notification "${req.text}"`);
+            } catch (e) {
+              writeFileSync(`${arg}.done`, `error: ${e.message}`);
+              log(`click-notification failed: ${e.message}`);
             }
           } else if (verb === 'workbench-click' || verb === 'webview-dom') {
             // The answer file says "ok" or "error: ..." (the tests read it).

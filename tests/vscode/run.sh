@@ -86,9 +86,9 @@ setsid "$PY" "$HERE/fake_backend.py" --port 0 --conversation "$CONV" > "$BACKEND
 BACKEND_PID=$!
 setsid "$PY" "$HERE/fake_backend.py" --port 0 --session-api-key "$KEY" --conversation "$CONV" > "$KEYED_LOG" 2>&1 &
 KEYED_PID=$!
-LLM_PID=; SERVER_PID=
+LLM_PID=; SERVER_PID=; TRUST_PID=
 cleanup() {
-  for p in "$BACKEND_PID" "$KEYED_PID" $LLM_PID $SERVER_PID; do kill -- -"$p" 2>/dev/null; done
+  for p in "$BACKEND_PID" "$KEYED_PID" $TRUST_PID $LLM_PID $SERVER_PID; do kill -- -"$p" 2>/dev/null; done
   rm -rf "$SESSION"
 }
 trap cleanup EXIT
@@ -122,6 +122,26 @@ cp "$WS/.vscode/settings.json" "$WS2/.vscode/settings.json" 2>/dev/null
   > "$ARTIFACTS/host-untrusted.log" 2>&1
 grep -E '@@oh-test' "$ARTIFACTS/host-untrusted.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
 cat "$ARTIFACTS/host-untrusted.log" >> "$ARTIFACTS/host.log"
+# 5b. trust proofs (suite/trust.js): consent shown once, "Don't Allow" -> blocked and no request at
+# its own backend, unsaved changes kept, file actions through workspace.fs. The suite clicks the
+# consent buttons itself (no --click-dialog).
+TRUST_LOG="$ARTIFACTS/backend-trust.log"
+TRUST_CONV="trust-$RANDOM$RANDOM"
+setsid "$PY" "$HERE/fake_backend.py" --port 0 --conversation "$TRUST_CONV" > "$TRUST_LOG" 2>&1 &
+TRUST_PID=$!
+for _ in $(seq 1 100); do grep -q '^READY' "$TRUST_LOG" && break; sleep 0.1; done
+TRUST_PORT="$(awk '/^READY/ {print $2; exit}' "$TRUST_LOG")"
+WS_TRUST="$SESSION/trust"; mkdir -p "$WS_TRUST/.vscode" "$ARTIFACTS/trust"
+cat > "$WS_TRUST/.vscode/settings.json" <<JSON
+{ "openhands.server.url": "http://127.0.0.1:$TRUST_PORT", "openhands.conversation.mode": "attach", "openhands.conversation.id": "$TRUST_CONV" }
+JSON
+"$NODE24" "$HERE/host.mjs" --workspace "$WS_TRUST" --dev "$HERE/harness-ext" --tests "$HERE/suite/trust.js" \
+  --env "{\"OH_TEST_BACKEND\":\"http://127.0.0.1:$TRUST_PORT\",\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS/trust\"}" \
+  --settings '{"files.autoSave":"off"}' --extensions-dir "$EXT" --artifacts "$ARTIFACTS/trust" --timeout 240 \
+  > "$ARTIFACTS/host-trust.log" 2>&1
+grep -E '@@oh-test|oh-test fs' "$ARTIFACTS/host-trust.log" | sed -E 's/^.*(@@oh-test|oh-test fs)/\1/' | cut -c1-400
+cat "$ARTIFACTS/host-trust.log" >> "$ARTIFACTS/host.log"
+kill -- -"$TRUST_PID" 2>/dev/null
 # 6. the IDE tools through their MCP endpoint, in a TypeScript workspace (suite/ide.js)
 WS3="$SESSION/ide-workspace"; cp -r "$HERE/fixtures/ide-workspace" "$WS3"
 mkdir -p "$ARTIFACTS/ide"
@@ -239,7 +259,7 @@ while IFS= read -r line; do
   esac
 done < <(grep -E '@@oh-test (PASS|FAIL) ' "$ARTIFACTS/host.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-400)
 # Every session must report: one that crashed or hung says nothing, which must not read as a pass.
-for s in standin ide conversation two-a two-b confirm; do
+for s in standin trust ide conversation two-a two-b confirm; do
   grep -q '@@oh-test SUMMARY' "$ARTIFACTS/host-$s.log" 2>/dev/null || fail "the $s session did not finish (see $ARTIFACTS/host-$s.log)"
 done
 grep -qE '@@oh-test (PASS|FAIL) ' "$ARTIFACTS/host-untrusted.log" 2>/dev/null || fail "the untrusted-workspace session did not report (see $ARTIFACTS/host-untrusted.log)"

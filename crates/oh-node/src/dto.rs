@@ -1,12 +1,13 @@
-//! Every conversion between JS values and the core types, in one place.
+//! The plain data types of the JS API (options, file stats, directory entries) and their
+//! conversions to the core types. The executor class, the fs callbacks and the errors have their
+//! own modules.
 
 use std::collections::HashMap;
 
 use napi::bindgen_prelude::{FromNapiValue, TypeName, ValidateNapiValue};
 use napi::sys;
 use napi_derive::napi;
-use oh_files::{DirEntry, FileKind, FileStat};
-use serde_json::Value;
+use oh_files::FileKind;
 
 /// Options of `new Executor(options, fs, hooks?)`.
 #[napi(object)]
@@ -48,61 +49,63 @@ impl FromNapiValue for Ignored {
     }
 }
 
-fn kind_from(v: Option<&Value>, mode: Option<u32>) -> Result<FileKind, String> {
-    match v {
-        Some(Value::String(s)) => match s.as_str() {
-            "file" => Ok(FileKind::File),
-            "directory" | "dir" => Ok(FileKind::Dir),
-            _ => Ok(FileKind::Other),
-        },
-        // vscode.FileType: Unknown 0, File 1, Directory 2, SymbolicLink 64 (or-ed with the target's type).
-        Some(Value::Number(n)) => {
-            let t = n.as_u64().unwrap_or(0);
-            Ok(if t & 2 != 0 {
-                FileKind::Dir
-            } else if t & 1 != 0 {
-                FileKind::File
-            } else {
-                FileKind::Other
-            })
+/// What a path is (symlinks followed): `vscode.FileType` callers map `Directory` to `'directory'`,
+/// `File` to `'file'`, anything else to `'other'`.
+#[napi(string_enum = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileType {
+    File,
+    Directory,
+    Other,
+}
+
+impl From<FileType> for FileKind {
+    fn from(t: FileType) -> Self {
+        match t {
+            FileType::File => FileKind::File,
+            FileType::Directory => FileKind::Dir,
+            FileType::Other => FileKind::Other,
         }
-        None | Some(Value::Null) => match mode {
-            Some(m) if m & 0o170000 == 0o040000 => Ok(FileKind::Dir),
-            Some(m) if m & 0o170000 == 0o100000 => Ok(FileKind::File),
-            Some(_) => Ok(FileKind::Other),
-            None => Err("no `type` and no `mode`".into()),
-        },
-        Some(other) => Err(format!("an invalid type {other}")),
     }
 }
 
-/// `{type, size, mtimeMs | mtime, mode}` → `FileStat`.
-pub fn stat_from_js(v: &Value) -> Result<FileStat, String> {
-    let Value::Object(m) = v else { return Err(format!("{v} instead of an object")) };
-    let mode = m.get("mode").and_then(Value::as_u64).map(|x| x as u32);
-    let kind = kind_from(m.get("type"), mode)?;
-    let size = m.get("size").and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
-    let mtime_ms = m.get("mtimeMs").or_else(|| m.get("mtime")).and_then(Value::as_f64).unwrap_or(0.0);
-    Ok(FileStat { kind, size, mtime_ms, mode: mode.map(|x| x & 0o7777) })
+/// What the `stat` callback resolves with.
+#[napi(object, object_to_js = false)]
+pub struct FileStat {
+    #[napi(js_name = "type")]
+    pub kind: FileType,
+    /// Bytes.
+    pub size: f64,
+    /// Modification time, milliseconds since the epoch (0 when unknown).
+    pub mtime_ms: Option<f64>,
+    /// Unix permission bits (`st_mode`; the type bits are dropped); optional, since
+    /// `vscode.workspace.fs` has no modes.
+    pub mode: Option<u32>,
 }
 
-/// `[{name, type}]` or `[[name, type]]` → entries.
-pub fn dir_entries_from_js(v: &Value) -> Result<Vec<DirEntry>, String> {
-    let Value::Array(items) = v else { return Err(format!("{v} instead of an array")) };
-    items
-        .iter()
-        .map(|item| match item {
-            Value::Object(m) => {
-                let name = m.get("name").and_then(Value::as_str).ok_or("an entry without a name")?;
-                Ok(DirEntry { name: name.to_string(), kind: kind_from(m.get("type"), None).unwrap_or(FileKind::Other) })
-            }
-            Value::Array(pair) => {
-                let name = pair.first().and_then(Value::as_str).ok_or("an entry without a name")?;
-                Ok(DirEntry { name: name.to_string(), kind: kind_from(pair.get(1), None).unwrap_or(FileKind::Other) })
-            }
-            other => Err(format!("an invalid entry {other}")),
-        })
-        .collect()
+impl From<FileStat> for oh_files::FileStat {
+    fn from(s: FileStat) -> Self {
+        oh_files::FileStat {
+            kind: s.kind.into(),
+            size: s.size.max(0.0) as u64,
+            mtime_ms: s.mtime_ms.unwrap_or(0.0),
+            mode: s.mode.map(|m| m & 0o7777),
+        }
+    }
+}
+
+/// One entry of what the `readDirectory` callback resolves with (no `.`/`..`).
+#[napi(object, object_to_js = false)]
+pub struct DirEntry {
+    pub name: String,
+    #[napi(js_name = "type")]
+    pub kind: FileType,
+}
+
+impl From<DirEntry> for oh_files::DirEntry {
+    fn from(e: DirEntry) -> Self {
+        oh_files::DirEntry { name: e.name, kind: e.kind.into() }
+    }
 }
 
 /// Parse `logLevel`.
@@ -115,6 +118,3 @@ pub fn level_from(s: Option<&str>) -> tracing::Level {
         _ => tracing::Level::INFO,
     }
 }
-
-#[cfg(test)]
-mod tests {}

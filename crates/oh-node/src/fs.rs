@@ -1,6 +1,7 @@
 //! The core `FileSystem` trait over Promise-returning JS callbacks (the rspack `ThreadsafeNodeFS`
 //! pattern). Every call goes through `call_async_catch`, so a throwing callback becomes an
-//! `FsError` instead of a fatal exception in the extension host.
+//! `FsError` instead of a fatal exception in the extension host. A rejection's `code` property
+//! becomes the `FsError` code through [`posix_code`], the one map of JS error codes.
 
 use std::sync::RwLock;
 
@@ -11,27 +12,25 @@ use napi::threadsafe_function::ThreadsafeFunction;
 use napi::Status;
 use napi_derive::napi;
 use oh_files::{DirEntry, FileStat, FileSystem, FsError};
-use serde_json::Value;
-
-use crate::dto::{dir_entries_from_js, stat_from_js, Ignored};
+use crate::dto::{DirEntry as JsDirEntry, FileStat as JsFileStat, Ignored};
 
 type Tsfn<A, R> = ThreadsafeFunction<A, R, A, Status, false>;
 
-/// The filesystem callbacks. Paths are absolute POSIX paths. A callback rejects with a Node error
-/// (`code` such as `ENOENT` in the message) or a `vscode.FileSystemError`.
+/// The filesystem callbacks. Paths are absolute POSIX paths. A callback rejects with an error whose
+/// `code` is a POSIX name (`ENOENT`, what `node:fs` sets) or a `vscode.FileSystemError` code
+/// (`FileNotFound`, ...); any other rejection is `EIO`.
 #[napi(object, object_to_js = false)]
 pub struct FsCallbacks {
     #[napi(ts_type = "(path: string) => Promise<Uint8Array>")]
     pub read_file: ThreadsafeFunction<String, FsPromise<Uint8Array>, String, Status, false>,
     #[napi(ts_type = "(path: string, data: Uint8Array) => Promise<void>")]
     pub write_file: ThreadsafeFunction<FnArgs<(String, Uint8Array)>, FsPromise<Ignored>, FnArgs<(String, Uint8Array)>, Status, false>,
-    /// `type` is `'file' | 'directory' | 'other'` or a `vscode.FileType` number; `mode` (Unix bits,
-    /// optional) is also used to tell the type when `type` is missing.
-    #[napi(ts_type = "(path: string) => Promise<{ type?: 'file' | 'directory' | 'other' | number, size: number, mtimeMs?: number, mtime?: number, mode?: number }>")]
-    pub stat: ThreadsafeFunction<String, FsPromise<Value>, String, Status, false>,
-    /// Entries as `{ name, type }` objects or `[name, type]` pairs (what `vscode.workspace.fs.readDirectory` returns).
-    #[napi(ts_type = "(path: string) => Promise<Array<{ name: string, type: 'file' | 'directory' | 'other' | number } | [string, number]>>")]
-    pub read_directory: ThreadsafeFunction<String, FsPromise<Value>, String, Status, false>,
+    /// Stat, following symlinks.
+    #[napi(ts_type = "(path: string) => Promise<FileStat>")]
+    pub stat: ThreadsafeFunction<String, FsPromise<JsFileStat>, String, Status, false>,
+    /// The entries of a directory, symlinks followed.
+    #[napi(ts_type = "(path: string) => Promise<Array<DirEntry>>")]
+    pub read_directory: ThreadsafeFunction<String, FsPromise<Vec<JsDirEntry>>, String, Status, false>,
     /// `mkdir -p`.
     #[napi(ts_type = "(path: string) => Promise<unknown>")]
     pub create_directory: ThreadsafeFunction<String, FsPromise<Ignored>, String, Status, false>,
@@ -79,8 +78,8 @@ async fn call<A: 'static + napi::bindgen_prelude::JsValuesTupleIntoVec, R: FromN
 }
 
 /// A Promise returned by an fs callback. Unlike napi's `Promise<T>`, a rejection keeps the
-/// error's `code` and `name` (read on the JS thread), so `vscode.FileSystemError`s and errors
-/// with a `code` property map to the right POSIX code whatever their message says.
+/// error's `code` (read on the JS thread), so `vscode.FileSystemError`s and `node:fs` errors map to
+/// the right POSIX code whatever their message says.
 pub struct FsPromise<T>(tokio::sync::oneshot::Receiver<Result<T, FsError>>);
 
 impl<T: FromNapiValue + Send + 'static> FromNapiValue for FsPromise<T> {
@@ -128,10 +127,9 @@ impl FromNapiValue for Rejection {
     unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
         let mut t = 0;
         unsafe { sys::napi_typeof(env, value, &mut t) };
-        let (mut code, mut name, mut message) = (None, None, None);
+        let (mut code, mut message) = (None, None);
         if t == sys::ValueType::napi_object || t == sys::ValueType::napi_function {
             code = unsafe { string_property(env, value, c"code") };
-            name = unsafe { string_property(env, value, c"name") };
             message = unsafe { string_property(env, value, c"message") };
         }
         let message = message.unwrap_or_else(|| {
@@ -144,54 +142,37 @@ impl FromNapiValue for Rejection {
                 "the filesystem callback rejected".into()
             }
         });
-        let mapped = [code.as_deref(), name.as_deref(), Some(message.as_str())]
-            .into_iter()
-            .flatten()
-            .map(error_code)
-            .find(|c| *c != "EIO")
-            .unwrap_or("EIO");
-        Ok(Rejection(FsError::new(mapped, message)))
+        Ok(Rejection(FsError::new(code.as_deref().map_or("EIO", posix_code), message)))
     }
 }
 
-/// Map a rejected JS call to an `FsError` with a POSIX code.
-pub fn fs_error(e: napi::Error) -> FsError {
+/// A callback that threw instead of returning a Promise (or could not be called): `EIO`.
+fn fs_error(e: napi::Error) -> FsError {
     let reason = e.reason.clone();
-    FsError::new(error_code(&reason), clean_message(&reason))
+    FsError::new("EIO", reason.strip_prefix("Error: ").unwrap_or(&reason).to_string())
 }
 
-/// Node codes appear in the message (`ENOENT: no such file or directory, open '/x'`);
-/// `vscode.FileSystemError` names its code (`EntryNotFound (FileSystemError)`, code `FileNotFound`).
-pub fn error_code(reason: &str) -> &'static str {
+/// The one map from a JS error's `code` to the POSIX name the executor core reports: POSIX names
+/// (what `node:fs` sets) pass through, `vscode.FileSystemError` codes are translated, anything
+/// else is `EIO`.
+pub fn posix_code(code: &str) -> &'static str {
     const POSIX: &[&str] = &[
         "ENOENT", "EEXIST", "EISDIR", "ENOTDIR", "EACCES", "EPERM", "ENOTEMPTY", "EBUSY", "EROFS", "ENOSPC", "EMFILE", "ENAMETOOLONG",
         "ELOOP", "EINVAL", "EXDEV", "EFBIG", "EIO",
     ];
+    // The codes of vscode.FileSystemError.
     const VSCODE: &[(&str, &str)] = &[
         ("FileNotFound", "ENOENT"),
-        ("EntryNotFound", "ENOENT"),
         ("FileExists", "EEXIST"),
-        ("EntryExists", "EEXIST"),
         ("FileIsADirectory", "EISDIR"),
-        ("EntryIsADirectory", "EISDIR"),
         ("FileNotADirectory", "ENOTDIR"),
-        ("EntryNotADirectory", "ENOTDIR"),
         ("NoPermissions", "EACCES"),
         ("Unavailable", "EIO"),
     ];
-    for word in reason.split(|c: char| !c.is_ascii_alphanumeric()) {
-        if let Some(code) = POSIX.iter().find(|c| **c == word) {
-            return code;
-        }
-        if let Some((_, code)) = VSCODE.iter().find(|(name, _)| *name == word) {
-            return code;
-        }
+    if let Some(c) = POSIX.iter().find(|c| **c == code) {
+        return c;
     }
-    "EIO"
-}
-
-fn clean_message(reason: &str) -> String {
-    reason.strip_prefix("Error: ").unwrap_or(reason).to_string()
+    VSCODE.iter().find(|(name, _)| *name == code).map_or("EIO", |(_, c)| c)
 }
 
 #[async_trait]
@@ -210,14 +191,12 @@ impl FileSystem for NodeFs {
 
     async fn stat(&self, path: &str) -> Result<FileStat, FsError> {
         let cb = self.get()?;
-        let v = call(&cb.stat, path.to_string()).await?;
-        stat_from_js(&v).map_err(|m| FsError::new("EIO", format!("stat callback returned {m}")))
+        Ok(call(&cb.stat, path.to_string()).await?.into())
     }
 
     async fn read_dir(&self, path: &str) -> Result<Vec<DirEntry>, FsError> {
         let cb = self.get()?;
-        let v = call(&cb.read_directory, path.to_string()).await?;
-        dir_entries_from_js(&v).map_err(|m| FsError::new("EIO", format!("readDirectory callback returned {m}")))
+        Ok(call(&cb.read_directory, path.to_string()).await?.into_iter().map(Into::into).collect())
     }
 
     async fn create_dir_all(&self, path: &str) -> Result<(), FsError> {

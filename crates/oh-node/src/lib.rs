@@ -3,29 +3,57 @@
 //!
 //! ```js
 //! const ex = new Executor({ serverUrl, conversationId, workspaceRoot }, fsCallbacks, { onStatus, onLog, onTerminalData })
-//! await ex.start()          // resolves once registered with the runtime; rejects if refused
-//! await ex.waitUntilClosed() // resolves when the connection ends for good (stop, replaced, refused)
+//! await ex.start()          // resolves once registered with the runtime; rejects with a `code` if refused
+//! await ex.waitUntilClosed() // { reason: 'stopped' | 'replaced' | 'failed', code?, message }
 //! await ex.stop()
 //! ```
+//! `fsCallbacks` `null` runs file actions on Rust's own `LocalFs` (the headless CLI).
 
 mod dto;
+mod errors;
 mod fs;
 mod log;
 
 use std::sync::{Arc, Mutex, RwLock};
 
-use napi::bindgen_prelude::{FnArgs, Uint8Array, Unknown};
+use napi::bindgen_prelude::{FnArgs, PromiseRaw, Uint8Array, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::{Error, Result, Status};
+use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
 use oh_executor::{ExecutorConfig, ExecutorHandler};
+use oh_files::{FileSystem, LocalFs};
 use oh_protocol::ActionEvent;
-use oh_transport::{ConnectionState, Observers, StatusEvent, Transport, TransportConfig, TransportError};
+use oh_transport::{Observers, StatusEvent, Transport, TransportConfig};
 
 pub use dto::ExecutorOptions;
+pub use errors::{CloseReason, Closed, CodedError, ErrorCode};
 pub use fs::FsCallbacks;
 
-type StatusFn = ThreadsafeFunction<FnArgs<(String, Option<String>)>, Unknown<'static>, FnArgs<(String, Option<String>)>, Status, false, true>;
+/// The connection state reported by `onStatus` and the `status` getter.
+#[napi(string_enum = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectionState {
+    Connecting,
+    Connected,
+    Executing,
+    Disconnected,
+    Error,
+}
+
+impl From<oh_transport::ConnectionState> for ConnectionState {
+    fn from(s: oh_transport::ConnectionState) -> Self {
+        use oh_transport::ConnectionState as T;
+        match s {
+            T::Connecting => ConnectionState::Connecting,
+            T::Connected => ConnectionState::Connected,
+            T::Executing => ConnectionState::Executing,
+            T::Disconnected => ConnectionState::Disconnected,
+            T::Error => ConnectionState::Error,
+        }
+    }
+}
+
+type StatusFn = ThreadsafeFunction<FnArgs<(ConnectionState, Option<String>)>, Unknown<'static>, FnArgs<(ConnectionState, Option<String>)>, Status, false, true>;
 type DataFn = ThreadsafeFunction<Uint8Array, Unknown<'static>, Uint8Array, Status, false, true>;
 type JsonFn = ThreadsafeFunction<String, Unknown<'static>, String, Status, false, true>;
 
@@ -38,9 +66,9 @@ pub struct ExecutorHooks {
     /// Log records (`level` is `error`/`warn`/`info`/`debug`/`trace`).
     #[napi(ts_type = "(level: string, target: string, message: string) => void")]
     pub on_log: Option<ThreadsafeFunction<FnArgs<(String, String, String)>, Unknown<'static>, FnArgs<(String, String, String)>, Status, false, true>>,
-    /// Connection status: `connecting`, `connected`, `executing`, `disconnected`, `error`.
-    #[napi(ts_type = "(status: string, message: string | null) => void")]
-    pub on_status: Option<ThreadsafeFunction<FnArgs<(String, Option<String>)>, Unknown<'static>, FnArgs<(String, Option<String>)>, Status, false, true>>,
+    /// Each change of the connection state; `executing` carries `<action> <command or path>`.
+    #[napi(ts_type = "(status: ConnectionState, message: string | null) => void")]
+    pub on_status: Option<StatusFn>,
     /// Each delegated action as it starts (event_to_dict JSON).
     #[napi(ts_type = "(eventJson: string) => void")]
     pub on_action: Option<ThreadsafeFunction<String, Unknown<'static>, String, Status, false, true>>,
@@ -61,14 +89,17 @@ fn notify(slot: &JsonSlot, json: impl FnOnce() -> String) {
 
 struct Inner {
     options: ExecutorOptions,
-    fs: Arc<fs::NodeFs>,
+    /// The JS callbacks, if any (dropped by `stop()`); `None` runs on `LocalFs`.
+    js_fs: Option<Arc<fs::NodeFs>>,
     status_fn: RwLock<Option<Arc<StatusFn>>>,
     data_fn: Arc<RwLock<Option<Arc<DataFn>>>>,
     handler: Arc<ExecutorHandler>,
     on_action: JsonSlot,
     on_observation: JsonSlot,
     transport: tokio::sync::Mutex<Option<Arc<Transport>>>,
-    status: Mutex<(String, Option<String>)>,
+    status: Mutex<(ConnectionState, Option<String>)>,
+    /// `stop()` was called (so a closed connection was ours to close).
+    stopped: std::sync::atomic::AtomicBool,
     executor_id: String,
 }
 
@@ -76,7 +107,7 @@ impl Inner {
     fn report(&self, ev: &StatusEvent) {
         {
             let mut st = self.status.lock().unwrap_or_else(|p| p.into_inner());
-            let new = (ev.state.as_str().to_string(), ev.message.clone());
+            let new = (ConnectionState::from(ev.state), ev.message.clone());
             if *st == new {
                 return;
             }
@@ -84,7 +115,7 @@ impl Inner {
         }
         let f = self.status_fn.read().ok().and_then(|f| f.clone());
         if let Some(f) = f {
-            let _ = f.call(FnArgs::from((ev.state.as_str().to_string(), ev.message.clone())), ThreadsafeFunctionCallMode::NonBlocking);
+            let _ = f.call(FnArgs::from((ConnectionState::from(ev.state), ev.message.clone())), ThreadsafeFunctionCallMode::NonBlocking);
         }
     }
 }
@@ -109,8 +140,8 @@ fn executor_config(options: &ExecutorOptions, data_fn: Arc<RwLock<Option<Arc<Dat
     config
 }
 
-/// The executor: one bash session, file actions through the JS callbacks, and the connection to
-/// the runtime.
+/// The executor: one bash session, file actions through the JS callbacks (or Rust's own
+/// filesystem), and the connection to the runtime.
 #[napi]
 pub struct Executor {
     inner: Arc<Inner>,
@@ -118,8 +149,10 @@ pub struct Executor {
 
 #[napi]
 impl Executor {
-    #[napi(constructor)]
-    pub fn new(options: ExecutorOptions, fs: FsCallbacks, hooks: Option<ExecutorHooks>) -> Result<Self> {
+    /// `fs` `null`: file actions use Rust's own filesystem (the headless CLI); VS Code passes
+    /// callbacks over `vscode.workspace.fs`.
+    #[napi(constructor, ts_args_type = "options: ExecutorOptions, fs: FsCallbacks | null, hooks?: ExecutorHooks | undefined | null")]
+    pub fn new(options: ExecutorOptions, fs: Option<FsCallbacks>, hooks: Option<ExecutorHooks>) -> Result<Self> {
         if !options.workspace_root.starts_with('/') && !options.workspace_root.contains(":\\") {
             return Err(Error::new(Status::InvalidArg, format!("workspaceRoot must be absolute, got {:?}", options.workspace_root)));
         }
@@ -127,87 +160,88 @@ impl Executor {
         if let Some(on_log) = hooks.on_log {
             log::set_sink(Some(on_log), dto::level_from(options.log_level.as_deref()));
         }
-        let fs = Arc::new(fs::NodeFs::new(fs));
+        let js_fs = fs.map(|f| Arc::new(fs::NodeFs::new(f)));
+        let files: Arc<dyn FileSystem> = match &js_fs {
+            Some(f) => f.clone(),
+            None => Arc::new(LocalFs),
+        };
         let data_fn = Arc::new(RwLock::new(hooks.on_terminal_data.map(Arc::new)));
-        let handler = Arc::new(ExecutorHandler::new(executor_config(&options, data_fn.clone()), fs.clone()));
+        let handler = Arc::new(ExecutorHandler::new(executor_config(&options, data_fn.clone()), files));
         let inner = Inner {
             options,
-            fs,
+            js_fs,
             status_fn: RwLock::new(hooks.on_status.map(Arc::new)),
             data_fn,
             handler,
             on_action: Arc::new(RwLock::new(hooks.on_action.map(Arc::new))),
             on_observation: Arc::new(RwLock::new(hooks.on_observation.map(Arc::new))),
             transport: tokio::sync::Mutex::new(None),
-            status: Mutex::new(("disconnected".into(), None)),
+            status: Mutex::new((ConnectionState::Disconnected, None)),
+            stopped: std::sync::atomic::AtomicBool::new(false),
             executor_id: oh_transport::new_uuid(),
         };
         Ok(Executor { inner: Arc::new(inner) })
     }
 
     /// Start the shell and register with the runtime. Resolves once the runtime's welcome is
-    /// accepted; rejects with the server's message if the registration is refused.
-    #[napi]
-    pub async fn start(&self) -> Result<()> {
+    /// accepted; rejects with an `Error` whose `code` is an `ErrorCode` (`ENORUNTIME`, `EAUTH`, ...).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn start<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
         let inner = self.inner.clone();
-        let mut slot = inner.transport.lock().await;
-        if slot.is_some() {
-            return Ok(());
-        }
-        let o = &inner.options;
-        let mut cfg = TransportConfig::new(&o.server_url, &o.conversation_id, &o.workspace_root);
-        cfg.session_api_key = o.session_api_key.clone();
-        cfg.executor_id = inner.executor_id.clone();
-        cfg.client = o.client_name.clone().unwrap_or_else(|| format!("openhands-vscode-executor/{}", env!("CARGO_PKG_VERSION")));
-        let weak = Arc::downgrade(&inner);
-        let sink: oh_transport::StatusSink = Arc::new(move |ev: &StatusEvent| {
-            if let Some(i) = weak.upgrade() {
-                i.report(ev);
+        errors::coded_promise(env, async move {
+            let mut slot = inner.transport.lock().await;
+            if slot.is_some() {
+                return Ok(());
             }
-        });
-        // Observers of the transport: the action as it starts, the reply as sent (one serialisation).
-        let (on_action, on_observation) = (inner.on_action.clone(), inner.on_observation.clone());
-        let observers = Observers {
-            on_status: Some(sink),
-            on_action: Some(Arc::new(move |ev: &ActionEvent| notify(&on_action, || serde_json::to_string(ev).unwrap_or_default()))),
-            on_reply: Some(Arc::new(move |json: &str| notify(&on_observation, || json.to_string()))),
-        };
-        match Transport::connect_observed(cfg, inner.handler.clone(), observers).await {
-            Ok(t) => {
-                *slot = Some(Arc::new(t));
-                Ok(())
-            }
-            Err(e) => {
-                let code = match &e {
-                    TransportError::Refused(_) => "ECONNREFUSED_BY_RUNTIME",
-                    TransportError::ProtocolMismatch(_) => "EPROTOCOL",
-                    TransportError::Unreachable(_) => "EUNREACHABLE",
-                    TransportError::Stopped => "ESTOPPED",
-                };
-                Err(Error::new(Status::GenericFailure, format!("{code}: {e}")))
-            }
-        }
+            let o = &inner.options;
+            let mut cfg = TransportConfig::new(&o.server_url, &o.conversation_id, &o.workspace_root);
+            cfg.session_api_key = o.session_api_key.clone();
+            cfg.executor_id = inner.executor_id.clone();
+            cfg.client = o.client_name.clone().unwrap_or_else(|| format!("openhands-vscode-executor/{}", env!("CARGO_PKG_VERSION")));
+            let weak = Arc::downgrade(&inner);
+            let sink: oh_transport::StatusSink = Arc::new(move |ev: &StatusEvent| {
+                if let Some(i) = weak.upgrade() {
+                    i.report(ev);
+                }
+            });
+            // Observers of the transport: the action as it starts, the reply as sent (one serialisation).
+            let (on_action, on_observation) = (inner.on_action.clone(), inner.on_observation.clone());
+            let observers = Observers {
+                on_status: Some(sink),
+                on_action: Some(Arc::new(move |ev: &ActionEvent| notify(&on_action, || serde_json::to_string(ev).unwrap_or_default()))),
+                on_reply: Some(Arc::new(move |json: &str| notify(&on_observation, || json.to_string()))),
+            };
+            let transport = Transport::connect_observed(cfg, inner.handler.clone(), observers).await.map_err(|e| CodedError::from(&e))?;
+            *slot = Some(Arc::new(transport));
+            Ok(())
+        })
     }
 
     /// Resolves when the connection has ended for good (stopped, replaced by a newer executor,
-    /// refused); the value is the last status message. Keeps Node alive while connected.
+    /// failed), saying why. Keeps Node alive while connected.
     #[napi]
-    pub async fn wait_until_closed(&self) -> Result<String> {
+    pub async fn wait_until_closed(&self) -> Result<Closed> {
         let t = self.inner.transport.lock().await.clone();
         if let Some(t) = t {
             t.closed().await;
         }
-        let st = self.inner.status.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        Ok(match st.1 {
-            Some(m) => format!("{}: {m}", st.0),
-            None => st.0,
-        })
+        let (state, message) = self.inner.status.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let (reason, code) = if self.inner.stopped.load(std::sync::atomic::Ordering::SeqCst) {
+            (CloseReason::Stopped, None)
+        } else if state == ConnectionState::Error {
+            (CloseReason::Failed, Some(errors::code_of_error_status(message.as_deref().unwrap_or(""))))
+        } else {
+            // The transport ends without an error only when it is replaced (or stopped).
+            (CloseReason::Replaced, None)
+        };
+        Ok(Closed { reason, code, message })
     }
 
     /// Disconnect, kill the shell and its children, and drop every JS callback so Node can exit.
     #[napi]
     pub async fn stop(&self) -> Result<()> {
         let inner = self.inner.clone();
+        inner.stopped.store(true, std::sync::atomic::Ordering::SeqCst);
         let transport = inner.transport.lock().await.take();
         if let Some(t) = transport {
             t.shutdown().await;
@@ -215,20 +249,22 @@ impl Executor {
         inner.handler.shutdown().await;
         inner.on_action.write().unwrap_or_else(|p| p.into_inner()).take();
         inner.on_observation.write().unwrap_or_else(|p| p.into_inner()).take();
-        inner.fs.dispose();
-        let errored = inner.status.lock().unwrap_or_else(|p| p.into_inner()).0 == "error";
+        if let Some(f) = &inner.js_fs {
+            f.dispose();
+        }
+        let errored = inner.status.lock().unwrap_or_else(|p| p.into_inner()).0 == ConnectionState::Error;
         if !errored {
-            inner.report(&StatusEvent { state: ConnectionState::Disconnected, message: Some("stopped".into()) });
+            inner.report(&StatusEvent { state: oh_transport::ConnectionState::Disconnected, message: Some("stopped".into()) });
         }
         inner.status_fn.write().unwrap_or_else(|p| p.into_inner()).take();
         inner.data_fn.write().unwrap_or_else(|p| p.into_inner()).take();
         Ok(())
     }
 
-    /// `connecting`, `connected`, `executing`, `disconnected` or `error`.
+    /// The current connection state.
     #[napi(getter)]
-    pub fn status(&self) -> String {
-        self.inner.status.lock().unwrap_or_else(|p| p.into_inner()).0.clone()
+    pub fn status(&self) -> ConnectionState {
+        self.inner.status.lock().unwrap_or_else(|p| p.into_inner()).0
     }
 
     /// The message of the last status change (e.g. why the connection was refused).
@@ -244,15 +280,19 @@ impl Executor {
     }
 
     /// Execute one action directly (event_to_dict JSON, with an `id`), without a server; returns
-    /// the observation JSON (`cause` = that id). Starts the shell on first use.
-    #[napi]
-    pub async fn execute(&self, action_json: String) -> Result<String> {
-        let core = self.inner.handler.core().await.map_err(|e| Error::new(Status::GenericFailure, format!("cannot start the bash session: {e}")))?;
-        let reply = match oh_protocol::decode_action_json(&action_json) {
-            Ok(ev) => core.execute(&ev).await,
-            Err(refusal) => refusal,
-        };
-        Ok(reply.to_json())
+    /// the observation JSON (`cause` = that id). Starts the shell on first use; rejects with code
+    /// `ESHELL` when it cannot.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn execute<'env>(&self, env: &'env Env, action_json: String) -> Result<PromiseRaw<'env, String>> {
+        let handler = self.inner.handler.clone();
+        errors::coded_promise(env, async move {
+            let core = handler.core().await.map_err(|e| CodedError::new(ErrorCode::Shell, format!("cannot start the bash session: {e}")))?;
+            let reply = match oh_protocol::decode_action_json(&action_json) {
+                Ok(ev) => core.execute(&ev).await,
+                Err(refusal) => refusal,
+            };
+            Ok(reply.to_json())
+        })
     }
 }
 

@@ -38,7 +38,7 @@ pub fn set_sink(sink: Option<LogFn>, level: Level) {
     *SINK.write().unwrap_or_else(|p| p.into_inner()) = sink.map(std::sync::Arc::new);
 }
 
-/// Drop the sink if it is still `ours`.
+/// Stop sending records to JS (`setLogHandler(null)`).
 pub fn clear_sink() {
     SINK.write().unwrap_or_else(|p| p.into_inner()).take();
 }

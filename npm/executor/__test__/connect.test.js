@@ -64,21 +64,48 @@ test('registers, executes delegated actions through JS callbacks, reports status
   assert.ok(logs.some((l) => /registered/.test(l.message)), JSON.stringify(logs.slice(0, 5)));
 });
 
-test('refusals reject start() with the server message', async (t) => {
+test('refusals reject start() with a code: EAUTH, ENORUNTIME, EPROTOCOL', async (t) => {
   const server = await PyServer.start(['--key', 'k']);
   if (!server) return t.skip('no python with python-socketio');
   t.after(() => server.close());
   const { Executor } = addon();
   const { fs: jsfs } = countingFs();
   const ex = new Executor({ serverUrl: server.url, conversationId: 'conv1', sessionApiKey: 'bad', workspaceRoot: tmpdir() }, jsfs);
-  await assert.rejects(ex.start(), /invalid session_api_key/);
+  await assert.rejects(ex.start(), { code: 'EAUTH', message: /invalid session_api_key/ });
   assert.strictEqual(ex.status, 'error');
   assert.match(ex.statusMessage, /invalid session_api_key/);
   await ex.stop();
 
+  const unknown = new Executor({ serverUrl: server.url, conversationId: 'nobody', sessionApiKey: 'k', workspaceRoot: tmpdir() }, jsfs);
+  await assert.rejects(unknown.start(), { code: 'ENORUNTIME', message: /no VsCodeRuntime for conversation nobody/ });
+  await unknown.stop();
+
   const mismatch = await PyServer.start(['--welcome-protocol', '2']);
   t.after(() => mismatch.close());
   const ex2 = new Executor({ serverUrl: mismatch.url, conversationId: 'conv1', workspaceRoot: tmpdir() }, jsfs);
-  await assert.rejects(ex2.start(), /EPROTOCOL.*protocol mismatch/);
+  await assert.rejects(ex2.start(), { code: 'EPROTOCOL', message: /protocol mismatch/ });
   await ex2.stop();
+});
+
+test('waitUntilClosed says why: replaced by a newer executor, or stopped', async (t) => {
+  const server = await PyServer.start([]);
+  if (!server) return t.skip('no python with python-socketio');
+  t.after(() => server.close());
+  const { Executor } = addon();
+  const options = { serverUrl: server.url, conversationId: 'conv1', workspaceRoot: tmpdir() };
+  const first = new Executor(options, null);
+  t.after(() => first.stop());
+  await first.start();
+  const firstClosed = first.waitUntilClosed();
+  const second = new Executor(options, null);
+  t.after(() => second.stop());
+  await second.start();
+  const why = await firstClosed;
+  assert.strictEqual(why.reason, 'replaced', JSON.stringify(why));
+  assert.strictEqual(why.code, undefined);
+  const secondClosed = second.waitUntilClosed();
+  await second.stop();
+  const stopped = await secondClosed;
+  assert.strictEqual(stopped.reason, 'stopped', JSON.stringify(stopped));
+  assert.strictEqual(stopped.code, undefined);
 });

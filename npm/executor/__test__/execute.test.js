@@ -117,3 +117,62 @@ test('rejections keep their code: Node codes, `code` properties, vscode FileSyst
   const odd = await read(rejectAll(() => 42), 4);
   assert.strictEqual(odd.observation, 'error');
 });
+
+test('stat and readDirectory results are typed: a malformed one is an I/O error', async (t) => {
+  const { Executor } = addon();
+  const ws = tmpdir();
+  const file = path.join(ws, 'x.txt');
+  fs.writeFileSync(file, 'x\n');
+  const { fs: real } = countingFs();
+  // vscode.FileType numbers and [name, type] pairs instead of the contract's objects and words.
+  const malformed = { ...real, stat: async () => ({ type: 1, size: 2 }), readDirectory: async () => [['x.txt', 1]] };
+  const view = async (callbacks, id, p) => {
+    const ex = new Executor({ serverUrl: 'http://127.0.0.1:9', conversationId: 'none', workspaceRoot: ws }, callbacks);
+    try {
+      return JSON.parse(await ex.execute(JSON.stringify({ id, action: 'edit', args: { path: p, command: 'view', impl_source: 'oh_aci' } }))).content;
+    } finally {
+      await ex.stop();
+    }
+  };
+  assert.match(await view(real, 1, file), /1\tx/);
+  assert.match(await view(malformed, 2, file), /does not exist/);
+  assert.match(await view(real, 3, ws), /x\.txt/);
+  assert.match(await view({ ...malformed, stat: real.stat }, 4, ws), /find: .*Input\/output error/);
+});
+
+test('fs null: Rust LocalFs gives the same observations as the JS callbacks', async (t) => {
+  const { Executor } = addon();
+  const actions = (ws) => [
+    { action: 'write', args: { path: path.join(ws, 'd/a.txt'), content: 'one\ntwo\n' } },
+    { action: 'read', args: { path: path.join(ws, 'd/a.txt') } },
+    { action: 'edit', args: { path: path.join(ws, 'd/a.txt'), command: 'str_replace', old_str: 'two', new_str: 'three', impl_source: 'oh_aci' } },
+    { action: 'edit', args: { path: path.join(ws, 'd/b.txt'), command: 'create', file_text: 'b\n', impl_source: 'oh_aci' } },
+    { action: 'edit', args: { path: path.join(ws, 'd'), command: 'view', impl_source: 'oh_aci' } },
+    { action: 'edit', args: { path: path.join(ws, 'd/a.txt'), command: 'undo_edit', impl_source: 'oh_aci' } },
+    { action: 'read', args: { path: path.join(ws, 'missing.txt') } },
+    { action: 'edit', args: { path: path.join(ws, 'd'), command: 'create', file_text: 'x', impl_source: 'oh_aci' } },
+  ];
+  const observe = async (fsCallbacks) => {
+    // The same path on both sides (observations name it): one workspace, emptied in between.
+    const ws = path.join(tmpdir(), 'ws');
+    fs.mkdirSync(ws);
+    const ex = new Executor({ serverUrl: 'http://127.0.0.1:9', conversationId: 'none', workspaceRoot: ws }, fsCallbacks);
+    try {
+      const out = [];
+      for (const [i, a] of actions(ws).entries()) {
+        const o = JSON.parse(await ex.execute(JSON.stringify({ id: i + 1, ...a })));
+        out.push(JSON.stringify(o).split(ws).join('<ws>'));
+      }
+      const mode = (fs.statSync(path.join(ws, 'd/a.txt')).mode & 0o777).toString(8);
+      return { out, mode };
+    } finally {
+      await ex.stop();
+    }
+  };
+  const { fs: jsfs, calls } = countingFs();
+  const viaJs = await observe(jsfs);
+  assert.ok(calls.writeFile > 0 && calls.readDirectory > 0, JSON.stringify(calls));
+  const native = await observe(null);
+  assert.deepStrictEqual(native.out, viaJs.out);
+  assert.strictEqual(native.mode, '664');
+});

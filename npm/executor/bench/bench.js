@@ -106,6 +106,17 @@ async function benchReads() {
     row('read action (100 B file) through JS fs callbacks', viaAddon, 'us', 'node:fs stat+readFile', direct, `${cbPerRead.toFixed(1)} callbacks/read`);
     row('  same, vs a bare node:fs readFile', viaAddon, 'us', 'node:fs readFile', directRead);
     row('  addon overhead per read action (vs readFile)', Math.max(0, viaAddon - directRead), 'us', '', null, 'TSFN call + promise + action work');
+    // The headless CLI's path: no callbacks, Rust's LocalFs.
+    const native = new Executor({ serverUrl: 'http://127.0.0.1:9', conversationId: 'bench', workspaceRoot: ws }, null);
+    try {
+      for (let i = 0; i < 200; i++) await native.execute(action);
+      t0 = process.hrtime.bigint();
+      for (let i = 0; i < N_READ; i++) await native.execute(action);
+      const viaLocalFs = Number(process.hrtime.bigint() - t0) / 1e3 / N_READ;
+      row('read action (100 B file), fs null (LocalFs, the CLI)', viaLocalFs, 'us', 'through JS fs callbacks', viaAddon);
+    } finally {
+      await native.stop();
+    }
   } finally {
     await ex.stop();
   }

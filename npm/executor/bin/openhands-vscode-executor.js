@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The headless OpenHands executor: registers with a VsCodeRuntime (docs/protocol.md) and runs its
-// delegated actions in a persistent bash session, with files through node:fs/promises.
+// delegated actions in a persistent bash session, with files on the executor's own filesystem
+// (Rust's LocalFs: no round trip through JavaScript).
 'use strict';
 
 const fsp = require('node:fs/promises');
@@ -56,41 +57,8 @@ function parseArgs(argv) {
   return out;
 }
 
-/** The FsCallbacks of the addon over node:fs/promises. */
-const nodeFs = {
-  readFile: (p) => fsp.readFile(p),
-  writeFile: (p, data) => fsp.writeFile(p, data),
-  stat: async (p) => {
-    const s = await fsp.stat(p);
-    return {
-      type: s.isFile() ? 'file' : s.isDirectory() ? 'directory' : 'other',
-      size: s.size,
-      mtimeMs: s.mtimeMs,
-      mode: s.mode,
-    };
-  },
-  readDirectory: async (p) => {
-    const entries = await fsp.readdir(p, { withFileTypes: true });
-    return Promise.all(
-      entries.map(async (e) => {
-        let type = e.isFile() ? 'file' : e.isDirectory() ? 'directory' : 'other';
-        if (e.isSymbolicLink()) {
-          try {
-            const s = await fsp.stat(path.join(p, e.name));
-            type = s.isFile() ? 'file' : s.isDirectory() ? 'directory' : 'other';
-          } catch {
-            type = 'other';
-          }
-        }
-        return { name: e.name, type };
-      }),
-    );
-  },
-  createDirectory: (p) => fsp.mkdir(p, { recursive: true }),
-  delete: (p) => fsp.unlink(p),
-  rename: (from, to) => fsp.rename(from, to),
-  setMode: (p, mode) => fsp.chmod(p, mode),
-};
+/** Exit status 2: the runtime refused the connection or could not be reached (docs above). */
+const REFUSED = new Set(['ENORUNTIME', 'EAUTH', 'EREFUSED', 'EPROTOCOL', 'EUNREACHABLE']);
 
 function log(level, target, message) {
   process.stderr.write(`${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${target}: ${message}\n`);
@@ -146,7 +114,7 @@ async function main() {
       clientName: `openhands-vscode-executor-cli/${require('../package.json').version}`,
       logLevel: args.logLevel || 'info',
     },
-    nodeFs,
+    null, // files on Rust's LocalFs
     {
       onLog: log,
       onStatus: (status, message) => log('info', 'executor', `status ${status}${message ? `: ${message}` : ''}`),
@@ -167,31 +135,31 @@ async function main() {
   try {
     await executor.start();
   } catch (e) {
-    process.stderr.write(`openhands-vscode-executor: ${e.message}\n`);
+    if (stopping) {
+      await stopping;
+      return 0;
+    }
+    process.stderr.write(`openhands-vscode-executor: ${e.code}: ${e.message}\n`);
     await executor.stop().catch(() => {});
-    return 2;
+    return REFUSED.has(e.code) ? 2 : 1;
   }
   log('info', 'executor', `registered with ${args.url} for conversation ${args.conversation} (executor ${executor.executorId})`);
-  const why = await executor.waitUntilClosed();
+  const closed = await executor.waitUntilClosed();
   if (stopping) {
     await stopping;
     return 0;
   }
   await executor.stop().catch(() => {});
-  const replaced = why.includes('replaced');
-  process.stderr.write(`openhands-vscode-executor: connection closed (${why})\n`);
-  return replaced ? 0 : why.includes('refused') ? 2 : 1;
+  const detail = [closed.code, closed.message].filter(Boolean).join(': ');
+  process.stderr.write(`openhands-vscode-executor: connection closed (${closed.reason}${detail ? `: ${detail}` : ''})\n`);
+  if (closed.reason !== 'failed') return 0;
+  return REFUSED.has(closed.code) ? 2 : 1;
 }
 
-// The fs callbacks are shared with tests/conformance/addon_replay.js (the same path as here).
-module.exports = { nodeFs };
-
-if (require.main === module) {
-  main().then(
-    (code) => process.exit(code),
-    (e) => {
-      process.stderr.write(`openhands-vscode-executor: ${e && e.stack ? e.stack : e}\n`);
-      process.exit(1);
-    },
-  );
-}
+main().then(
+  (code) => process.exit(code),
+  (e) => {
+    process.stderr.write(`openhands-vscode-executor: ${e && e.stack ? e.stack : e}\n`);
+    process.exit(1);
+  },
+);

@@ -9,7 +9,7 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, sleep, assert, runner } = require('./lib');
+const { waitFor, sleep, assert, runner, showConsentWhenAsked } = require('./lib');
 
 const SERVER = process.env.OH_TEST_SERVER;
 const KEY = process.env.OH_TEST_SERVER_KEY;
@@ -55,9 +55,8 @@ exports.run = async () => {
   await test('real server: the tab says the session API key is needed, then that the server has no LLM settings', async () => {
     api = await vscode.extensions.getExtension(EXT_ID).activate();
     await vscode.commands.executeCommand('workbench.view.extension.openhands');
-    await sleep(1500);
     // The one-time consent notification: the runner clicks "Allow" as a user would.
-    await vscode.commands.executeCommand('notifications.showList');
+    await showConsentWhenAsked(vscode, api);
     const refused = await waitFor('the tab to report the refused key', () => api.conversation.status.problems.find((p) => p.id === 'server'), 30000);
     assert(refused.fixes.some((f) => f.fix === 'key'), `problem without "Set Session API Key": ${JSON.stringify(refused)}`);
     const keyFile = path.join(ARTIFACTS, 'server-key.txt');

@@ -7,7 +7,7 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, sleep, assert, runner } = require('./lib');
+const { waitFor, sleep, assert, runner, showConsentWhenAsked } = require('./lib');
 
 const BACKEND = process.env.OH_TEST_BACKEND;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
@@ -47,9 +47,8 @@ exports.run = async () => {
 
   await test('attach mode: opening the OpenHands view asks for consent, starts the executor and connects to the configured conversation', async () => {
     await vscode.commands.executeCommand('workbench.view.extension.openhands');
-    // The consent notification: open the notification list so the runner can click "Allow" as a user would.
-    await sleep(1500);
-    if (api.snapshot.state === 'starting') await vscode.commands.executeCommand('notifications.showList');
+    // The consent notification: open the notification list so the runner clicks "Allow" as a user would.
+    await showConsentWhenAsked(vscode, api);
     const snap = await waitFor('the executor to connect (or fail)', () => {
       const s = api.snapshot;
       return ['connected', 'error', 'blocked'].includes(s.state) ? s : undefined;

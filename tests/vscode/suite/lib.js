@@ -56,4 +56,19 @@ function runner({ stopOnFailure = false } = {}) {
   };
 }
 
-module.exports = { sleep, waitFor, assert, runner };
+/**
+ * Opens the notification list once the executor is asking for consent (the notification exists
+ * then: it was requested before the state changed), so the runner can click "Allow" in it as a
+ * user would. The list must be opened after the notification exists: opened earlier, the
+ * notification never shows. Returns at once when the start got past consent without asking.
+ */
+async function showConsentWhenAsked(vscode, api, timeoutMs = 60000) {
+  const asking = await waitFor('the executor to ask for consent (or get past it)', () => {
+    const s = api.snapshot;
+    if (s.state === 'starting' && /permission to execute/.test(s.message || '')) return 'asking';
+    return ['connecting', 'connected', 'executing', 'error', 'blocked'].includes(s.state) ? 'past' : undefined;
+  }, timeoutMs, 50);
+  if (asking === 'asking') await vscode.commands.executeCommand('notifications.showList');
+}
+
+module.exports = { sleep, waitFor, assert, runner, showConsentWhenAsked };

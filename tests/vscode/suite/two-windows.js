@@ -6,7 +6,7 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, sleep } = require('./lib');
+const { waitFor, showConsentWhenAsked } = require('./lib');
 
 const ROLE = process.env.OH_TEST_ROLE;
 const OTHER = ROLE === 'a' ? 'b' : 'a';
@@ -29,8 +29,7 @@ exports.run = async () => {
     const root = vscode.workspace.workspaceFolders[0].uri.fsPath;
     const api = await vscode.extensions.getExtension('openhands.openhands-tab').activate();
     await vscode.commands.executeCommand('workbench.view.extension.openhands');
-    await sleep(1500);
-    await vscode.commands.executeCommand('notifications.showList'); // the consent "Allow"
+    await showConsentWhenAsked(vscode, api); // the runner clicks the consent's "Allow" in the list
     // The consent first, then the password box: the runner's click on "Allow" must not land while
     // the quick input is open.
     await waitFor('the consent answer', () => api.snapshot.state !== 'starting', 60000);

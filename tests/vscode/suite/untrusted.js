@@ -13,8 +13,7 @@ exports.run = async () => {
     const before = await (await fetch(`${BACKEND}/test/state`)).json();
     const api = await ext.activate();
     await vscode.commands.executeCommand('workbench.view.extension.openhands');
-    await api.start();
-    await sleep(1000);
+    await api.start(); // resolves once the start decided (blocked here): nothing can connect later
     const s = api.snapshot;
     if (s.state !== 'blocked' || !(s.fixes || []).includes('trust')) throw new Error(`state ${JSON.stringify(s)}`);
     const st = await (await fetch(`${BACKEND}/test/state`)).json();

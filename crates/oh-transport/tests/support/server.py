@@ -6,6 +6,10 @@ Controlled through stdin (one JSON command a line); reports through stdout (one 
                                               (payloads with an int id are kept pending until
                                               replied, and re-sent on every registration)
   {"cmd": "send_raw", "args": [...]}          emit oh_event with arbitrary arguments
+  {"cmd": "send_binary", "payload": {...}}    emit oh_event whose payload carries a binary
+                                              attachment (payload["blob"] = bytes), and a bare bytes one
+  {"cmd": "send_deep", "id": N, "depth": D}   emit oh_event {"id": N, "action": "run", "args":
+                                              {"command": [[[...]]]}} nested D deep
   {"cmd": "drop"}                             namespace disconnect of the executor
   {"cmd": "drop_hard"}                        close the executor's Engine.IO session
   {"cmd": "quit"}
@@ -128,6 +132,18 @@ async def command(cmd):
     elif c == "send_raw":
         if sid:
             await sio.emit("oh_event", tuple(cmd["args"]), to=sid, namespace=NS)
+    elif c == "send_binary":
+        if sid:
+            payload = dict(cmd["payload"])
+            payload["blob"] = b"\x00\x01binary\xff"
+            await sio.emit("oh_event", payload, to=sid, namespace=NS)
+            await sio.emit("oh_event", b"\x00raw bytes\xff", to=sid, namespace=NS)
+    elif c == "send_deep":
+        if sid:
+            nested = []
+            for _ in range(cmd["depth"]):
+                nested = [nested]
+            await sio.emit("oh_event", {"id": cmd["id"], "action": "run", "args": {"command": nested}}, to=sid, namespace=NS)
     elif c == "drop":
         if sid:
             await sio.disconnect(sid, namespace=NS)

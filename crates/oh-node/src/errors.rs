@@ -1,0 +1,146 @@
+//! The errors of the JS API: a rejected `start()`/`execute()` is an `Error` whose `code` is an
+//! [`ErrorCode`], and `waitUntilClosed()` resolves with a [`Closed`] that says why. JS code (the
+//! extension, the CLI) branches on these codes, never on message text.
+
+use napi::bindgen_prelude::{PromiseRaw, ToNapiValue};
+use napi::{Env, JsError};
+use napi_derive::napi;
+use oh_transport::TransportError;
+
+/// The `code` of an error the executor rejects with.
+#[napi(string_enum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// The server has no `VsCodeRuntime` for the conversation (yet: it opens one when the
+    /// conversation's agent loop starts).
+    #[napi(value = "ENORUNTIME")]
+    NoRuntime,
+    /// The session API key is missing or not accepted.
+    #[napi(value = "EAUTH")]
+    Auth,
+    /// The server refused the registration for another reason (no conversation id, a web
+    /// page's origin, a non-websocket transport).
+    #[napi(value = "EREFUSED")]
+    Refused,
+    /// The server speaks another protocol version.
+    #[napi(value = "EPROTOCOL")]
+    Protocol,
+    /// No registration within the initial timeout (network error, no welcome).
+    #[napi(value = "EUNREACHABLE")]
+    Unreachable,
+    /// `stop()` was called before the registration finished.
+    #[napi(value = "ESTOPPED")]
+    Stopped,
+    /// The bash session could not be started.
+    #[napi(value = "ESHELL")]
+    Shell,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::NoRuntime => "ENORUNTIME",
+            ErrorCode::Auth => "EAUTH",
+            ErrorCode::Refused => "EREFUSED",
+            ErrorCode::Protocol => "EPROTOCOL",
+            ErrorCode::Unreachable => "EUNREACHABLE",
+            ErrorCode::Stopped => "ESTOPPED",
+            ErrorCode::Shell => "ESHELL",
+        }
+    }
+
+    /// The code of a failed registration.
+    pub fn of(e: &TransportError) -> Self {
+        match e {
+            TransportError::Refused(message) => Self::of_refusal(message),
+            TransportError::ProtocolMismatch(_) => ErrorCode::Protocol,
+            TransportError::Unreachable(_) => ErrorCode::Unreachable,
+            TransportError::Stopped => ErrorCode::Stopped,
+        }
+    }
+
+    /// The server's refusal message (docs/protocol.md, "the server refuses the connection") is
+    /// the only thing the wire carries; this is the one place it becomes a code.
+    pub fn of_refusal(message: &str) -> Self {
+        let m = message.strip_prefix("oh-executor: ").unwrap_or(message);
+        if m.starts_with("no VsCodeRuntime for conversation") {
+            ErrorCode::NoRuntime
+        } else if m.starts_with("missing session_api_key") || m.starts_with("invalid session_api_key") {
+            ErrorCode::Auth
+        } else if m.starts_with("protocol mismatch") {
+            ErrorCode::Protocol
+        } else {
+            ErrorCode::Refused
+        }
+    }
+}
+
+/// The code of the error status a closed connection ended with. The transport reports that
+/// cause only as its `TransportError`'s text (`connection refused: …`, `cannot reach the runtime:
+/// …`, the protocol mismatch); a typed close reason from `oh-transport` would replace this.
+pub fn code_of_error_status(message: &str) -> ErrorCode {
+    if let Some(refusal) = message.strip_prefix("connection refused: ") {
+        ErrorCode::of_refusal(refusal)
+    } else if message.starts_with("cannot reach the runtime") {
+        ErrorCode::Unreachable
+    } else {
+        ErrorCode::of_refusal(message)
+    }
+}
+
+/// An error for JS with an [`ErrorCode`] as its `code` property.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodedError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl CodedError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        CodedError { code, message: message.into() }
+    }
+}
+
+impl From<&TransportError> for CodedError {
+    fn from(e: &TransportError) -> Self {
+        CodedError::new(ErrorCode::of(e), e.to_string())
+    }
+}
+
+/// A Promise that resolves with the future's value or rejects with an `Error` whose `code` is the
+/// [`CodedError`]'s. (napi's own async functions can only reject with its fixed `Status` codes.)
+pub fn coded_promise<'env, T, F>(env: &'env Env, fut: F) -> napi::Result<PromiseRaw<'env, T>>
+where
+    T: ToNapiValue + Send + 'static,
+    F: std::future::Future<Output = Result<T, CodedError>> + Send + 'static,
+{
+    env.spawn_future_with_callback(async move { Ok(fut.await) }, |env, result| match result {
+        Ok(v) => Ok(v),
+        Err(e) => {
+            let js = JsError::from(napi::Error::new(e.code.as_str(), e.message)).into_unknown(*env);
+            Err(napi::Error::from(js))
+        }
+    })
+}
+
+/// Why the connection ended for good.
+#[napi(string_enum = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CloseReason {
+    /// `stop()` was called.
+    Stopped,
+    /// A newer executor registered for the same conversation (`oh_executor_replaced`).
+    Replaced,
+    /// A permanent failure (`code` says which).
+    Failed,
+}
+
+/// What `waitUntilClosed()` resolves with.
+#[napi(object, object_from_js = false)]
+pub struct Closed {
+    pub reason: CloseReason,
+    /// Set when `reason` is `failed`.
+    pub code: Option<ErrorCode>,
+    /// The last status message (e.g. the server's refusal).
+    pub message: Option<String>,
+}
