@@ -6,7 +6,7 @@ import { Config } from './config';
 import { Consent } from './consent';
 import { ChatSession } from './chatSession';
 import { findExecutorCredential } from './credentials';
-import { ExecutorService } from './executorService';
+import { ExecutorService, type RuntimeIdeTools } from './executorService';
 import { createFsBridge } from './fsBridge';
 import { Logger } from './logging';
 import { SessionKeyStore } from './secrets';
@@ -32,6 +32,8 @@ export class OpenHandsContext implements vscode.Disposable {
   readonly statusBar = new StatusBar();
   readonly executor: ExecutorService;
   readonly view: OpenHandsViewProvider;
+  /** The IDE tools the executor offers the agent (set by `activate` once they are registered). */
+  ideTools: RuntimeIdeTools | undefined;
   private hasKey = false;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -65,6 +67,7 @@ export class OpenHandsContext implements vscode.Disposable {
       notify: (error) => void this.notifier.error(error),
       logLevel: () => (this.log.channel.logLevel <= vscode.LogLevel.Debug && this.log.channel.logLevel !== vscode.LogLevel.Off ? 'debug' : 'info'),
       clientName: `openhands-tab/${version} vscode/${vscode.version}`,
+      ideTools: () => this.ideTools,
     });
     this.chat = new ChatSession({
       serverUrl: () => this.config.current.serverUrl,

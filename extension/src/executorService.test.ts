@@ -115,6 +115,22 @@ describe('executor service', () => {
     expect(f.service.snapshot).toMatchObject({ state: 'error', fixes: ['logs'], message: 'no binary for this platform' });
   });
 
+  it('announces the IDE tools and runs their calls through the hook (none without them)', async () => {
+    const call = vi.fn(async (name: string, args: string) => JSON.stringify({ content: [{ type: 'text', text: `${name} ${args}` }] }));
+    const list = [{ name: 'hover', description: 'Type at a position', inputSchema: { type: 'object', properties: {} } }];
+    const { service } = setup({ ideTools: () => ({ list, call }) });
+    await service.start();
+    const ex = FakeExecutor.last!;
+    expect(ex.options.ideTools).toEqual(list);
+    await expect(ex.hooks.onIdeTool!('hover', '{"line":2}')).resolves.toBe(JSON.stringify({ content: [{ type: 'text', text: 'hover {"line":2}' }] }));
+    expect(call).toHaveBeenCalledWith('hover', '{"line":2}');
+
+    const bare = setup();
+    await bare.service.start();
+    expect(FakeExecutor.last!.options.ideTools).toBeUndefined();
+    expect(FakeExecutor.last!.hooks.onIdeTool).toBeUndefined();
+  });
+
   it('feeds the terminal, the log and the state from the hooks', async () => {
     const { service, terminal, activity } = setup();
     await service.start();

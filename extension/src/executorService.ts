@@ -5,7 +5,7 @@ import { NativeBinaryError } from './bootstrap';
 import { validateConfig, type OpenHandsConfig } from './config';
 import type { ConsentResult } from './consent';
 import type { Logger } from './logging';
-import { errorCode, type ConnectionState, type ExecutorHooks, type ExecutorOptions, type FsCallbacks, type NativeExecutor, type NativeModule } from './native';
+import { errorCode, type ConnectionState, type ExecutorHooks, type ExecutorOptions, type FsCallbacks, type IdeToolInfo, type NativeExecutor, type NativeModule } from './native';
 import { classify, executorError, type Fix, type UserError } from './userErrors';
 
 export type ExecutorState = 'stopped' | 'starting' | 'connecting' | 'connected' | 'executing' | 'error' | 'blocked';
@@ -49,6 +49,17 @@ export interface ExecutorServiceDeps {
   sleep?: (ms: number) => Promise<void>;
   notify: (error: UserError) => void;
   clientName: string;
+  /**
+   * The IDE tools this window runs for the agent (announced to the runtime at registration,
+   * called through `call_tool_mcp` actions; docs/ide-tools.md). Absent: none are offered.
+   */
+  ideTools?: () => RuntimeIdeTools | undefined;
+}
+
+/** What the executor needs of the IDE tools: their list and a call answering MCP `CallToolResult` JSON. */
+export interface RuntimeIdeTools {
+  readonly list: readonly IdeToolInfo[];
+  call(name: string, argumentsJson: string): Promise<string>;
 }
 
 /**
@@ -195,13 +206,15 @@ export class ExecutorService implements vscode.Disposable {
         logLevel: d.logLevel?.() ?? 'info',
       };
       if (key) options.sessionApiKey = key;
+      const ideTools = d.ideTools?.();
+      if (ideTools) options.ideTools = [...ideTools.list];
       // The server refuses an executor until the conversation's runtime exists (it opens when the
       // agent loop starts): keep trying for a while instead of failing the first time.
       const deadline = Date.now() + (d.runtimeWaitMs ?? 90000);
       const sleep = d.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
       let executor: NativeExecutor;
       for (;;) {
-        executor = new module.Executor(options, d.fsBridge(), this.hooks(generation));
+        executor = new module.Executor(options, d.fsBridge(), this.hooks(generation, ideTools));
         this.executor = executor;
         try {
           await executor.start();
@@ -255,10 +268,11 @@ export class ExecutorService implements vscode.Disposable {
     }
   }
 
-  private hooks(generation: number): ExecutorHooks {
+  private hooks(generation: number, ideTools?: RuntimeIdeTools): ExecutorHooks {
     const d = this.deps;
     const live = () => this.generation === generation;
     return {
+      ...(ideTools ? { onIdeTool: (name: string, argumentsJson: string) => ideTools.call(name, argumentsJson) } : {}),
       onTerminalData: (data) => {
         if (live()) d.terminal.data(data);
       },

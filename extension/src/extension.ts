@@ -27,6 +27,8 @@ export function activate(context: vscode.ExtensionContext): OpenHandsApi {
   context.subscriptions.push(ctx, ...registerCommands(ctx));
   const ide = registerIdeTools(context, ctx.log);
   context.subscriptions.push(ide);
+  // The agent's path to the IDE tools: announced and run by the executor (call_tool_mcp actions).
+  ctx.ideTools = ide.runtime;
   // Confirmation mode: an edit the agent waits to make is shown in the diff editor.
   ctx.chat.setEditReviewer(ide.reviewEdit);
   ctx.log.info(`OpenHands extension ${context.extension?.packageJSON?.version ?? ''} activated (VS Code ${vscode.version}, ${process.platform}-${process.arch}, Node ${process.version})`);

@@ -17,6 +17,7 @@ export type {
   FileStat,
   FileType,
   FsCallbacks,
+  IdeToolInfo,
 } from 'openhands-vscode-executor';
 
 /** A running `Executor`. */

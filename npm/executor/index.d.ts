@@ -81,6 +81,12 @@ export interface ExecutorHooks {
   onAction?: (eventJson: string) => void
   /** Each observation sent back (JSON, `cause` = the action's id). */
   onObservation?: (eventJson: string) => void
+  /**
+   * Runs one IDE tool (`call_tool_mcp` actions): resolves to the MCP `CallToolResult` as JSON
+   * text; a rejection becomes an ErrorObservation with its message. Without it the executor
+   * offers no IDE tools and refuses such calls.
+   */
+  onIdeTool?: (name: string, argumentsJson: string) => Promise<string>
 }
 
 /** Options of `new Executor(options, fs, hooks?)`. */
@@ -99,6 +105,11 @@ export interface ExecutorOptions {
   clientName?: string
   /** Minimum level of records sent to `onLog`: `error`, `warn`, `info` (default), `debug`, `trace`. */
   logLevel?: string
+  /**
+   * The IDE tools this host runs through `hooks.onIdeTool`, announced to the runtime at
+   * registration (`auth.ide_tools`); absent: none are offered to the agent.
+   */
+  ideTools?: Array<IdeToolInfo>
 }
 
 /** What the `stat` callback resolves with. */
@@ -144,6 +155,14 @@ export interface FsCallbacks {
    * filesystem's default mode.
    */
   setMode?: (path: string, mode: number) => Promise<unknown>
+}
+
+/** One IDE tool as MCP's `tools/list` describes it. */
+export interface IdeToolInfo {
+  name: string
+  description: string
+  /** The JSON Schema of the tool's arguments. */
+  inputSchema: Record<string, unknown>
 }
 
 /** The protocol version this build speaks. */

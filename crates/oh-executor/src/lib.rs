@@ -20,6 +20,14 @@ pub use handler::{ActionHandler, ExecutorHandler};
 pub use oh_files::{LocalFs, FsError};
 pub use oh_shell::OutputSink;
 
+/// The host's IDE tools (VS Code's language intelligence, editors, diffs; docs/ide-tools.md):
+/// runs one tool call and resolves to its MCP `CallToolResult` as JSON text, or to an error
+/// message when the host could not run it at all. The executor core only routes the call.
+#[async_trait::async_trait]
+pub trait IdeTools: Send + Sync {
+    async fn call(&self, name: &str, arguments: &serde_json::Map<String, serde_json::Value>) -> Result<String, String>;
+}
+
 /// Everything needed to start an executor.
 #[derive(Clone)]
 pub struct ExecutorConfig {
@@ -27,13 +35,24 @@ pub struct ExecutorConfig {
     pub workspace: PathBuf,
     /// Shell options (no-change timeout, env, terminal mirror).
     pub shell: ShellConfig,
+    /// The host's IDE tools; `None` (the headless executor) answers every `call_tool_mcp` with
+    /// an ErrorObservation.
+    pub ide_tools: Option<Arc<dyn IdeTools>>,
 }
 
 impl ExecutorConfig {
     pub fn new(workspace: impl Into<PathBuf>) -> Self {
         let workspace = workspace.into();
-        ExecutorConfig { shell: ShellConfig::new(workspace.clone()), workspace }
+        ExecutorConfig { shell: ShellConfig::new(workspace.clone()), workspace, ide_tools: None }
     }
+}
+
+/// The ErrorObservation text for an IDE tool call that reaches an executor without IDE tools.
+pub fn no_ide_tools_message(name: &str) -> String {
+    format!(
+        "The IDE tool {name:?} needs VS Code: this executor runs without it (headless), so it offers no IDE tools. \
+         Use the shell and file editor instead, or run the agent in the VS Code extension."
+    )
 }
 
 /// Runs actions. Commands are serialised by the session; file actions may run concurrently.
@@ -42,6 +61,7 @@ pub struct Executor {
     files: FileActions,
     /// Where V1's `reset` starts the new shell.
     workspace: PathBuf,
+    ide_tools: Option<Arc<dyn IdeTools>>,
 }
 
 impl Executor {
@@ -49,7 +69,7 @@ impl Executor {
     pub async fn start(config: ExecutorConfig, fs: Arc<dyn FileSystem>) -> std::io::Result<Self> {
         let shell = BashSession::start(config.shell.clone()).await?;
         let files = FileActions::new(fs, config.workspace.clone());
-        Ok(Executor { shell, files, workspace: config.workspace })
+        Ok(Executor { shell, files, workspace: config.workspace, ide_tools: config.ide_tools })
     }
 
     /// Execute one action event and build the reply (`cause` = the action's id).
@@ -90,6 +110,21 @@ impl Executor {
             // OpenHands V1 tools: the same session and editor, V1's observations (v1.rs).
             Action::V1Terminal(terminal) => self.v1_terminal(terminal).await,
             Action::V1FileEditor(editor) => self.v1_file_editor(editor).await,
+            Action::McpTool(call) => self.ide_tool(call).await,
+        }
+    }
+
+    /// An IDE tool call: handed to the host; its reply is OpenHands' `MCPObservation`.
+    async fn ide_tool(&self, call: &oh_protocol::McpToolAction) -> Observation {
+        let Some(tools) = &self.ide_tools else {
+            return Observation::error(no_ide_tools_message(&call.name));
+        };
+        match tools.call(&call.name, &call.arguments).await {
+            Ok(content) => Observation {
+                content,
+                extras: oh_protocol::Extras::Mcp { name: call.name.clone(), arguments: call.arguments.clone() },
+            },
+            Err(e) => Observation::error(format!("The IDE tool {:?} failed: {e}", call.name)),
         }
     }
 
@@ -107,5 +142,59 @@ impl Executor {
     /// Stop the shell and every process it started.
     pub async fn shutdown(&self) {
         self.shell.close().await;
+    }
+}
+
+#[cfg(test)]
+mod ide_tool_tests {
+    use super::*;
+    use serde_json::{json, Map, Value};
+
+    /// A host whose one tool echoes its arguments, and which fails `broken`.
+    struct EchoTools;
+
+    #[async_trait::async_trait]
+    impl IdeTools for EchoTools {
+        async fn call(&self, name: &str, arguments: &Map<String, Value>) -> Result<String, String> {
+            match name {
+                "broken" => Err("the host went away".into()),
+                _ => Ok(json!({"content": [{"type": "text", "text": format!("{name} {}", Value::Object(arguments.clone()))}], "isError": false}).to_string()),
+            }
+        }
+    }
+
+    async fn run(ide_tools: Option<Arc<dyn IdeTools>>, payload: Value) -> Value {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = ExecutorConfig::new(dir.path());
+        config.ide_tools = ide_tools;
+        let ex = Executor::start(config, Arc::new(LocalFs)).await.unwrap();
+        let reply = ex.execute(&ActionEvent::from_value(payload).unwrap()).await;
+        ex.shutdown().await;
+        serde_json::from_str(&reply.to_json()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_ide_tool_call_goes_to_the_host_and_comes_back_as_an_mcp_observation() {
+        let r = run(Some(Arc::new(EchoTools)), json!({"id": 4, "action": "call_tool_mcp", "args": {"name": "hover", "arguments": {"line": 2}}})).await;
+        assert_eq!(r["observation"], "mcp");
+        assert_eq!(r["cause"], 4);
+        assert_eq!(r["extras"], json!({"name": "hover", "arguments": {"line": 2}}));
+        let content: Value = serde_json::from_str(r["content"].as_str().unwrap()).unwrap();
+        assert_eq!(content["content"][0]["text"], "hover {\"line\":2}");
+    }
+
+    #[tokio::test]
+    async fn a_host_failure_is_an_error_observation_naming_the_tool() {
+        let r = run(Some(Arc::new(EchoTools)), json!({"id": 5, "action": "call_tool_mcp", "args": {"name": "broken"}})).await;
+        assert_eq!(r["observation"], "error");
+        assert_eq!(r["content"], "The IDE tool \"broken\" failed: the host went away");
+    }
+
+    #[tokio::test]
+    async fn without_ide_tools_a_call_is_a_clear_error() {
+        let r = run(None, json!({"id": 6, "action": "call_tool_mcp", "args": {"name": "diagnostics", "arguments": {}}})).await;
+        assert_eq!(r["observation"], "error");
+        assert_eq!(r["content"], no_ide_tools_message("diagnostics"));
+        assert!(r["content"].as_str().unwrap().contains("needs VS Code"));
     }
 }

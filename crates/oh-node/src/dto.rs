@@ -27,6 +27,27 @@ pub struct ExecutorOptions {
     pub client_name: Option<String>,
     /// Minimum level of records sent to `onLog`: `error`, `warn`, `info` (default), `debug`, `trace`.
     pub log_level: Option<String>,
+    /// The IDE tools this host runs through `hooks.onIdeTool`, announced to the runtime at
+    /// registration (`auth.ide_tools`); absent: none are offered to the agent.
+    pub ide_tools: Option<Vec<IdeToolInfo>>,
+}
+
+/// One IDE tool as MCP's `tools/list` describes it.
+#[napi(object)]
+#[derive(Clone, Debug)]
+pub struct IdeToolInfo {
+    pub name: String,
+    pub description: String,
+    /// The JSON Schema of the tool's arguments.
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub input_schema: serde_json::Value,
+}
+
+impl IdeToolInfo {
+    /// The MCP form sent in `auth.ide_tools`.
+    pub fn to_mcp(&self) -> serde_json::Value {
+        serde_json::json!({"name": self.name, "description": self.description, "inputSchema": self.input_schema})
+    }
 }
 
 /// A promise result whose value is ignored (`fs.mkdir` resolves with a path, others with undefined).

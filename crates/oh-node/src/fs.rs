@@ -80,7 +80,7 @@ async fn call<A: 'static + napi::bindgen_prelude::JsValuesTupleIntoVec, R: FromN
 /// A Promise returned by an fs callback. Unlike napi's `Promise<T>`, a rejection keeps the
 /// error's `code` (read on the JS thread), so `vscode.FileSystemError`s and `node:fs` errors map to
 /// the right POSIX code whatever their message says.
-pub struct FsPromise<T>(tokio::sync::oneshot::Receiver<Result<T, FsError>>);
+pub struct FsPromise<T>(pub(crate) tokio::sync::oneshot::Receiver<Result<T, FsError>>);
 
 impl<T: FromNapiValue + Send + 'static> FromNapiValue for FsPromise<T> {
     unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {

@@ -25,7 +25,7 @@ use oh_files::{FileSystem, LocalFs};
 use oh_protocol::ActionEvent;
 use oh_transport::{Observers, StatusEvent, Transport, TransportConfig};
 
-pub use dto::ExecutorOptions;
+pub use dto::{ExecutorOptions, IdeToolInfo};
 pub use errors::{CloseReason, Closed, CodedError, ErrorCode};
 pub use fs::FsCallbacks;
 
@@ -75,6 +75,30 @@ pub struct ExecutorHooks {
     /// Each observation sent back (JSON, `cause` = the action's id).
     #[napi(ts_type = "(eventJson: string) => void")]
     pub on_observation: Option<ThreadsafeFunction<String, Unknown<'static>, String, Status, false, true>>,
+    /// Runs one IDE tool (`call_tool_mcp` actions): resolves to the MCP `CallToolResult` as JSON
+    /// text; a rejection becomes an ErrorObservation with its message. Without it the executor
+    /// offers no IDE tools and refuses such calls.
+    #[napi(ts_type = "(name: string, argumentsJson: string) => Promise<string>")]
+    pub on_ide_tool: Option<IdeToolFn>,
+}
+
+type IdeToolFn = ThreadsafeFunction<FnArgs<(String, String)>, fs::FsPromise<String>, FnArgs<(String, String)>, Status, false, true>;
+
+/// The executor core's `IdeTools` over the `onIdeTool` hook; emptied by `stop()`.
+struct NodeIdeTools(RwLock<Option<Arc<IdeToolFn>>>);
+
+#[async_trait::async_trait]
+impl oh_executor::IdeTools for NodeIdeTools {
+    async fn call(&self, name: &str, arguments: &serde_json::Map<String, serde_json::Value>) -> std::result::Result<String, String> {
+        let f = self.0.read().unwrap_or_else(|p| p.into_inner()).clone().ok_or("the executor was stopped")?;
+        let args = serde_json::Value::Object(arguments.clone()).to_string();
+        let promise = f.call_async_catch(FnArgs::from((name.to_string(), args))).await.map_err(|e| e.reason.clone())?;
+        match promise.0.await {
+            Ok(Ok(json)) => Ok(json),
+            Ok(Err(e)) => Err(e.message),
+            Err(_) => Err("the IDE tool's promise was dropped".into()),
+        }
+    }
 }
 
 /// A JSON hook slot: emptied on `stop()` so that Node can exit.
@@ -94,6 +118,7 @@ struct Inner {
     status_fn: RwLock<Option<Arc<StatusFn>>>,
     data_fn: Arc<RwLock<Option<Arc<DataFn>>>>,
     handler: Arc<ExecutorHandler>,
+    ide_tools: Option<Arc<NodeIdeTools>>,
     on_action: JsonSlot,
     on_observation: JsonSlot,
     transport: tokio::sync::Mutex<Option<Arc<Transport>>>,
@@ -156,7 +181,7 @@ impl Executor {
         if !options.workspace_root.starts_with('/') && !options.workspace_root.contains(":\\") {
             return Err(Error::new(Status::InvalidArg, format!("workspaceRoot must be absolute, got {:?}", options.workspace_root)));
         }
-        let hooks = hooks.unwrap_or(ExecutorHooks { on_terminal_data: None, on_log: None, on_status: None, on_action: None, on_observation: None });
+        let hooks = hooks.unwrap_or(ExecutorHooks { on_terminal_data: None, on_log: None, on_status: None, on_action: None, on_observation: None, on_ide_tool: None });
         if let Some(on_log) = hooks.on_log {
             log::set_sink(Some(on_log), dto::level_from(options.log_level.as_deref()));
         }
@@ -166,13 +191,20 @@ impl Executor {
             None => Arc::new(LocalFs),
         };
         let data_fn = Arc::new(RwLock::new(hooks.on_terminal_data.map(Arc::new)));
-        let handler = Arc::new(ExecutorHandler::new(executor_config(&options, data_fn.clone()), files));
+        let ide_tools = hooks.on_ide_tool.map(|f| Arc::new(NodeIdeTools(RwLock::new(Some(Arc::new(f))))));
+        if ide_tools.is_none() && options.ide_tools.as_ref().is_some_and(|t| !t.is_empty()) {
+            return Err(Error::new(Status::InvalidArg, "options.ideTools needs hooks.onIdeTool to run them".to_string()));
+        }
+        let mut config = executor_config(&options, data_fn.clone());
+        config.ide_tools = ide_tools.clone().map(|t| t as Arc<dyn oh_executor::IdeTools>);
+        let handler = Arc::new(ExecutorHandler::new(config, files));
         let inner = Inner {
             options,
             js_fs,
             status_fn: RwLock::new(hooks.on_status.map(Arc::new)),
             data_fn,
             handler,
+            ide_tools,
             on_action: Arc::new(RwLock::new(hooks.on_action.map(Arc::new))),
             on_observation: Arc::new(RwLock::new(hooks.on_observation.map(Arc::new))),
             transport: tokio::sync::Mutex::new(None),
@@ -197,6 +229,10 @@ impl Executor {
             let mut cfg = TransportConfig::new(&o.server_url, &o.conversation_id, &o.workspace_root);
             cfg.session_api_key = o.session_api_key.clone();
             cfg.executor_id = inner.executor_id.clone();
+            // Announced only when this host runs them (an empty list is announced as such).
+            if inner.ide_tools.is_some() {
+                cfg.ide_tools = Some(serde_json::Value::Array(o.ide_tools.iter().flatten().map(dto::IdeToolInfo::to_mcp).collect()));
+            }
             cfg.client = o.client_name.clone().unwrap_or_else(|| format!("openhands-vscode-executor/{}", env!("CARGO_PKG_VERSION")));
             let weak = Arc::downgrade(&inner);
             let sink: oh_transport::StatusSink = Arc::new(move |ev: &StatusEvent| {
@@ -249,6 +285,9 @@ impl Executor {
         inner.handler.shutdown().await;
         inner.on_action.write().unwrap_or_else(|p| p.into_inner()).take();
         inner.on_observation.write().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(t) = &inner.ide_tools {
+            t.0.write().unwrap_or_else(|p| p.into_inner()).take();
+        }
         if let Some(f) = &inner.js_fs {
             f.dispose();
         }

@@ -118,6 +118,18 @@ pub struct FileEditAction {
     pub impl_source: ImplSource,
 }
 
+/// `MCPAction` (`"action": "call_tool_mcp"`): a call of one of the IDE tools the executor's host
+/// announced at registration (docs/ide-tools.md). The executor hands it to that host; an executor
+/// without IDE tools (headless) answers with an ErrorObservation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpToolAction {
+    pub name: String,
+    pub arguments: Map<String, Value>,
+}
+
+/// The `action` value of OpenHands' `MCPAction`.
+pub const MCP_TOOL: &str = "call_tool_mcp";
+
 /// A typed action the executor can run.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -129,11 +141,13 @@ pub enum Action {
     V1Terminal(V1TerminalAction),
     /// OpenHands V1's `file_editor` tool (`v1_file_editor`, see v1.rs).
     V1FileEditor(V1FileEditorAction),
+    /// OpenHands' `MCPAction` for an IDE tool (`call_tool_mcp`).
+    McpTool(McpToolAction),
 }
 
 impl Action {
     /// The `action` values this executor runs; any other kind is refused as unsupported.
-    pub const KINDS: &'static [&'static str] = &["run", "read", "write", "edit", V1_TERMINAL, V1_FILE_EDITOR];
+    pub const KINDS: &'static [&'static str] = &["run", "read", "write", "edit", V1_TERMINAL, V1_FILE_EDITOR, MCP_TOOL];
 
     /// A shell command: commands share one bash session and run one at a time, in arrival
     /// order; file actions may run concurrently.
@@ -150,6 +164,7 @@ impl Action {
             Action::Edit(e) => format!("edit {}", e.path),
             Action::V1Terminal(t) => format!("{V1_TERMINAL} {}", t.command),
             Action::V1FileEditor(e) => format!("{V1_FILE_EDITOR} {}", e.path),
+            Action::McpTool(t) => format!("{MCP_TOOL} {}", t.name),
         }
     }
 }
@@ -345,6 +360,15 @@ impl ActionEvent {
             }
             V1_TERMINAL => Ok(Action::V1Terminal(crate::v1::parse_terminal(&self.args)?)),
             V1_FILE_EDITOR => Ok(Action::V1FileEditor(crate::v1::parse_file_editor(&self.args)?)),
+            MCP_TOOL => {
+                a.check_known(&["name", "arguments"])?;
+                let arguments = match a.get("arguments") {
+                    None | Some(Value::Null) => Map::new(),
+                    Some(Value::Object(m)) => m.clone(),
+                    Some(other) => return Err(a.bad(format!("arguments must be an object, got {other}"))),
+                };
+                Ok(Action::McpTool(McpToolAction { name: a.required_str("name")?, arguments }))
+            }
             other => Err(ProtocolError::UnsupportedAction(other.to_string())),
         }
     }
@@ -354,6 +378,21 @@ impl ActionEvent {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn mcp_tool_action_parses_and_checks_its_arguments() {
+        let ev = ActionEvent::from_value(json!({"id": 3, "action": "call_tool_mcp", "args": {"name": "hover", "arguments": {"path": "a.ts", "line": 2}, "thought": ""}})).unwrap();
+        let Action::McpTool(t) = ev.parse().unwrap() else { panic!("not an MCP tool call") };
+        assert_eq!((t.name.as_str(), t.arguments.get("line")), ("hover", Some(&json!(2))));
+        let ev = ActionEvent::from_value(json!({"id": 3, "action": "call_tool_mcp", "args": {"name": "hover"}})).unwrap();
+        assert!(matches!(ev.parse(), Ok(Action::McpTool(t)) if t.arguments.is_empty()));
+        let ev = ActionEvent::from_value(json!({"id": 3, "action": "call_tool_mcp", "args": {"name": "hover", "arguments": [1]}})).unwrap();
+        assert!(ev.parse().unwrap_err().to_string().contains("arguments must be an object"));
+        let ev = ActionEvent::from_value(json!({"id": 3, "action": "call_tool_mcp", "args": {"arguments": {}}})).unwrap();
+        assert!(ev.parse().is_err());
+        let ev = ActionEvent::from_value(json!({"id": 3, "action": "call_tool_mcp", "args": {"name": "x", "url": "y"}})).unwrap();
+        assert!(ev.parse().unwrap_err().to_string().contains("unexpected keyword argument 'url'"));
+    }
 
     #[test]
     fn run_action_parses_with_defaults_and_timeout() {

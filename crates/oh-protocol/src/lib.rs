@@ -19,7 +19,7 @@ pub mod decode;
 mod observation;
 pub mod v1;
 
-pub use action::{Action, ActionEvent, CmdRunAction, FileEditAction, FileReadAction, FileWriteAction, ImplSource};
+pub use action::{Action, ActionEvent, CmdRunAction, FileEditAction, FileReadAction, FileWriteAction, ImplSource, McpToolAction, MCP_TOOL};
 pub use decode::{decode_action_json, decode_delegated, Delegated, Incoming};
 pub use v1::{V1FileEditorAction, V1TerminalAction};
 pub use observation::{

@@ -68,6 +68,8 @@ pub enum Extras {
     /// An OpenHands V1 (software-agent-sdk) observation: `kind` is `v1_terminal` or
     /// `v1_file_editor`, `fields` the V1 observation's fields (wire format: docs/protocol.md).
     V1 { kind: &'static str, fields: Map<String, Value> },
+    /// OpenHands' `MCPObservation` (`mcp`): `content` is the tool's MCP `CallToolResult` as JSON.
+    Mcp { name: String, arguments: Map<String, Value> },
 }
 
 /// An observation without its event envelope.
@@ -121,6 +123,7 @@ impl Observation {
             Extras::Edit { .. } => "edit",
             Extras::Error { .. } => "error",
             Extras::V1 { kind, .. } => kind,
+            Extras::Mcp { .. } => "mcp",
         }
     }
 
@@ -141,7 +144,7 @@ impl Observation {
             Extras::Read { path, .. } => format!("I read the file {path}."),
             Extras::Write { path } => format!("I wrote to the file {path}."),
             Extras::Edit { path, .. } => format!("I edited the file {path}."),
-            Extras::Error { .. } | Extras::V1 { .. } => self.content.clone(),
+            Extras::Error { .. } | Extras::V1 { .. } | Extras::Mcp { .. } => self.content.clone(),
         }
     }
 
@@ -194,6 +197,10 @@ impl Observation {
                 m.insert("error_id".into(), error_id.clone().into());
             }
             Extras::V1 { fields, .. } => m.extend(fields.clone()),
+            Extras::Mcp { name, arguments } => {
+                m.insert("name".into(), name.clone().into());
+                m.insert("arguments".into(), Value::Object(arguments.clone()));
+            }
         }
         m
     }
@@ -243,6 +250,10 @@ impl Observation {
             "error" => Extras::Error { error_id: s("error_id").unwrap_or_default() },
             "v1_terminal" => Extras::V1 { kind: "v1_terminal", fields: ex.clone() },
             "v1_file_editor" => Extras::V1 { kind: "v1_file_editor", fields: ex.clone() },
+            "mcp" => Extras::Mcp {
+                name: s("name").unwrap_or_default(),
+                arguments: ex.get("arguments").and_then(Value::as_object).cloned().unwrap_or_default(),
+            },
             other => return Err(ProtocolError::UnknownEventType(format!("observation {other}"))),
         };
         Ok(Observation { content, extras })

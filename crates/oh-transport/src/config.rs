@@ -37,6 +37,10 @@ pub struct TransportConfig {
     /// Largest reply sent as is (OpenHands' Socket.IO server accepts 4 MiB messages; a bigger
     /// one would drop the connection, again after each reconnect). Bigger replies are shrunk.
     pub max_reply_bytes: usize,
+    /// The host's IDE tools (MCP tool descriptions: `name`, `description`, `inputSchema`), sent
+    /// in `auth.ide_tools` so that the runtime offers exactly these to the agent; `None` (the
+    /// headless executor) sends no such key and the runtime offers none (docs/ide-tools.md).
+    pub ide_tools: Option<Value>,
 }
 
 impl TransportConfig {
@@ -55,6 +59,7 @@ impl TransportConfig {
             backoff_max: Duration::from_secs(10),
             finished_cache: 1024,
             max_reply_bytes: 4_000_000,
+            ide_tools: None,
         }
     }
 
@@ -75,6 +80,10 @@ impl TransportConfig {
 
     /// The `auth` object of the handshake.
     pub fn auth(&self) -> Value {
-        json!({"protocol": PROTOCOL_VERSION, "executor_id": self.executor_id, "workspace": self.workspace, "client": self.client})
+        let mut auth = json!({"protocol": PROTOCOL_VERSION, "executor_id": self.executor_id, "workspace": self.workspace, "client": self.client});
+        if let Some(tools) = &self.ide_tools {
+            auth["ide_tools"] = tools.clone();
+        }
+        auth
     }
 }

@@ -6,7 +6,7 @@
 import * as vscode from 'vscode';
 import { Consent, ConsentPrompt, defaultUi } from '../consent';
 import { DiscoveryFile } from './discovery';
-import { clientConfig, IdeMcpServer, McpLog } from './mcpServer';
+import { clientConfig, IdeMcpServer, McpLog, toolError, toolResult } from './mcpServer';
 import { SelectionTracker } from './editorTools';
 import { createTools, runTool } from './tools';
 import { DiffApprovals } from './diffApproval';
@@ -15,6 +15,7 @@ import { ReviewPanels } from './reviewPanel';
 import { createWriteGate } from './writeGate';
 import { ALLOWLIST_SETTING, EXECUTE_COMMAND_STATE_KEY, writeTools } from './writeTools';
 import type { ToolCallContext } from './toolSupport';
+import type { RuntimeIdeTools } from '../executorService';
 
 export const IDE_CONSENT_KEY = 'openhands.ideToolsConsent.v1';
 export const ENV_URL = 'OPENHANDS_VSCODE_MCP_URL';
@@ -58,6 +59,11 @@ export interface IdeToolsApi {
   readonly endpoint: { url: string; discoveryFile: string } | undefined;
   /** Runs one tool in-process (the OpenHands runtime's path); the same checks and gates as the endpoint. */
   call(name: string, args: unknown, ctx?: ToolCallContext): Promise<unknown>;
+  /**
+   * The OpenHands runtime's path (`call_tool_mcp` actions through the executor): the tool list
+   * announced at registration and a call answering MCP `CallToolResult` JSON (errors as `isError`).
+   */
+  readonly runtime: RuntimeIdeTools;
   /** Confirmation mode: shows an awaited edit as a diff (ChatSession.setEditReviewer). */
   reviewEdit(args: Record<string, unknown>, signal: AbortSignal): Promise<boolean | undefined>;
 }
@@ -218,8 +224,24 @@ export function registerIdeTools(context: vscode.ExtensionContext, log: McpLog &
   showStatus();
   if (settings().autoStart) void startOnce(false);
 
+  const runtime: RuntimeIdeTools = {
+    list: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+    async call(name, argumentsJson) {
+      const t0 = Date.now();
+      let result;
+      try {
+        result = toolResult(await call(name, JSON.parse(argumentsJson)));
+      } catch (e) {
+        result = toolError(e);
+      }
+      log.debug(`runtime IDE tool ${name} answered in ${Date.now() - t0} ms${'isError' in result ? ' (error)' : ''}`);
+      return JSON.stringify(result);
+    },
+  };
+
   return {
     call,
+    runtime,
     reviewEdit: createEditReviewer(diffs),
     get endpoint() {
       const ep = server?.current;

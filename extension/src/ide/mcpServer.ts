@@ -154,16 +154,27 @@ export class IdeMcpServer {
         // The signal aborts when the client cancels or its connection closes (open_diff then withdraws its proposal).
         const result = await this.opts.call(name, args, { signal: extra.signal });
         this.opts.log?.debug(`MCP tool ${name} answered in ${Date.now() - t0} ms`);
-        const structured = result !== null && typeof result === 'object' && !Array.isArray(result) ? (result as Record<string, unknown>) : { result };
-        return { content: [{ type: 'text' as const, text: JSON.stringify(result, null, 2) }], structuredContent: structured };
+        return toolResult(result);
       } catch (e) {
-        const message = e instanceof Error ? e.message : String(e);
-        this.opts.log?.debug(`MCP tool ${name} failed in ${Date.now() - t0} ms: ${message}`);
-        return { content: [{ type: 'text' as const, text: message }], isError: true };
+        const failed = toolError(e);
+        this.opts.log?.debug(`MCP tool ${name} failed in ${Date.now() - t0} ms: ${failed.content[0].text}`);
+        return failed;
       }
     });
     return server;
   }
+}
+
+/** A tool's result as MCP's `CallToolResult` (the MCP endpoint and the OpenHands runtime path). */
+export function toolResult(result: unknown) {
+  const structured = result !== null && typeof result === 'object' && !Array.isArray(result) ? (result as Record<string, unknown>) : { result };
+  return { content: [{ type: 'text' as const, text: JSON.stringify(result, null, 2) }], structuredContent: structured };
+}
+
+/** A tool's error (bad argument, refusal, failure) as a `CallToolResult` with `isError`. */
+export function toolError(e: unknown) {
+  const message = e instanceof Error ? e.message : String(e);
+  return { content: [{ type: 'text' as const, text: message }], isError: true as const };
 }
 
 function authorized(header: string | undefined, token: string): boolean {
