@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+// A STAND-IN IDE host for tests/runtime/test_ide_tools.py: the real executor addon
+// (npm/executor), started with the headless CLI's arguments, announcing two IDE tools and
+// answering their calls the way the VS Code extension does (MCP CallToolResult JSON). It stands in
+// for VS Code only; the executor, the channel and the runtime are the real ones. The real host is
+// tested in tests/vscode (session 10 of run.sh).
+'use strict';
+const path = require('node:path');
+const { Executor } = require(path.join(__dirname, '../../npm/executor/index.js'));
+
+const arg = (name) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+let calls = 0;
+const tools = [
+  {
+    name: 'where_am_i',
+    description: 'Stand-in tool: echoes its arguments and counts the calls it ran.',
+    inputSchema: { type: 'object', properties: { line: { type: 'integer' } } },
+  },
+  { name: 'broken', description: 'Stand-in tool whose host call rejects.', inputSchema: { type: 'object', properties: {} } },
+];
+const executor = new Executor(
+  {
+    serverUrl: arg('--url'),
+    conversationId: arg('--conversation'),
+    sessionApiKey: process.env.OH_SESSION_API_KEY,
+    workspaceRoot: path.resolve(arg('--workspace')),
+    clientName: 'ide-host-standin/0',
+    ideTools: tools,
+  },
+  null,
+  {
+    onIdeTool: async (name, argumentsJson) => {
+      if (name === 'broken') throw new Error('the stand-in host refuses');
+      calls += 1;
+      const text = JSON.stringify({ name, arguments: JSON.parse(argumentsJson), calls });
+      return JSON.stringify({ content: [{ type: 'text', text }], isError: false });
+    },
+    onLog: (level, target, message) => process.stderr.write(`${level} ${target}: ${message}\n`),
+  },
+);
+process.on('SIGTERM', () => executor.stop().then(() => process.exit(0)));
+executor
+  .start()
+  .then(() => executor.waitUntilClosed())
+  .then(() => process.exit(0))
+  .catch((e) => {
+    process.stderr.write(`ide host stand-in: ${e.message}\n`);
+    process.exit(2);
+  });
