@@ -7,6 +7,8 @@
 #   vscode: N passed, M failed
 # Options: --update-docs-screenshot  copy the tab mid-conversation (real server) to docs/screenshot-openhands-tab.png
 #          --dev-addon               test npm/executor's development build (fast; the portability check fails)
+#          --only=S1,S2              run only these host sessions (standin untrusted trust ide conversation
+#                                    two-windows confirm ide-agent); the packaging checks always run
 # The addon tested and shipped: $OPENHANDS_EXECUTOR_ADDON if set; else the portable build of the
 # committed crates/ + Cargo.lock (extension/scripts/build-portable-addon.sh; made here when the cache
 # has none for them); with --dev-addon, npm/executor's own build.
@@ -18,13 +20,17 @@ PY="${OH_VENV:-$HOME/.cache/openhands-vscode-runtime/venv}/bin/python"
 ARTIFACTS="$REPO/tests/artifacts/vscode"
 UPDATE_DOCS=0
 DEV_ADDON=0
+ONLY=
 for a in "$@"; do
   case "$a" in
     --update-docs-screenshot) UPDATE_DOCS=1 ;;
     --dev-addon) DEV_ADDON=1 ;;
+    --only=*) ONLY=",${a#--only=}," ;;
   esac
 done
 T0=$(date +%s)
+# Whether a host session runs (all of them unless --only names some).
+want() { [ -z "$ONLY" ] || [[ "$ONLY" == *",$1,"* ]]; }
 PASS=0; FAIL=0
 pass() { PASS=$((PASS + 1)); echo "PASS $1"; }
 fail() { FAIL=$((FAIL + 1)); echo "FAIL $1"; }
@@ -109,12 +115,16 @@ fi
 
 # 4. the suite inside the extension host
 rm -f "$ARTIFACTS/openhands-tab.png" "$ARTIFACTS/terminal.txt" "$ARTIFACTS"/host*.log
+if want standin; then
 ENV_JSON="{\"OH_TEST_BACKEND\":\"http://127.0.0.1:$PORT\",\"OH_TEST_KEYED_BACKEND\":\"http://127.0.0.1:$KEYED_PORT\",\"OH_TEST_KEY\":\"$KEY\",\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS\"}"
 "$NODE24" "$HERE/host.mjs" --workspace "$WS" --dev "$HERE/harness-ext" --tests "$HERE/suite/index.js" \
   --env "$ENV_JSON" --extensions-dir "$EXT" --artifacts "$ARTIFACTS" --click-dialog Allow --timeout 240 \
   2>&1 | tee "$ARTIFACTS/host-standin.log" | grep -E '@@oh-test|\[host|oh-test' | sed -E 's/^.*(@@oh-test|oh-test)/\1/'
 cp "$ARTIFACTS/host-standin.log" "$ARTIFACTS/host.log"
+fi
+: >> "$ARTIFACTS/host.log"
 # 5. the same VSIX in a workspace that is not trusted (restricted mode)
+if want untrusted; then
 WS2="$SESSION/untrusted"; mkdir -p "$WS2/.vscode"
 cp "$WS/.vscode/settings.json" "$WS2/.vscode/settings.json" 2>/dev/null
 "$NODE24" "$HERE/host.mjs" --workspace "$WS2" --dev "$HERE/harness-ext" --tests "$HERE/suite/untrusted.js" \
@@ -122,9 +132,11 @@ cp "$WS/.vscode/settings.json" "$WS2/.vscode/settings.json" 2>/dev/null
   > "$ARTIFACTS/host-untrusted.log" 2>&1
 grep -E '@@oh-test' "$ARTIFACTS/host-untrusted.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
 cat "$ARTIFACTS/host-untrusted.log" >> "$ARTIFACTS/host.log"
+fi
 # 5b. trust proofs (suite/trust.js): consent shown once, "Don't Allow" -> blocked and no request at
 # its own backend, unsaved changes kept, file actions through workspace.fs. The suite clicks the
 # consent buttons itself (no --click-dialog).
+if want trust; then
 TRUST_LOG="$ARTIFACTS/backend-trust.log"
 TRUST_CONV="trust-$RANDOM$RANDOM"
 setsid "$PY" "$HERE/fake_backend.py" --port 0 --conversation "$TRUST_CONV" > "$TRUST_LOG" 2>&1 &
@@ -142,7 +154,9 @@ JSON
 grep -E '@@oh-test|oh-test fs' "$ARTIFACTS/host-trust.log" | sed -E 's/^.*(@@oh-test|oh-test fs)/\1/' | cut -c1-400
 cat "$ARTIFACTS/host-trust.log" >> "$ARTIFACTS/host.log"
 kill -- -"$TRUST_PID" 2>/dev/null
+fi
 # 6. the IDE tools through their MCP endpoint, in a TypeScript workspace (suite/ide.js)
+if want ide; then
 WS3="$SESSION/ide-workspace"; cp -r "$HERE/fixtures/ide-workspace" "$WS3"
 mkdir -p "$ARTIFACTS/ide"
 IDE_ENV="{\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS/ide\",\"OPENHANDS_VSCODE_MCP_DIR\":\"$SESSION/mcp-discovery\"${OH_IDE_BENCH:+,\"OH_IDE_BENCH\":\"$OH_IDE_BENCH\"}}"
@@ -152,33 +166,50 @@ IDE_ENV="{\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS/ide\",\"OPENHANDS_VSCODE_MCP_DIR\":
 grep -q '@@oh-test SUMMARY' "$ARTIFACTS/host-ide.log" || echo "@@oh-test FAIL the IDE tools suite did not finish (see $ARTIFACTS/host-ide.log)" >> "$ARTIFACTS/host-ide.log"
 grep -E '@@oh-test|oh-test bench' "$ARTIFACTS/host-ide.log" | sed -E 's/^.*(@@oh-test|oh-test bench)/\1/' | cut -c1-300
 cat "$ARTIFACTS/host-ide.log" >> "$ARTIFACTS/host.log"
+fi
 
 # 7. the OpenHands tab against the REAL OpenHands server (openhands.server.listen:app, VsCodeRuntime
 # in server mode, CodeActAgent) with the scripted stand-in LLM; the server starts without LLM
 # settings, as on first use. Nothing in settings.json but the server URL.
 WS_CONV="$SESSION/conversation"; mkdir -p "$WS_CONV/.vscode"
 CONV_ART="$ARTIFACTS/conversation"; mkdir -p "$CONV_ART"; rm -f "$CONV_ART"/*.png
-sed "s#@WORKSPACE@#$WS_CONV#g" "$HERE/fixtures/conversation-llm-script.json" > "$SESSION/llm-script.json"
 export LITELLM_LOCAL_MODEL_COST_MAP=True
+if want conversation; then
+sed "s#@WORKSPACE@#$WS_CONV#g" "$HERE/fixtures/conversation-llm-script.json" > "$SESSION/llm-script.json"
 setsid "$PY" -m openhands_vscode_runtime.scripted_llm --script "$SESSION/llm-script.json" > "$CONV_ART/scripted-llm.out" 2> "$CONV_ART/scripted-llm.log" &
 LLM_PID=$!
 setsid "$PY" "$REPO/tests/e2e/oh_server.py" --workspace "$WS_CONV" --no-settings > "$CONV_ART/oh-server.out" 2> "$CONV_ART/oh-server.log" &
 SERVER1_PID=$!
-SERVER_PID=$SERVER1_PID
-# The two-window test's server (step 7) starts now too: importing OpenHands takes a while.
+SERVER_PID="$SERVER_PID $SERVER1_PID"
+fi
+# The two-window test's server (step 8) starts now too: importing OpenHands takes a while.
 TWO_ART="$ARTIFACTS/two-windows"; mkdir -p "$TWO_ART/a" "$TWO_ART/b" "$SESSION/two-shared"
+if want two-windows; then
 setsid "$PY" "$REPO/tests/e2e/oh_server.py" --workspace "$SESSION" --llm-script "$HERE/fixtures/two-windows-llm-script.json" \
   > "$TWO_ART/oh-server.out" 2> "$TWO_ART/oh-server.log" &
 SERVER2_PID=$!
 SERVER_PID="$SERVER_PID $SERVER2_PID"
+fi
 # The confirmation-mode test's server (step 9), started now for the same reason.
 CONFIRM_ART="$ARTIFACTS/confirm"; mkdir -p "$CONFIRM_ART"; rm -f "$CONFIRM_ART"/*.png
 WS_CONFIRM="$SESSION/confirm"; mkdir -p "$WS_CONFIRM/.vscode"
+if want confirm; then
 sed "s#@WORKSPACE@#$WS_CONFIRM#g" "$HERE/fixtures/confirm-llm-script.json" > "$SESSION/confirm-llm-script.json"
 setsid "$PY" "$REPO/tests/e2e/oh_server.py" --workspace "$WS_CONFIRM" --llm-script "$SESSION/confirm-llm-script.json" \
   > "$CONFIRM_ART/oh-server.out" 2> "$CONFIRM_ART/oh-server.log" &
 SERVER3_PID=$!
 SERVER_PID="$SERVER_PID $SERVER3_PID"
+fi
+# The IDE-tools-through-the-agent test's server (step 10): the TypeScript workspace of step 6.
+AGENT_ART="$ARTIFACTS/ide-agent"; mkdir -p "$AGENT_ART"
+WS_AGENT="$SESSION/ide-agent"
+if want ide-agent; then
+cp -r "$HERE/fixtures/ide-workspace" "$WS_AGENT"; mkdir -p "$WS_AGENT/.vscode"
+setsid "$PY" "$REPO/tests/e2e/oh_server.py" --workspace "$WS_AGENT" --llm-script "$HERE/fixtures/ide-agent-llm-script.json" \
+  > "$AGENT_ART/oh-server.out" 2> "$AGENT_ART/oh-server.log" &
+SERVER4_PID=$!
+SERVER_PID="$SERVER_PID $SERVER4_PID"
+fi
 # Waits until a process printed its ready line, or exited, or 300 s (a loaded machine is slow).
 wait_ready() {
   for _ in $(seq 1 1500); do
@@ -188,6 +219,7 @@ wait_ready() {
   done
   return 1
 }
+if want conversation; then
 wait_ready "$CONV_ART/scripted-llm.out" "$LLM_PID"; wait_ready "$CONV_ART/oh-server.out" "$SERVER1_PID"
 LLM_BASE_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["base_url"])' "$CONV_ART/scripted-llm.out" 2>/dev/null)"
 SERVER_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["url"])' "$CONV_ART/oh-server.out" 2>/dev/null)"
@@ -211,7 +243,10 @@ else
   fi
 fi
 
+fi
+
 # 8. two windows, two conversations on one real server: each executor gets only its own actions.
+if want two-windows; then
 wait_ready "$TWO_ART/oh-server.out" "$SERVER2_PID"
 SERVER2_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["url"])' "$TWO_ART/oh-server.out" 2>/dev/null)"
 SERVER2_KEY="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session_api_key"])' "$TWO_ART/oh-server.out" 2>/dev/null)"
@@ -235,7 +270,10 @@ else
   done
 fi
 
+fi
+
 # 9. OpenHands' confirmation mode in the tab (suite/ide-confirm.js), real server + scripted LLM.
+if want confirm; then
 wait_ready "$CONFIRM_ART/oh-server.out" "$SERVER3_PID"
 CONFIRM_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["url"])' "$CONFIRM_ART/oh-server.out" 2>/dev/null)"
 CONFIRM_KEY="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session_api_key"])' "$CONFIRM_ART/oh-server.out" 2>/dev/null)"
@@ -252,6 +290,28 @@ else
   cat "$ARTIFACTS/host-confirm.log" >> "$ARTIFACTS/host.log"
 fi
 
+fi
+
+# 10. the IDE tools through an OpenHands agent step (suite/ide-agent.js): real server + scripted LLM
+# calling diagnostics, hover and save_document (declined, then allowed: the suite clicks).
+if want ide-agent; then
+wait_ready "$AGENT_ART/oh-server.out" "$SERVER4_PID"
+AGENT_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["url"])' "$AGENT_ART/oh-server.out" 2>/dev/null)"
+AGENT_KEY="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session_api_key"])' "$AGENT_ART/oh-server.out" 2>/dev/null)"
+AGENT_LLM="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["llm_base_url"])' "$AGENT_ART/oh-server.out" 2>/dev/null)"
+if [ -z "$AGENT_URL" ]; then
+  tail -20 "$AGENT_ART/oh-server.log"; fail "start the real OpenHands server for the IDE-tools agent test (see $AGENT_ART)"
+else
+  echo "{ \"openhands.server.url\": \"$AGENT_URL\" }" > "$WS_AGENT/.vscode/settings.json"
+  AGENT_ENV="{\"OH_TEST_SERVER\":\"$AGENT_URL\",\"OH_TEST_SERVER_KEY\":\"$AGENT_KEY\",\"OH_TEST_LLM_BASE_URL\":\"$AGENT_LLM\",\"OH_TEST_ARTIFACTS\":\"$AGENT_ART\"}"
+  "$NODE24" "$HERE/host.mjs" --workspace "$WS_AGENT" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-agent.js" \
+    --env "$AGENT_ENV" --settings '{"files.autoSave":"off"}' --extensions-dir "$EXT" --artifacts "$AGENT_ART" --timeout 420 \
+    > "$ARTIFACTS/host-ide-agent.log" 2>&1
+  grep -E '@@oh-test|\[host' "$ARTIFACTS/host-ide-agent.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
+  cat "$ARTIFACTS/host-ide-agent.log" >> "$ARTIFACTS/host.log"
+fi
+fi
+
 while IFS= read -r line; do
   case "$line" in
     *"@@oh-test PASS "*) pass "${line#*@@oh-test PASS }" ;;
@@ -259,11 +319,14 @@ while IFS= read -r line; do
   esac
 done < <(grep -E '@@oh-test (PASS|FAIL) ' "$ARTIFACTS/host.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-400)
 # Every session must report: one that crashed or hung says nothing, which must not read as a pass.
-for s in standin trust ide conversation two-a two-b confirm; do
+for s in standin trust ide conversation two-a two-b confirm ide-agent; do
+  case "$s" in two-*) want two-windows || continue ;; *) want "$s" || continue ;; esac
   grep -q '@@oh-test SUMMARY' "$ARTIFACTS/host-$s.log" 2>/dev/null || fail "the $s session did not finish (see $ARTIFACTS/host-$s.log)"
 done
-grep -qE '@@oh-test (PASS|FAIL) ' "$ARTIFACTS/host-untrusted.log" 2>/dev/null || fail "the untrusted-workspace session did not report (see $ARTIFACTS/host-untrusted.log)"
-if [ -f "$ARTIFACTS/openhands-tab.png" ]; then
+! want untrusted || grep -qE '@@oh-test (PASS|FAIL) ' "$ARTIFACTS/host-untrusted.log" 2>/dev/null || fail "the untrusted-workspace session did not report (see $ARTIFACTS/host-untrusted.log)"
+if ! want standin; then
+  :
+elif [ -f "$ARTIFACTS/openhands-tab.png" ]; then
   pass "screenshot of the workbench with the OpenHands view ($ARTIFACTS/openhands-tab.png)"
 else
   fail "screenshot of the workbench"
