@@ -118,6 +118,7 @@ bench: deps-python
 	@if [ -x npm/executor/bench/run.sh ]; then npm/executor/bench/run.sh; fi
 	@if [ -f openhands-runtime-py/bench/bench_runtime.py ]; then $(PY) openhands-runtime-py/bench/bench_runtime.py; fi
 	$(PY) openhands-runtime-py/bench/bench_agent_loop.py   # VsCodeRuntime vs LocalRuntime vs CLIRuntime in the agent loop
+	$(PY) openhands-runtime-py/bench/bench_ide_tools.py    # an IDE tool call through VsCodeRuntime vs a read (stand-in host)
 	bench/v1.sh       # OpenHands V1: its own terminal/file editor vs ours, and the agent loop with each
 	scripts/build-dist.sh dist && tests/dist/bench.sh dist
 

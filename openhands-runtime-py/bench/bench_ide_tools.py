@@ -1,0 +1,183 @@
+"""IDE tool call latency through the OpenHands runtime path, beside a plain `read` in the same run.
+
+    python openhands-runtime-py/bench/bench_ide_tools.py [--n 200] [--tool where_am_i --args '{}']
+    python openhands-runtime-py/bench/bench_ide_tools.py --wait-executor --workspace DIR \
+        --tool hover --args '{"path": "src/main.ts", "line": 3, "column": 7}' --out bench.json
+
+The path measured: `VsCodeRuntime.call_tool_mcp(MCPAction)` (what OpenHands calls for the agent's
+MCP tool calls) -> the executor channel (Socket.IO, embedded mode) -> the executor (Rust) -> the
+host's `onIdeTool` hook -> back as an MCPObservation. Anchor in the same run: `run_action` of a
+tiny FileReadAction over the same channel and executor.
+
+Hosts:
+  * default: `tests/runtime/ide_host_executor.js`, a STAND-IN for VS Code around the real executor
+    addon whose tool answers at once: the runtime path's own cost (what `make bench` runs);
+  * `--wait-executor`: no executor is spawned; the script prints one JSON line
+    `{"url", "conversation_id", "session_api_key", "workspace"}` and waits for one to register
+    (the real VS Code extension in attach mode: tests/vscode/run.sh with OH_IDE_BENCH set), then
+    measures that host's tool (e.g. `hover`, answered by TypeScript's language server).
+Figures are printed (and written to `--out`); nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+os.environ.setdefault('LOG_LEVEL', 'ERROR')
+os.environ.setdefault('OPENHANDS_SUPPRESS_BANNER', '1')
+os.environ['OH_VSCODE_MODE'] = 'embedded'
+
+REPO = Path(__file__).resolve().parents[2]
+STANDIN_HOST = REPO / 'tests' / 'runtime' / 'ide_host_executor.js'
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    k = min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))
+    return s[k]
+
+
+def build(sid: str, workspace: str):
+    from openhands.core.config import OpenHandsConfig
+    from openhands.events import EventStream
+    from openhands.llm.llm_registry import LLMRegistry
+    from openhands.storage import get_file_store
+
+    from openhands_vscode_runtime import VsCodeRuntime
+
+    config = OpenHandsConfig()
+    config.workspace_base = workspace
+    config.runtime = 'vscode'
+    store = tempfile.mkdtemp(prefix='oh-bench-store-')
+    return VsCodeRuntime(
+        config=config,
+        event_stream=EventStream(sid, get_file_store('local', store)),
+        llm_registry=LLMRegistry(config),
+        sid=sid,
+        headless_mode=True,
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--n', type=int, default=200)
+    ap.add_argument('--warmup', type=int, default=20)
+    ap.add_argument('--tool', default='where_am_i')
+    ap.add_argument('--args', default='{"line": 3}')
+    ap.add_argument('--read', help='the file the read anchor reads (default: a tiny file)')
+    ap.add_argument('--workspace')
+    ap.add_argument('--wait-executor', action='store_true')
+    ap.add_argument('--connect-timeout', type=float, default=180)
+    ap.add_argument('--out')
+    args = ap.parse_args()
+
+    from openhands.events.action import FileReadAction
+    from openhands.events.action.mcp import MCPAction
+    from openhands.events.observation import FileReadObservation
+    from openhands.events.observation.mcp import MCPObservation
+    from openhands.utils.async_utils import call_async_from_sync
+
+    ws = args.workspace or tempfile.mkdtemp(prefix='oh-bench-ws-')
+    read_path = args.read or os.path.join(ws, 'tiny.txt')
+    if not args.read:
+        Path(read_path).write_text('tiny\n')
+    if args.wait_executor:
+        os.environ['OH_VSCODE_SPAWN_EXECUTOR'] = '0'
+        os.environ['OH_VSCODE_CONNECT_TIMEOUT'] = f'{args.connect_timeout:g}'
+    else:
+        os.environ['OH_VSCODE_EXECUTOR'] = str(STANDIN_HOST)
+    sid = f'ide-bench-{os.getpid()}'
+    rt = build(sid, ws)
+    failed: list[BaseException] = []
+
+    def connect() -> None:
+        try:
+            call_async_from_sync(rt.connect, args.connect_timeout + 30)
+        except BaseException as e:  # reported below
+            failed.append(e)
+
+    t = threading.Thread(target=connect, daemon=True)
+    t.start()
+    if args.wait_executor:
+        while rt.server_url is None and t.is_alive():
+            time.sleep(0.05)
+        print(json.dumps({'url': rt.server_url, 'conversation_id': sid, 'session_api_key': rt.session_api_key, 'workspace': ws}), flush=True)
+    t.join()
+    if failed:
+        print(f'bench_ide_tools: connect failed: {failed[0]}', file=sys.stderr)
+        return 1
+    tool_args = json.loads(args.args)
+    try:
+        names = [x['name'] for x in rt.ide_tools]
+        if args.tool not in names:
+            print(f'bench_ide_tools: the executor offers no tool {args.tool!r} (it offers {names})', file=sys.stderr)
+            return 1
+
+        # As Runtime._handle_action runs them, in one event loop: an MCPAction awaits
+        # call_tool_mcp, any other action runs run_action in a worker thread.
+        async def tool_call() -> float:
+            action = MCPAction(name=args.tool, arguments=tool_args)
+            action.set_hard_timeout(60)
+            t0 = time.perf_counter()
+            obs = await rt.call_tool_mcp(action)
+            ms = (time.perf_counter() - t0) * 1000
+            if not isinstance(obs, MCPObservation) or json.loads(obs.content).get('isError'):
+                raise RuntimeError(f'{args.tool} failed: {obs.content[:300]}')
+            return ms
+
+        async def read() -> float:
+            t0 = time.perf_counter()
+            obs = await asyncio.to_thread(rt.run_action, FileReadAction(path=read_path))
+            ms = (time.perf_counter() - t0) * 1000
+            if not isinstance(obs, FileReadObservation):
+                raise RuntimeError(f'read failed: {obs.content[:300]}')
+            return ms
+
+        async def measure() -> tuple[list[float], list[float]]:
+            for _ in range(args.warmup):
+                await tool_call()
+                await read()
+            tool_ms: list[float] = []
+            read_ms: list[float] = []
+            for _ in range(args.n):  # interleaved: both see the same machine load
+                tool_ms.append(await tool_call())
+                read_ms.append(await read())
+            return tool_ms, read_ms
+
+        tool_ms, read_ms = asyncio.run(measure())
+    finally:
+        rt.close()
+    host = 'the connected executor' if args.wait_executor else 'stand-in host (tests/runtime/ide_host_executor.js)'
+    r = {
+        'path': 'VsCodeRuntime.call_tool_mcp -> executor channel -> executor -> host',
+        'host': host,
+        'tool': args.tool,
+        'n': args.n,
+        'tool_p50_ms': pct(tool_ms, 50),
+        'tool_p90_ms': pct(tool_ms, 90),
+        'read_p50_ms': pct(read_ms, 50),
+        'read_p90_ms': pct(read_ms, 90),
+    }
+    r['tool_over_read_p50'] = r['tool_p50_ms'] / r['read_p50_ms']
+    print(
+        f"IDE tool {args.tool} through VsCodeRuntime ({host}), n={args.n}: "
+        f"p50 {r['tool_p50_ms']:.2f} ms  p90 {r['tool_p90_ms']:.2f} ms; "
+        f"read p50 {r['read_p50_ms']:.2f} ms  p90 {r['read_p90_ms']:.2f} ms; "
+        f"ratio p50 {r['tool_over_read_p50']:.2f}x",
+        flush=True,
+    )
+    if args.out:
+        Path(args.out).write_text(json.dumps(r, indent=2))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
