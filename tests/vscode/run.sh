@@ -8,7 +8,9 @@
 # Options: --update-docs-screenshot  copy the tab mid-conversation (real server) to docs/screenshot-openhands-tab.png
 #          --dev-addon               test npm/executor's development build (fast; the portability check fails)
 #          --only=S1,S2              run only these host sessions (standin untrusted trust ide conversation
-#                                    two-windows confirm ide-agent); the packaging checks always run
+#                                    two-windows confirm ide-agent ide-bench); the packaging checks always run
+# OH_IDE_BENCH=N adds latency benches of N IDE tool calls: through the MCP endpoint (session ide) and
+# through VsCodeRuntime and the executor channel (session ide-bench), each beside a plain read.
 # The addon tested and shipped: $OPENHANDS_EXECUTOR_ADDON if set; else the portable build of the
 # committed crates/ + Cargo.lock (extension/scripts/build-portable-addon.sh; made here when the cache
 # has none for them); with --dev-addon, npm/executor's own build.
@@ -309,6 +311,32 @@ else
     > "$ARTIFACTS/host-ide-agent.log" 2>&1
   grep -E '@@oh-test|\[host' "$ARTIFACTS/host-ide-agent.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
   cat "$ARTIFACTS/host-ide-agent.log" >> "$ARTIFACTS/host.log"
+fi
+fi
+
+# 11. with OH_IDE_BENCH=N only: IDE tool latency through the runtime path in the real host
+# (bench_ide_tools.py --wait-executor; this window's executor joins its embedded runtime).
+if [ -n "${OH_IDE_BENCH:-}" ] && want ide-bench; then
+BENCH_ART="$ARTIFACTS/ide-bench"; mkdir -p "$BENCH_ART"; rm -f "$BENCH_ART/runtime-bench.json"
+WS_BENCH="$SESSION/ide-bench"; cp -r "$HERE/fixtures/ide-workspace" "$WS_BENCH"; mkdir -p "$WS_BENCH/.vscode"
+setsid "$PY" "$REPO/openhands-runtime-py/bench/bench_ide_tools.py" --wait-executor --workspace "$WS_BENCH" --n "$OH_IDE_BENCH" \
+  --tool hover --args '{"path": "src/main.ts", "line": 3, "column": 7}' --read "$WS_BENCH/src/main.ts" \
+  --out "$BENCH_ART/runtime-bench.json" > "$BENCH_ART/bench.out" 2> "$BENCH_ART/bench.log" &
+BENCH_PID=$!
+SERVER_PID="$SERVER_PID $BENCH_PID"
+if wait_ready "$BENCH_ART/bench.out" "$BENCH_PID"; then
+  B_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["url"])' "$BENCH_ART/bench.out")"
+  B_CONV="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["conversation_id"])' "$BENCH_ART/bench.out")"
+  B_KEY="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session_api_key"])' "$BENCH_ART/bench.out")"
+  echo "{ \"openhands.server.url\": \"$B_URL\", \"openhands.conversation.mode\": \"attach\", \"openhands.conversation.id\": \"$B_CONV\" }" > "$WS_BENCH/.vscode/settings.json"
+  B_ENV="{\"OH_TEST_KEY\":\"$B_KEY\",\"OH_TEST_BENCH_RESULT\":\"$BENCH_ART/runtime-bench.json\",\"OH_TEST_ARTIFACTS\":\"$BENCH_ART\"}"
+  "$NODE24" "$HERE/host.mjs" --workspace "$WS_BENCH" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-bench.js" \
+    --env "$B_ENV" --settings '{"files.autoSave":"off"}' --extensions-dir "$EXT" --artifacts "$BENCH_ART" --timeout 660 \
+    > "$ARTIFACTS/host-ide-bench.log" 2>&1
+  grep -E '@@oh-test|oh-test bench' "$ARTIFACTS/host-ide-bench.log" | sed -E 's/^.*(@@oh-test|oh-test bench)/\1/' | cut -c1-300
+  cat "$ARTIFACTS/host-ide-bench.log" >> "$ARTIFACTS/host.log"
+else
+  tail -20 "$BENCH_ART/bench.log"; fail "start the IDE tools runtime bench (see $BENCH_ART)"
 fi
 fi
 
