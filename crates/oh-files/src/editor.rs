@@ -3,7 +3,11 @@
 //! Every command costs one `stat` and at most one whole-file `read` and one `write`; a directory
 //! view is one `read_dir` of the directory plus one per visible sub-directory.
 
+mod range_scan;
 mod view;
+
+pub(crate) use range_scan::{RangeScan, ScanOutcome, ScannedLines};
+pub(crate) use view::range_bounds;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -56,6 +60,8 @@ pub(crate) enum InsertLine {
 pub(crate) struct Preloaded {
     pub stat: Result<FileStat, FsError>,
     pub bytes: Option<Vec<u8>>,
+    /// A `view_range` already streamed (then `bytes` is `None`).
+    pub lines: Option<ScannedLines>,
 }
 
 pub(crate) struct Editor {
@@ -75,6 +81,30 @@ fn missing(command: &str, param: &str) -> String {
 fn is_supported_binary(path: &str) -> bool {
     let s = pypath::suffix(path).to_lowercase();
     SUPPORTED_BINARY_EXTENSIONS.contains(&s.as_str())
+}
+
+/// `validate_file`'s size limit.
+fn check_size(path: &str, stat: &FileStat) -> Result<(), String> {
+    if stat.kind == FileKind::File && stat.size > MAX_FILE_SIZE {
+        return Err(format!(
+            "File validation failed for {path}: File is too large ({:.1}MB). Maximum allowed size is 10MB.",
+            stat.size as f64 / 1024.0 / 1024.0
+        ));
+    }
+    Ok(())
+}
+
+/// `validate_file`'s binary check, on the file's first bytes.
+fn check_not_binary(path: &str, stat: &FileStat, head: &[u8]) -> Result<(), String> {
+    if stat.kind == FileKind::File
+        && !is_supported_binary(path)
+        && file_text::is_binary(path, Some(head))
+    {
+        return Err(format!(
+            "File validation failed for {path}: File appears to be binary and this file type cannot be read or edited by this tool."
+        ));
+    }
+    Ok(())
 }
 
 /// A loaded, validated text file.
@@ -120,13 +150,13 @@ impl Editor {
         pre: Option<Preloaded>,
     ) -> Result<EditorResult, String> {
         let path = norm_path(raw_path);
-        let (stat, pre_bytes) = match pre {
-            Some(p) => (p.stat, p.bytes),
+        let (stat, pre_bytes, pre_lines) = match pre {
+            Some(p) => (p.stat, p.bytes, p.lines),
             None => {
                 if path.starts_with('/') {
-                    (self.fs.stat(&path).await, None)
+                    (self.fs.stat(&path).await, None, None)
                 } else {
-                    (Err(FsError::new("ENOENT", "relative")), None)
+                    (Err(FsError::new("ENOENT", "relative")), None, None)
                 }
             }
         };
@@ -134,7 +164,10 @@ impl Editor {
             .await?;
         let stat = stat.ok();
         match command {
-            "view" => self.view(&path, stat, pre_bytes, view_range).await,
+            "view" => {
+                self.view(&path, stat, pre_bytes, pre_lines, view_range)
+                    .await
+            }
             "create" => {
                 let file_text = file_text.ok_or_else(|| missing(command, "file_text"))?;
                 self.write_encoded(&path, file_text, Encoding::Utf8).await?;
@@ -235,13 +268,19 @@ impl Editor {
         stat: &FileStat,
         pre: Option<Vec<u8>>,
     ) -> Result<Loaded, String> {
-        let regular = stat.kind == FileKind::File;
-        if regular && stat.size > MAX_FILE_SIZE {
-            return Err(format!(
-                "File validation failed for {path}: File is too large ({:.1}MB). Maximum allowed size is 10MB.",
-                stat.size as f64 / 1024.0 / 1024.0
-            ));
-        }
+        let bytes = self.load_bytes(path, stat, pre).await?;
+        let (enc, text) = file_text::read_text(bytes);
+        Ok(Loaded { enc, text })
+    }
+
+    /// [`Self::load`] up to the decoding: size check, read, binary check.
+    async fn load_bytes(
+        &self,
+        path: &str,
+        stat: &FileStat,
+        pre: Option<Vec<u8>>,
+    ) -> Result<Vec<u8>, String> {
+        check_size(path, stat)?;
         let bytes = match pre {
             Some(b) => b,
             None => self.fs.read(path).await.map_err(|e| {
@@ -251,20 +290,15 @@ impl Editor {
                 )
             })?,
         };
-        if regular && !is_supported_binary(path) && file_text::is_binary(path, Some(&bytes)) {
-            return Err(format!(
-                "File validation failed for {path}: File appears to be binary and this file type cannot be read or edited by this tool."
-            ));
-        }
-        let (enc, text) = file_text::read_text(bytes);
-        Ok(Loaded { enc, text })
+        check_not_binary(path, stat, &bytes)?;
+        Ok(bytes)
     }
 
     async fn write_encoded(&self, path: &str, text: &str, enc: Encoding) -> Result<(), String> {
         let data = enc
             .encode(text)
             .map_err(|e| format!("Ran into {e} while trying to write to {path}"))?;
-        self.fs.write(path, &data).await.map_err(|e| {
+        self.fs.write(path, &data[..]).await.map_err(|e| {
             format!(
                 "Ran into {} while trying to write to {path}",
                 os_error_str(&e, path)
@@ -325,7 +359,12 @@ impl Editor {
 
         let start = (line - file_text::SNIPPET_CONTEXT_WINDOW).max(0);
         let end = line + file_text::SNIPPET_CONTEXT_WINDOW + new_str.matches('\n').count() as i64;
-        let reread = file_text::universal_newlines(&new_content);
+        // The text read has no CR left (universal newlines): only `new_str` can bring one.
+        let reread = if new_str.contains('\r') {
+            file_text::universal_newlines(&new_content)
+        } else {
+            std::borrow::Cow::Borrowed(new_content.as_str())
+        };
         let snippet = match reread {
             // No CR: the re-read text is `new_content`, whose line `line` starts where the
             // original's did; the snippet is found by scanning back a few lines from there.
@@ -392,9 +431,14 @@ impl Editor {
         }
         new_content.push_str(&content[split_at..]);
         self.write_encoded(path, &new_content, enc).await?;
-        let new_content = match file_text::universal_newlines(&new_content) {
-            std::borrow::Cow::Borrowed(_) => new_content,
-            std::borrow::Cow::Owned(s) => s,
+        // As in `str_replace`, only `new_str` can bring a CR.
+        let new_content = if new_str.contains('\r') {
+            match file_text::universal_newlines(&new_content) {
+                std::borrow::Cow::Borrowed(_) => new_content,
+                std::borrow::Cow::Owned(s) => s,
+            }
+        } else {
+            new_content
         };
         let k = parts.len() as i64;
         let start = (line - file_text::SNIPPET_CONTEXT_WINDOW).max(0);

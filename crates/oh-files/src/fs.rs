@@ -93,6 +93,17 @@ pub trait FileSystem: Send + Sync + 'static {
         v.truncate(len);
         Ok(v)
     }
+    /// The whole file in order, in pieces of any size, to `sink`; `sink` returns `false` to stop
+    /// reading. The default reads the file whole and hands it over in one piece.
+    async fn read_pieces(
+        &self,
+        path: &str,
+        sink: &mut (dyn for<'b> FnMut(&'b [u8]) -> bool + Send),
+    ) -> Result<(), FsError> {
+        let v = self.read(path).await?;
+        sink(&v);
+        Ok(())
+    }
     /// Create or truncate, then write all bytes. Parent directories must exist.
     async fn write(&self, path: &str, data: &[u8]) -> Result<(), FsError>;
     /// Stat, following symlinks.
@@ -135,6 +146,27 @@ fn overwrite(path: &str, data: &[u8]) -> std::io::Result<()> {
     f.set_len(data.len() as u64)
 }
 
+fn read_in_pieces(
+    path: &str,
+    sink: &mut (dyn for<'b> FnMut(&'b [u8]) -> bool + Send),
+) -> std::io::Result<()> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    // Below glibc's mmap threshold, so the buffer comes from the heap without page faults.
+    let mut buf = vec![0u8; 120 * 1024];
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if !sink(&buf[..n]) {
+            return Ok(());
+        }
+    }
+}
+
 /// The local filesystem, through tokio.
 #[derive(Debug, Default, Clone)]
 pub struct LocalFs;
@@ -146,6 +178,19 @@ impl FileSystem for LocalFs {
             return Ok(r?);
         }
         Ok(tokio::fs::read(path).await?)
+    }
+    async fn read_pieces(
+        &self,
+        path: &str,
+        sink: &mut (dyn for<'b> FnMut(&'b [u8]) -> bool + Send),
+    ) -> Result<(), FsError> {
+        // A small buffer: no file-sized allocation (and its page faults) per call.
+        if let Some(r) = blocking_here(|| read_in_pieces(path, &mut *sink)) {
+            return Ok(r?);
+        }
+        let v = tokio::fs::read(path).await?;
+        sink(&v);
+        Ok(())
     }
     async fn read_head(&self, path: &str, len: usize) -> Result<Vec<u8>, FsError> {
         use tokio::io::AsyncReadExt;
