@@ -7,7 +7,7 @@ use napi::{Env, JsError};
 use napi_derive::napi;
 use oh_transport::{ErrorCode as T, TransportError};
 
-/// The `code` of an error the executor rejects with: the transport's [`T`] codes and `ESHELL`.
+/// The `code` of an error the executor rejects with: the transport's codes and `ESHELL`.
 #[napi(string_enum)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorCode {
