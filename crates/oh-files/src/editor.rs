@@ -111,7 +111,10 @@ fn check_not_binary(path: &str, stat: &FileStat, head: &[u8]) -> Result<(), Stri
 struct Loaded {
     enc: Encoding,
     text: String,
+    /// Encoding `text` gives the file's bytes (see `file_text::read_text_verbatim`).
+    verbatim: bool,
 }
+
 
 impl Editor {
     pub fn new(fs: Arc<dyn FileSystem>, workspace_root: Option<String>) -> Self {
@@ -170,7 +173,7 @@ impl Editor {
             }
             "create" => {
                 let file_text = file_text.ok_or_else(|| missing(command, "file_text"))?;
-                self.write_encoded(&path, file_text, Encoding::Utf8).await?;
+                self.write_encoded(&path, file_text, Encoding::Utf8, 0).await?;
                 let file_text = Arc::new(file_text.to_string());
                 self.push_history(&path, file_text.clone());
                 Ok(EditorResult {
@@ -269,8 +272,12 @@ impl Editor {
         pre: Option<Vec<u8>>,
     ) -> Result<Loaded, String> {
         let bytes = self.load_bytes(path, stat, pre).await?;
-        let (enc, text) = file_text::read_text(bytes);
-        Ok(Loaded { enc, text })
+        let (enc, text, verbatim) = file_text::read_text_verbatim(bytes);
+        Ok(Loaded {
+            enc,
+            text,
+            verbatim,
+        })
     }
 
     /// [`Self::load`] up to the decoding: size check, read, binary check.
@@ -294,11 +301,24 @@ impl Editor {
         Ok(bytes)
     }
 
-    async fn write_encoded(&self, path: &str, text: &str, enc: Encoding) -> Result<(), String> {
+    /// Writes `text` in `enc`; its first `unchanged` bytes are known to be on disk already (a
+    /// 6 MB file edited near its end is then written from there on, not whole).
+    async fn write_encoded(
+        &self,
+        path: &str,
+        text: &str,
+        enc: Encoding,
+        unchanged: usize,
+    ) -> Result<(), String> {
         let data = enc
             .encode(text)
             .map_err(|e| format!("Ran into {e} while trying to write to {path}"))?;
-        self.fs.write(path, &data[..]).await.map_err(|e| {
+        let unchanged = match enc {
+            Encoding::Utf8 => unchanged,
+            Encoding::Utf8Sig if unchanged > 0 => unchanged + file_text::UTF8_BOM.len(),
+            Encoding::Utf8Sig | Encoding::Latin1 => 0,
+        };
+        self.fs.write_after(path, &data, unchanged).await.map_err(|e| {
             format!(
                 "Ran into {} while trying to write to {path}",
                 os_error_str(&e, path)
@@ -313,7 +333,11 @@ impl Editor {
         old_str: &str,
         new_str: &str,
     ) -> Result<EditorResult, String> {
-        let Loaded { enc, text: content } = self.load(path, stat, None).await?;
+        let Loaded {
+            enc,
+            text: content,
+            verbatim,
+        } = self.load(path, stat, None).await?;
         let mut old_str = old_str;
         let mut new_str = new_str;
         let mut found = find_all(&content, old_str);
@@ -353,7 +377,8 @@ impl Editor {
         new_content.push_str(&content[..idx]);
         new_content.push_str(new_str);
         new_content.push_str(&content[idx + old_str.len()..]);
-        self.write_encoded(path, &new_content, enc).await?;
+        let unchanged = if verbatim { idx } else { 0 };
+        self.write_encoded(path, &new_content, enc, unchanged).await?;
         let content = Arc::new(content);
         self.push_history(path, content.clone());
 
@@ -400,7 +425,11 @@ impl Editor {
         insert_line: InsertLine,
         new_str: &str,
     ) -> Result<EditorResult, String> {
-        let Loaded { enc, text: content } = self.load(path, stat, None).await?;
+        let Loaded {
+            enc,
+            text: content,
+            verbatim,
+        } = self.load(path, stat, None).await?;
         let num_lines = file_text::count_lines(&content) as i64;
         let (line, shown) = match insert_line {
             InsertLine::Int(n, s) => (n, s),
@@ -430,7 +459,8 @@ impl Editor {
             new_content.push('\n');
         }
         new_content.push_str(&content[split_at..]);
-        self.write_encoded(path, &new_content, enc).await?;
+        let unchanged = if verbatim { split_at } else { 0 };
+        self.write_encoded(path, &new_content, enc, unchanged).await?;
         // As in `str_replace`, only `new_str` can bring a CR.
         let new_content = if new_str.contains('\r') {
             match file_text::universal_newlines(&new_content) {
@@ -461,11 +491,20 @@ impl Editor {
     }
 
     async fn undo_edit(&self, path: &str, stat: &FileStat) -> Result<EditorResult, String> {
-        let Loaded { enc, text: current } = self.load(path, stat, None).await?;
+        let Loaded {
+            enc,
+            text: current,
+            verbatim,
+        } = self.load(path, stat, None).await?;
         let old = self
             .pop_history(path)
             .ok_or_else(|| format!("No edit history found for {path}."))?;
-        self.write_encoded(path, &old, enc).await?;
+        let unchanged = if verbatim {
+            file_text::common_prefix(current.as_bytes(), old.as_bytes())
+        } else {
+            0
+        };
+        self.write_encoded(path, &old, enc, unchanged).await?;
         let output = format!(
             "Last edit to {path} undone successfully. {}",
             file_text::make_output(&old, path, 1)

@@ -95,7 +95,15 @@ pub fn universal_newlines(s: &str) -> Cow<'_, str> {
 
 /// Decode a file the way the editor reads it: detected encoding, universal newlines. Takes the
 /// bytes by value so that a UTF-8 file without CRs is not copied.
+#[cfg(test)]
 pub fn read_text(bytes: Vec<u8>) -> (Encoding, String) {
+    let (enc, text, _) = read_text_verbatim(bytes);
+    (enc, text)
+}
+
+/// [`read_text`], and whether encoding the text again gives the file's bytes exactly (UTF-8 or
+/// UTF-8 with BOM, no CR): then a common prefix of the text is a common prefix on disk.
+pub fn read_text_verbatim(bytes: Vec<u8>) -> (Encoding, String, bool) {
     let (enc, decoded) = match String::from_utf8(bytes) {
         Ok(mut s) => {
             if s.starts_with('\u{feff}') {
@@ -110,11 +118,26 @@ pub fn read_text(bytes: Vec<u8>) -> (Encoding, String) {
             e.into_bytes().iter().map(|&b| b as char).collect(),
         ),
     };
-    let text = match universal_newlines(&decoded) {
-        Cow::Borrowed(_) => decoded,
-        Cow::Owned(s) => s,
+    let (text, verbatim) = match universal_newlines(&decoded) {
+        Cow::Borrowed(_) => (decoded, enc != Encoding::Latin1),
+        Cow::Owned(s) => (s, false),
     };
-    (enc, text)
+    (enc, text, verbatim)
+}
+
+/// Length of the longest common prefix of `a` and `b` (whole blocks compared with `memcmp`).
+pub fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 4096;
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + BLOCK <= n && a[i..i + BLOCK] == b[i..i + BLOCK] {
+        i += BLOCK;
+    }
+    i + a[i..n]
+        .iter()
+        .zip(&b[i..n])
+        .position(|(x, y)| x != y)
+        .unwrap_or(n - i)
 }
 
 /// Drops an incomplete UTF-8 sequence at the end of a file head.
@@ -465,6 +488,15 @@ mod tests {
         assert_eq!(lines_range("a\nb\nc", 2, 9), "b\nc");
         assert_eq!(lines_range("a\nb\nc", 4, 9), "");
         assert_eq!(lines_range("a\nb\nc", 0, 1), "a\n");
+        let long = "x".repeat(10_000);
+        assert_eq!(common_prefix(long.as_bytes(), long.as_bytes()), 10_000);
+        assert_eq!(common_prefix(long.as_bytes(), (long.clone() + "y").as_bytes()), 10_000);
+        assert_eq!(common_prefix(long.as_bytes(), format!("{}y{}", &long[..9000], &long[9001..]).as_bytes()), 9000);
+        assert_eq!(common_prefix(b"ab", b"b"), 0);
+        assert_eq!(read_text_verbatim(b"a\n".to_vec()).2, true);
+        assert_eq!(read_text_verbatim(b"\xef\xbb\xbfa\n".to_vec()).2, true);
+        assert_eq!(read_text_verbatim(b"a\r\n".to_vec()).2, false);
+        assert_eq!(read_text_verbatim(b"\xe9\n".to_vec()).2, false);
         // Across the counting blocks: every line start found, the last line unterminated.
         let big: String = (0..3000).map(|i| format!("line {i}\n")).collect::<String>() + "tail";
         let lines = readlines(&big);

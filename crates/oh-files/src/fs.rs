@@ -106,6 +106,13 @@ pub trait FileSystem: Send + Sync + 'static {
     }
     /// Create or truncate, then write all bytes. Parent directories must exist.
     async fn write(&self, path: &str, data: &[u8]) -> Result<(), FsError>;
+    /// [`FileSystem::write`] of a file whose first `unchanged` bytes on disk are already
+    /// `data[..unchanged]`: a backend that can write at an offset writes only the rest. The
+    /// default writes everything.
+    async fn write_after(&self, path: &str, data: &[u8], unchanged: usize) -> Result<(), FsError> {
+        let _ = unchanged;
+        self.write(path, data).await
+    }
     /// Stat, following symlinks.
     async fn stat(&self, path: &str) -> Result<FileStat, FsError>;
     /// Entries of a directory (no `.`/`..`), in no particular order.
@@ -143,6 +150,27 @@ fn overwrite(path: &str, data: &[u8]) -> std::io::Result<()> {
         .truncate(false)
         .open(path)?;
     f.write_all(data)?;
+    f.set_len(data.len() as u64)
+}
+
+/// [`overwrite`] of all but the first `unchanged` bytes, which the file already holds. A file
+/// that is gone or shorter than that meanwhile is written whole.
+fn overwrite_after(path: &str, data: &[u8], unchanged: usize) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom, Write};
+    if unchanged == 0 {
+        return overwrite(path, data);
+    }
+    let mut f = match std::fs::OpenOptions::new().write(true).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return overwrite(path, data),
+        Err(e) => return Err(e),
+    };
+    if f.metadata()?.len() < unchanged as u64 {
+        drop(f);
+        return overwrite(path, data);
+    }
+    f.seek(SeekFrom::Start(unchanged as u64))?;
+    f.write_all(&data[unchanged..])?;
     f.set_len(data.len() as u64)
 }
 
@@ -203,6 +231,13 @@ impl FileSystem for LocalFs {
         // tokio::fs::write copies the data for its blocking thread; on a multi-thread runtime
         // write in place instead.
         if let Some(r) = blocking_here(|| overwrite(path, data)) {
+            return Ok(r?);
+        }
+        Ok(tokio::fs::write(path, data).await?)
+    }
+    async fn write_after(&self, path: &str, data: &[u8], unchanged: usize) -> Result<(), FsError> {
+        let unchanged = unchanged.min(data.len());
+        if let Some(r) = blocking_here(|| overwrite_after(path, data, unchanged)) {
             return Ok(r?);
         }
         Ok(tokio::fs::write(path, data).await?)
