@@ -9,25 +9,16 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, sleep, assert, runner, showConsentWhenAsked } = require('./lib');
+const { waitFor, sleep, assert, runner, showConsentWhenAsked, uiRequest: ui, serverRest } = require('./lib');
 
 const SERVER = process.env.OH_TEST_SERVER;
 const KEY = process.env.OH_TEST_SERVER_KEY;
 const LLM_BASE_URL = process.env.OH_TEST_LLM_BASE_URL;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
 const EXT_ID = 'openhands.openhands-tab';
+const rest = serverRest(SERVER, KEY);
 const TASK = 'Make greet() in src/greet.py greet with an exclamation mark, then check it.';
 
-/** Asks the runner (host.mjs) for a UI action; resolves with its answer ("ok" or "error: ..."). */
-async function ui(verb, file, payload) {
-  if (payload !== undefined) fs.writeFileSync(file, typeof payload === 'string' ? payload : JSON.stringify(payload));
-  try { fs.unlinkSync(`${file}.done`); } catch {}
-  console.log(`@@oh-ui ${verb} ${file}`);
-  await waitFor(`runner to ${verb}`, () => fs.existsSync(`${file}.done`), 40000);
-  const answer = fs.readFileSync(`${file}.done`, 'utf8');
-  if (answer.startsWith('error')) throw new Error(`${verb}: ${answer}`);
-  return answer;
-}
 
 const act = (verb, selector, value) => ui(verb, path.join(ARTIFACTS, `ui-${verb}.json`), { selector, value });
 
@@ -37,12 +28,6 @@ async function tabText() {
   return fs.readFileSync(file, 'utf8');
 }
 
-async function rest(method, pathname, body) {
-  const r = await fetch(`${SERVER}${pathname}`, {
-    method, headers: { 'content-type': 'application/json', 'X-Session-API-Key': KEY }, body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: r.status, body: await r.text() };
-}
 
 exports.run = async () => {
   const run = runner({ stopOnFailure: true });

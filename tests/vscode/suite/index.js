@@ -7,17 +7,11 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, sleep, assert, runner, showConsentWhenAsked } = require('./lib');
+const { waitFor, sleep, assert, runner, showConsentWhenAsked, uiRequest: ui } = require('./lib');
 
 const BACKEND = process.env.OH_TEST_BACKEND;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
 const EXT_ID = 'openhands.openhands-tab';
-
-async function ui(verb, file) {
-  try { fs.unlinkSync(`${file}.done`); } catch {}
-  console.log(`@@oh-ui ${verb} ${file}`);
-  await waitFor(`runner to ${verb}`, () => fs.existsSync(`${file}.done`), 30000);
-}
 
 async function backend(pathname, body) {
   const r = await fetch(`${BACKEND}${pathname}`, body === undefined ? {} : {
