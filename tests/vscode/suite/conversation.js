@@ -9,7 +9,7 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, sleep, assert, runner, showConsentWhenAsked, uiRequest: ui, serverRest } = require('./lib');
+const { waitFor, sleep, assert, runner, showConsentWhenAsked, uiRequest: ui, serverRest, typeSessionKey } = require('./lib');
 
 const SERVER = process.env.OH_TEST_SERVER;
 const KEY = process.env.OH_TEST_SERVER_KEY;
@@ -44,12 +44,7 @@ exports.run = async () => {
     await showConsentWhenAsked(vscode, api);
     const refused = await waitFor('the tab to report the refused key', () => api.conversation.status.problems.find((p) => p.id === 'server'), 30000);
     assert(refused.fixes.some((f) => f.fix === 'key'), `problem without "Set Session API Key": ${JSON.stringify(refused)}`);
-    const keyFile = path.join(ARTIFACTS, 'server-key.txt');
-    fs.writeFileSync(keyFile, KEY);
-    const done = vscode.commands.executeCommand('openhands.setSessionApiKey');
-    await ui('type-quickinput', keyFile);
-    fs.unlinkSync(keyFile);
-    await done;
+    await typeSessionKey(vscode, KEY, ARTIFACTS);
     const status = await waitFor('the LLM settings form', () => (api.conversation.status.llmForm ? api.conversation.status : undefined), 30000);
     assert(status.llmForm.required && !status.canSend, `status ${JSON.stringify(status)}`);
     const text = await waitFor('the form in the tab', async () => {

@@ -10,7 +10,7 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, sleep, assert, runner, uiRequest: ui, serverRest } = require('./lib');
+const { waitFor, sleep, assert, runner, uiRequest: ui, serverRest, typeSessionKey } = require('./lib');
 
 const SERVER = process.env.OH_TEST_SERVER;
 const KEY = process.env.OH_TEST_SERVER_KEY;
@@ -59,12 +59,7 @@ exports.run = async () => {
     await vscode.commands.executeCommand('workbench.view.extension.openhands');
     await sleep(1500);
     await vscode.commands.executeCommand('notifications.showList'); // the runner clicks "Allow"
-    const keyFile = path.join(ARTIFACTS, 'server-key.txt');
-    fs.writeFileSync(keyFile, KEY);
-    const done = vscode.commands.executeCommand('openhands.setSessionApiKey');
-    await ui('type-quickinput', keyFile);
-    fs.unlinkSync(keyFile);
-    await done;
+    await typeSessionKey(vscode, KEY, ARTIFACTS);
     await waitFor('the tab to accept messages', () => api.conversation.status.canSend, 60000);
   });
 

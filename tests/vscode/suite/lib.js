@@ -101,4 +101,20 @@ function serverRest(server, key) {
   };
 }
 
-module.exports = { sleep, waitFor, assert, runner, showConsentWhenAsked, uiRequest, serverRest };
+/**
+ * Enters the session API key as a user would: runs "OpenHands: Set Session API Key" and has the
+ * runner type the key into its password box. The key file exists only while the runner reads it.
+ */
+async function typeSessionKey(vscode, key, artifacts) {
+  const keyFile = require('path').join(artifacts, 'session-key.txt');
+  fs.writeFileSync(keyFile, key, { mode: 0o600 });
+  try {
+    const done = vscode.commands.executeCommand('openhands.setSessionApiKey');
+    await uiRequest('type-quickinput', keyFile);
+    await done;
+  } finally {
+    fs.rmSync(keyFile, { force: true });
+  }
+}
+
+module.exports = { sleep, waitFor, assert, runner, showConsentWhenAsked, uiRequest, serverRest, typeSessionKey };
