@@ -10,7 +10,7 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, sleep, assert, runner } = require('./lib');
+const { waitFor, sleep, assert, runner, uiRequest, serverRest } = require('./lib');
 
 const SERVER = process.env.OH_TEST_SERVER;
 const KEY = process.env.OH_TEST_SERVER_KEY;
@@ -22,25 +22,15 @@ const WRITE_PROMPT = 'to open and save files, propose edits and show reviews';
 const UNSAVED = 'const broken: string = 42;\n';
 
 let uiSeq = 0;
-/** A UI request to the runner (host.mjs); `body` goes in the request file. */
+/** A UI request to the runner (host.mjs), one request file each; `notifications` returns the list. */
 async function ui(verb, body) {
   const file = path.join(ARTIFACTS, `ui-${verb}-${++uiSeq}.json`);
-  fs.rmSync(`${file}.done`, { force: true });
-  fs.writeFileSync(file, typeof body === 'string' ? body : JSON.stringify(body ?? {}));
-  console.log(`@@oh-ui ${verb} ${file}`);
-  await waitFor(`runner to ${verb}`, () => fs.existsSync(`${file}.done`), 40000, 100);
-  const done = fs.readFileSync(`${file}.done`, 'utf8');
-  if (done.startsWith('error')) throw new Error(`${verb}: ${done}`);
-  return verb === 'notifications' ? JSON.parse(fs.readFileSync(file, 'utf8')) : done;
+  await uiRequest(verb, file, body ?? {});
+  return verb === 'notifications' ? JSON.parse(fs.readFileSync(file, 'utf8')) : 'ok';
 }
 const prompts = async (text) => (await ui('notifications')).filter((n) => n.text.includes(text));
 
-async function rest(method, pathname, body) {
-  const r = await fetch(`${SERVER}${pathname}`, {
-    method, headers: { 'content-type': 'application/json', 'X-Session-API-Key': KEY }, body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: r.status, body: await r.text() };
-}
+const rest = serverRest(SERVER, KEY);
 
 async function events(api) {
   const r = await rest('GET', `/api/conversations/${api.conversation.status.conversationId}/events?limit=100`);

@@ -7,7 +7,7 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, assert, runner } = require('./lib');
+const { waitFor, assert, runner, uiRequest } = require('./lib');
 
 const KEY = process.env.OH_TEST_KEY;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
@@ -15,15 +15,11 @@ const RESULT = process.env.OH_TEST_BENCH_RESULT;
 const RUN_PROMPT = 'Allow OpenHands to run commands and edit files';
 
 let uiSeq = 0;
+/** A UI request to the runner (host.mjs), one request file each; `notifications` returns the list. */
 async function ui(verb, body) {
   const file = path.join(ARTIFACTS, `ui-${verb}-${++uiSeq}.json`);
-  fs.rmSync(`${file}.done`, { force: true });
-  fs.writeFileSync(file, typeof body === 'string' ? body : JSON.stringify(body ?? {}));
-  console.log(`@@oh-ui ${verb} ${file}`);
-  await waitFor(`runner to ${verb}`, () => fs.existsSync(`${file}.done`), 40000, 100);
-  const done = fs.readFileSync(`${file}.done`, 'utf8');
-  if (done.startsWith('error')) throw new Error(`${verb}: ${done}`);
-  return verb === 'notifications' ? JSON.parse(fs.readFileSync(file, 'utf8')) : done;
+  await uiRequest(verb, file, body ?? {});
+  return verb === 'notifications' ? JSON.parse(fs.readFileSync(file, 'utf8')) : 'ok';
 }
 
 exports.run = async () => {
