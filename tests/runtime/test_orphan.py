@@ -16,6 +16,8 @@ import textwrap
 import time
 from pathlib import Path
 
+from conftest import real_executor_only
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -38,6 +40,7 @@ def wait_gone(pid: int, deadline_s: float) -> bool:
     return process_gone(pid)
 
 
+@real_executor_only  # the log line below is the real CLIs'
 def test_executor_stops_when_the_runtime_process_is_killed(temp_dir: str) -> None:
     child_code = textwrap.dedent(f"""
         import sys, time
