@@ -11,19 +11,12 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 venv=${OH_VENV_V1:-$HOME/.cache/openhands-vscode-runtime/venv-v1}
 V1_VERSION=1.58.0
 hash=$( (echo "$repo"; echo "$V1_VERSION"; cat "$0") | sha256sum | cut -c1-16)
-stamp="$venv/.stamp-$hash"
-if [ -f "$stamp" ]; then exit 0; fi
-py=$("$repo/scripts/find-python312.sh")
-if [ ! -x "$venv/bin/python" ]; then
-  echo "setup-python-v1: creating $venv with $py" >&2
-  "$py" -m venv "$venv"
-fi
-"$venv/bin/python" -m pip install -q --upgrade 'pip>=25'
+source "$repo/scripts/venv-lib.sh"
+venv_prepare setup-python-v1 "$venv" "$hash"
 echo "setup-python-v1: installing openhands-sdk/tools/agent-server $V1_VERSION and test tools" >&2
 "$venv/bin/python" -m pip install -q \
   "openhands-sdk==$V1_VERSION" "openhands-tools==$V1_VERSION" "openhands-agent-server==$V1_VERSION" \
   'python-socketio>=5.11' 'uvicorn>=0.30' pytest pytest-timeout
 site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 echo "$repo/openhands-runtime-py/src" > "$site/openhands-vscode-runtime-src.pth"
-rm -f "$venv"/.stamp-*
-touch "$stamp"
+venv_stamp

@@ -8,14 +8,8 @@ venv=${OH_VENV:-$HOME/.cache/openhands-vscode-runtime/venv}
 inputs=("$repo/tests/reference/constraints.txt" "$repo/openhands-runtime-py/pyproject.toml" "$0")
 # The repo path is part of the key: the package is installed editable, pointing at this checkout.
 hash=$( (echo "$repo"; cat "${inputs[@]}" 2>/dev/null) | sha256sum | cut -c1-16)
-stamp="$venv/.stamp-$hash"
-if [ -f "$stamp" ]; then exit 0; fi
-py=$("$repo/scripts/find-python312.sh")
-if [ ! -x "$venv/bin/python" ]; then
-  echo "setup-python: creating $venv with $py" >&2
-  "$py" -m venv "$venv"
-fi
-"$venv/bin/python" -m pip install -q --upgrade 'pip>=25'
+source "$repo/scripts/venv-lib.sh"
+venv_prepare setup-python "$venv" "$hash"
 echo "setup-python: installing openhands-ai 1.6.0 and test tools (pinned)" >&2
 "$venv/bin/python" -m pip install -q -c "$repo/tests/reference/constraints.txt" \
   'openhands-ai==1.6.0' pytest pytest-timeout
@@ -26,5 +20,4 @@ if [ -f "$repo/openhands-runtime-py/pyproject.toml" ]; then
   MATURIN_PEP517_ARGS="--profile dev" \
     "$venv/bin/python" -m pip install -q -c "$repo/tests/reference/constraints.txt" -e "$repo/openhands-runtime-py"
 fi
-rm -f "$venv"/.stamp-*
-touch "$stamp"
+venv_stamp

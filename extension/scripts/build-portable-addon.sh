@@ -6,7 +6,7 @@
 # Prints that path on the last line. First build ~15-25 min on 2 busy cores; later builds reuse
 # the cached target dir (only the project's crates recompile).
 #
-# Workarounds (see /work/shared/notes/rust-stack.md): @napi-rs/cli 3.10 asks for
+# Workarounds for the registry this project builds from: @napi-rs/cli 3.10 asks for
 # @napi-rs/cross-toolchain-x64-target-x86_64 at the version of its own @napi-rs/cross-toolchain
 # (1.0.5), which does not exist; we pin @napi-rs/cross-toolchain to 1.0.0 and remove the CLI's
 # nested copy. Node 24 (from tests/vscode/setup.sh) runs the CLI (its engines need >= 22.20).

@@ -3,6 +3,7 @@ import type { ActivityEntry } from './activity';
 import type { ExecutorSnapshot } from './executorService';
 import { fixLabel, type Fix } from './userErrors';
 import type { HostToView, TabStatus, ViewToHost } from './webview/protocol';
+import { makeNonce, webviewPage } from './webviewPage';
 
 export const VIEW_ID = 'openhands.view';
 
@@ -128,23 +129,12 @@ export class OpenHandsViewProvider implements vscode.WebviewViewProvider, vscode
   }
 }
 
-function makeNonce(): string {
-  const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  let s = '';
-  for (let i = 0; i < 32; i++) s += chars[Math.floor(Math.random() * chars.length)];
-  return s;
+/** The tab's static page (shell and CSP in webviewPage.ts): the script fills it in. */
+export function renderHtml(nonce: string, cspSource: string, scriptUri: string): string {
+  return webviewPage({ nonce, cspSource, scriptUri, style: VIEW_STYLE, body: VIEW_BODY });
 }
 
-/** The static page: no data in it, one nonce'd script from the extension's dist/, strict CSP. */
-export function renderHtml(nonce: string, cspSource: string, scriptUri: string): string {
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}' ${cspSource}; img-src ${cspSource};">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<style nonce="${nonce}">
-  html, body { height: 100%; }
+const VIEW_STYLE = `  html, body { height: 100%; }
   body { margin: 0; padding: 0; display: flex; flex-direction: column; font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); }
   header { padding: 6px 10px 4px; border-bottom: 1px solid var(--vscode-widget-border, rgba(128,128,128,.25)); }
   .state { display: flex; align-items: center; gap: 8px; font-weight: 600; margin: 2px 0 6px; }
@@ -205,11 +195,9 @@ export function renderHtml(nonce: string, cspSource: string, scriptUri: string):
   #activity { list-style: none; padding: 0; margin: 4px 0; max-height: 160px; overflow-y: auto; }
   #activity li { padding: 2px 0; }
   #activity .summary { font-family: var(--vscode-editor-font-family); word-break: break-all; }
-  #activity .result { color: var(--vscode-descriptionForeground); margin-left: 1.6em; }
-</style>
-</head>
-<body>
-  <header>
+  #activity .result { color: var(--vscode-descriptionForeground); margin-left: 1.6em; }`;
+
+const VIEW_BODY = `  <header>
     <div class="state"><span id="dot" class="dot"></span><span id="state">Loading…</span></div>
     <div class="row">
       <select id="conversation" title="Conversation"></select>
@@ -255,8 +243,4 @@ export function renderHtml(nonce: string, cspSource: string, scriptUri: string):
       <ul id="activity"></ul>
       <div class="buttons"><button class="secondary" data-command="openhands.start">Start</button><button class="secondary" data-command="openhands.stop">Stop</button><button class="secondary" data-command="openhands.reconnect">Reconnect</button><button class="secondary" data-command="openhands.setSessionApiKey">Session API Key</button></div>
     </details>
-  </footer>
-<script nonce="${nonce}" src="${scriptUri}"></script>
-</body>
-</html>`;
-}
+  </footer>`;

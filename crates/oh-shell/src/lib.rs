@@ -93,12 +93,15 @@ use oh_protocol::{CmdOutputMetadata, CmdRunAction, Observation};
 use portable_pty::{native_pty_system, Child, CommandBuilder, MasterPty, PtySize};
 use tokio::sync::{watch, Mutex};
 
-use term::Term;
-use oh_pysem::{repr_float as python_float_str, rstrip as py_rstrip, splitlines_count as py_splitlines_count, strip as py_strip};
-use process::Proc;
-use signals::*;
 use command::*;
+use oh_pysem::{
+    repr_float as python_float_str, rstrip as py_rstrip, splitlines_count as py_splitlines_count,
+    strip as py_strip,
+};
+use process::Proc;
 use ps1::{combine_outputs, find_ps1, metadata_from, strip_command_echo, Ps1Match, PS1_END};
+use signals::*;
+use term::Term;
 
 /// A sink for the raw bytes the shell prints (the VS Code terminal mirror).
 pub type OutputSink = Arc<dyn Fn(&[u8]) + Send + Sync>;
@@ -138,7 +141,6 @@ enum Status {
     NoChangeTimeout,
     HardTimeout,
 }
-
 
 fn io_err(e: impl std::fmt::Display) -> std::io::Error {
     std::io::Error::other(e.to_string())

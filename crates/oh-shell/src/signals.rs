@@ -50,13 +50,15 @@ pub(crate) fn send_signal_key(
 ) -> std::io::Result<()> {
     let shell_comm = proc_stat(shell_pid).map(|s| s.comm);
     let deadline = Instant::now() + SIGNAL_KEY_WAIT;
+    wait_for_prompt_read(fd, shell_pid, deadline);
     // Find a settled foreground with bash stopped, so that it stays settled until the key is
     // processed. Bash must run to reap a dead child or take the terminal back: resume it and
     // look again until the deadline; then type the key anyway.
     let mut stopped = false;
     let mut members = Vec::new();
     while Instant::now() < deadline {
-        let Some(pgrp) = wait_for_settled_foreground(fd, shell_pid, shell_comm.as_deref(), deadline)
+        let Some(pgrp) =
+            wait_for_settled_foreground(fd, shell_pid, shell_comm.as_deref(), deadline)
         else {
             break;
         };
@@ -90,13 +92,57 @@ pub(crate) fn send_signal_key(
     }
     if lost {
         let again = Instant::now() + SIGNAL_KEY_WAIT;
-        if let Some(next) = wait_for_settled_foreground(fd, shell_pid, shell_comm.as_deref(), again) {
+        if let Some(next) = wait_for_settled_foreground(fd, shell_pid, shell_comm.as_deref(), again)
+        {
             unsafe {
                 libc::kill(-next, sig);
             }
         }
     }
     result
+}
+
+/// When the shell itself has the terminal (it is at its prompt): wait (until `deadline`) until
+/// it is blocked waiting for terminal input. Readline acts on a SIGINT fully only when the signal
+/// interrupts that wait: one that arrives while it is still drawing the prompt is echoed (`^C`)
+/// and handed to bash, but bash's "start a fresh line" hook runs at the next interrupted wait,
+/// so no new prompt follows until another key arrives. Stopping bash with `SIGSTOP` in that
+/// window (as `send_signal_key` does) made this reachable: a `C-c` right after a command's reply
+/// then answered with a no-output timeout instead of exit code 130.
+fn wait_for_prompt_read(fd: i32, shell_pid: i32, deadline: Instant) {
+    loop {
+        let fg = unsafe { libc::tcgetpgrp(fd) };
+        let shell_pgrp = unsafe { libc::getpgid(shell_pid) };
+        if fg <= 0 || fg != shell_pgrp || waits_for_terminal_input(shell_pid) {
+            return;
+        }
+        if Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_micros(300));
+    }
+}
+
+/// The process is blocked in a system call that waits for input (`/proc/PID/syscall` names the
+/// call a sleeping process is in; "running" otherwise). When that file cannot be read, this
+/// answers true: not knowing must not delay the key.
+pub(crate) fn waits_for_terminal_input(pid: i32) -> bool {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/syscall")) else {
+        return true;
+    };
+    let Some(nr) = text
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse::<libc::c_long>().ok())
+    else {
+        return false; // "running"
+    };
+    let mut waits = [libc::SYS_read, libc::SYS_pselect6, libc::SYS_ppoll].contains(&nr);
+    #[cfg(target_arch = "x86_64")]
+    {
+        waits |= nr == libc::SYS_select || nr == libc::SYS_poll;
+    }
+    waits
 }
 
 /// `SIGSTOP` a process and wait until it is stopped (bounded); false if it could not be.

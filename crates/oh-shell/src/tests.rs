@@ -263,7 +263,10 @@ fn foreground_settled_rules() {
     // unreaped child rather than asserting on one instant.
     let t = Instant::now();
     while !foreground_settled(live_pg, me, Some("no-such-comm")) {
-        assert!(t.elapsed() < Duration::from_secs(10), "never settled after the reap");
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "never settled after the reap"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     live.kill().unwrap();

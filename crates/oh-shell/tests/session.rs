@@ -101,7 +101,7 @@ async fn nothing_running_replies() {
     // C-c while idle is sent: ^C, exit 130.
     let o = s.execute(&run("C-c")).await;
     assert_eq!(o.content, "^C");
-    assert_eq!(md(&o).exit_code, 130);
+    assert_eq!(md(&o).exit_code, 130, "{:?}", o);
     assert_eq!(
         md(&o).suffix,
         "\n[The command completed with exit code 130. CTRL+C was sent.]"
@@ -180,9 +180,17 @@ async fn ctrl_c_after_a_hard_timeout_at_a_loop_boundary_ends_the_loop() {
         a.timeout = Some(2.0);
         let o = s.execute(&a).await;
         assert_eq!(md(&o).exit_code, -1, "iteration {i}: {o:?}");
-        assert!(o.content.contains(&format!("Line 1 - Iteration {i}")), "{o:?}");
+        assert!(
+            o.content.contains(&format!("Line 1 - Iteration {i}")),
+            "{o:?}"
+        );
         let o = s.execute(&run("ls")).await;
-        assert!(md(&o).suffix.contains("The previous command is still running"), "{o:?}");
+        assert!(
+            md(&o)
+                .suffix
+                .contains("The previous command is still running"),
+            "{o:?}"
+        );
         let o = s.execute(&input("C-c")).await;
         // Output printed since the timed-out reply may come first, and an `echo` already
         // running when the signal arrives may still print after the `^C`.

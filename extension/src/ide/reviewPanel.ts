@@ -5,8 +5,8 @@
  * has a strict CSP (no inline code, one nonce'd script from dist/, no remote content) and renders
  * with text nodes only (src/webview/review.ts).
  */
-import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
+import { makeNonce, webviewPage } from '../webviewPage';
 import { applyReviewUpdate, headings, ReviewMode, ReviewUpdate } from './reviewDocument';
 
 export const REVIEW_VIEW_TYPE = 'openhands.review';
@@ -55,7 +55,7 @@ export class ReviewPanels implements vscode.Disposable {
       localResourceRoots: [dist],
     });
     const script = panel.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'review.js')).toString();
-    panel.webview.html = reviewHtml(randomBytes(18).toString('base64url'), panel.webview.cspSource, script);
+    panel.webview.html = reviewHtml(makeNonce(), panel.webview.cspSource, script);
     const r: Review = { panel, markdown: '', revision: 0 };
     panel.webview.onDidReceiveMessage((m: { type?: string }) => {
       if (m?.type === 'ready') this.send(r);
@@ -77,25 +77,15 @@ export class ReviewPanels implements vscode.Disposable {
   }
 }
 
-/** The static page: no data in it, one nonce'd script from dist/, nothing remote. */
+/** A review panel's static page (shell and CSP in webviewPage.ts): the script renders into `#review`. */
 export function reviewHtml(nonce: string, cspSource: string, scriptUri: string): string {
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}' ${cspSource}; img-src ${cspSource};">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<style nonce="${nonce}">
-  body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); padding: 8px 20px; line-height: 1.5; }
+  return webviewPage({ nonce, cspSource, scriptUri, style: REVIEW_STYLE, body: REVIEW_BODY });
+}
+
+const REVIEW_STYLE = `  body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); padding: 8px 20px; line-height: 1.5; }
   pre { background: var(--vscode-textCodeBlock-background); padding: 8px; overflow-x: auto; }
   code { font-family: var(--vscode-editor-font-family); }
   blockquote { border-left: 3px solid var(--vscode-textBlockQuote-border); margin: 0; padding-left: 10px; color: var(--vscode-descriptionForeground); }
-  a { color: var(--vscode-textLink-foreground); }
-</style>
-</head>
-<body>
-<main id="review" data-oh-review="1"></main>
-<script nonce="${nonce}" src="${scriptUri}"></script>
-</body>
-</html>`;
-}
+  a { color: var(--vscode-textLink-foreground); }`;
+
+const REVIEW_BODY = `<main id="review" data-oh-review="1"></main>`;

@@ -9,25 +9,16 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, sleep, assert, runner, showConsentWhenAsked } = require('./lib');
+const { waitFor, sleep, assert, runner, showConsentWhenAsked, uiRequest: ui, serverRest, typeSessionKey } = require('./lib');
 
 const SERVER = process.env.OH_TEST_SERVER;
 const KEY = process.env.OH_TEST_SERVER_KEY;
 const LLM_BASE_URL = process.env.OH_TEST_LLM_BASE_URL;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
 const EXT_ID = 'openhands.openhands-tab';
+const rest = serverRest(SERVER, KEY);
 const TASK = 'Make greet() in src/greet.py greet with an exclamation mark, then check it.';
 
-/** Asks the runner (host.mjs) for a UI action; resolves with its answer ("ok" or "error: ..."). */
-async function ui(verb, file, payload) {
-  if (payload !== undefined) fs.writeFileSync(file, typeof payload === 'string' ? payload : JSON.stringify(payload));
-  try { fs.unlinkSync(`${file}.done`); } catch {}
-  console.log(`@@oh-ui ${verb} ${file}`);
-  await waitFor(`runner to ${verb}`, () => fs.existsSync(`${file}.done`), 40000);
-  const answer = fs.readFileSync(`${file}.done`, 'utf8');
-  if (answer.startsWith('error')) throw new Error(`${verb}: ${answer}`);
-  return answer;
-}
 
 const act = (verb, selector, value) => ui(verb, path.join(ARTIFACTS, `ui-${verb}.json`), { selector, value });
 
@@ -37,12 +28,6 @@ async function tabText() {
   return fs.readFileSync(file, 'utf8');
 }
 
-async function rest(method, pathname, body) {
-  const r = await fetch(`${SERVER}${pathname}`, {
-    method, headers: { 'content-type': 'application/json', 'X-Session-API-Key': KEY }, body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: r.status, body: await r.text() };
-}
 
 exports.run = async () => {
   const run = runner({ stopOnFailure: true });
@@ -59,12 +44,7 @@ exports.run = async () => {
     await showConsentWhenAsked(vscode, api);
     const refused = await waitFor('the tab to report the refused key', () => api.conversation.status.problems.find((p) => p.id === 'server'), 30000);
     assert(refused.fixes.some((f) => f.fix === 'key'), `problem without "Set Session API Key": ${JSON.stringify(refused)}`);
-    const keyFile = path.join(ARTIFACTS, 'server-key.txt');
-    fs.writeFileSync(keyFile, KEY);
-    const done = vscode.commands.executeCommand('openhands.setSessionApiKey');
-    await ui('type-quickinput', keyFile);
-    fs.unlinkSync(keyFile);
-    await done;
+    await typeSessionKey(vscode, KEY, ARTIFACTS);
     const status = await waitFor('the LLM settings form', () => (api.conversation.status.llmForm ? api.conversation.status : undefined), 30000);
     assert(status.llmForm.required && !status.canSend, `status ${JSON.stringify(status)}`);
     const text = await waitFor('the form in the tab', async () => {

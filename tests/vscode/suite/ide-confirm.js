@@ -10,31 +10,17 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, sleep, assert, runner } = require('./lib');
+const { waitFor, sleep, assert, runner, uiRequest: ui, serverRest, typeSessionKey } = require('./lib');
 
 const SERVER = process.env.OH_TEST_SERVER;
 const KEY = process.env.OH_TEST_SERVER_KEY;
 const LLM_BASE_URL = process.env.OH_TEST_LLM_BASE_URL;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
 const EXT_ID = 'openhands.openhands-tab';
+const rest = serverRest(SERVER, KEY);
 
-async function ui(verb, file, payload) {
-  if (payload !== undefined) fs.writeFileSync(file, typeof payload === 'string' ? payload : JSON.stringify(payload));
-  try { fs.unlinkSync(`${file}.done`); } catch {}
-  console.log(`@@oh-ui ${verb} ${file}`);
-  await waitFor(`runner to ${verb}`, () => fs.existsSync(`${file}.done`), 40000);
-  const answer = fs.readFileSync(`${file}.done`, 'utf8');
-  if (answer.startsWith('error')) throw new Error(`${verb}: ${answer}`);
-  return answer;
-}
 const act = (verb, selector, value) => ui(verb, path.join(ARTIFACTS, `ui-${verb}.json`), { selector, value });
 
-async function rest(method, pathname, body) {
-  const r = await fetch(`${SERVER}${pathname}`, {
-    method, headers: { 'content-type': 'application/json', 'X-Session-API-Key': KEY }, body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: r.status, body: await r.text() };
-}
 
 /** waitFor, whose timeout says where the conversation stands (the last items and the state). */
 async function waitConv(api, what, f, ms) {
@@ -73,12 +59,7 @@ exports.run = async () => {
     await vscode.commands.executeCommand('workbench.view.extension.openhands');
     await sleep(1500);
     await vscode.commands.executeCommand('notifications.showList'); // the runner clicks "Allow"
-    const keyFile = path.join(ARTIFACTS, 'server-key.txt');
-    fs.writeFileSync(keyFile, KEY);
-    const done = vscode.commands.executeCommand('openhands.setSessionApiKey');
-    await ui('type-quickinput', keyFile);
-    fs.unlinkSync(keyFile);
-    await done;
+    await typeSessionKey(vscode, KEY, ARTIFACTS);
     await waitFor('the tab to accept messages', () => api.conversation.status.canSend, 60000);
   });
 

@@ -8,16 +8,13 @@ const vscode = require('vscode');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { waitFor, sleep, assert } = require('./lib');
+const { waitFor, sleep, assert, uiRequest } = require('./lib');
 
 const ALLOWLIST = 'openhands.ide.executeCommand.allowlist';
 
 async function ui(verb, request) {
   const file = path.join(os.tmpdir(), `oh-ide-ui-${process.pid}-${Date.now()}-${Math.random().toString(16).slice(2)}`);
-  fs.writeFileSync(file, JSON.stringify(request));
-  console.log(`@@oh-ui ${verb} ${file}`);
-  const answer = await waitFor(`the runner to ${verb}`, () => fs.existsSync(`${file}.done`) && fs.readFileSync(`${file}.done`, 'utf8'), 45000);
-  assert(answer === 'ok', `${verb} ${JSON.stringify(request)}: ${answer}`);
+  await uiRequest(verb, file, request, 45000);
   return fs.existsSync(`${file}.json`) ? JSON.parse(fs.readFileSync(`${file}.json`, 'utf8')) : undefined;
 }
 

@@ -7,17 +7,11 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, sleep, assert, runner, showConsentWhenAsked } = require('./lib');
+const { waitFor, sleep, assert, runner, showConsentWhenAsked, uiRequest: ui, typeSessionKey } = require('./lib');
 
 const BACKEND = process.env.OH_TEST_BACKEND;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
 const EXT_ID = 'openhands.openhands-tab';
-
-async function ui(verb, file) {
-  try { fs.unlinkSync(`${file}.done`); } catch {}
-  console.log(`@@oh-ui ${verb} ${file}`);
-  await waitFor(`runner to ${verb}`, () => fs.existsSync(`${file}.done`), 30000);
-}
 
 async function backend(pathname, body) {
   const r = await fetch(`${BACKEND}${pathname}`, body === undefined ? {} : {
@@ -153,12 +147,7 @@ exports.run = async () => {
     const s = api.snapshot;
     assert(s.state === 'error' && (s.fixes || []).includes('key'), `expected an error offering "Set Session API Key", got ${JSON.stringify(s)}`);
     // As a user would: the command opens a password box; the runner types the key into it.
-    const keyFile = path.join(ARTIFACTS, 'key.txt');
-    fs.writeFileSync(keyFile, process.env.OH_TEST_KEY);
-    const done = vscode.commands.executeCommand('openhands.setSessionApiKey');
-    await ui('type-quickinput', keyFile);
-    fs.unlinkSync(keyFile);
-    await done;
+    await typeSessionKey(vscode, process.env.OH_TEST_KEY, ARTIFACTS);
     const snap = await waitFor('the executor to connect with the key', () => {
       const x = api.snapshot;
       return ['connected', 'error'].includes(x.state) ? x : undefined;

@@ -2,6 +2,8 @@
 // contract: `exports.run` throws to fail). Each suite reports one `@@oh-test PASS|FAIL` line per
 // test and one `@@oh-test SUMMARY` line, which run.sh requires from every session.
 
+const fs = require('fs');
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `f` until it returns something truthy (returned), or throws after `timeoutMs`. */
@@ -71,4 +73,48 @@ async function showConsentWhenAsked(vscode, api, timeoutMs = 60000) {
   if (asking === 'asking') await vscode.commands.executeCommand('notifications.showList');
 }
 
-module.exports = { sleep, waitFor, assert, runner, showConsentWhenAsked };
+/**
+ * Asks the runner (host.mjs) for a UI action: `payload` (if any) is written to `file`, the request
+ * is the console line `@@oh-ui <verb> <file>`, and the runner answers in `<file>.done` with "ok" or
+ * "error: ...". Resolves with "ok"; throws with the runner's error. Verbs that produce something
+ * write it to `file` or `<file>.json` (see host.mjs).
+ */
+async function uiRequest(verb, file, payload, timeoutMs = 40000) {
+  if (payload !== undefined) fs.writeFileSync(file, typeof payload === 'string' ? payload : JSON.stringify(payload));
+  fs.rmSync(`${file}.done`, { force: true }); // an earlier answer for the same file must not count
+  console.log(`@@oh-ui ${verb} ${file}`);
+  await waitFor(`the runner to ${verb}`, () => fs.existsSync(`${file}.done`), timeoutMs, 100);
+  const answer = fs.readFileSync(`${file}.done`, 'utf8');
+  if (answer !== 'ok') throw new Error(`${verb} ${file}: ${answer}`);
+  return answer;
+}
+
+/** `rest(method, pathname, body)` against an OpenHands server with its session API key. */
+function serverRest(server, key) {
+  return async (method, pathname, body) => {
+    const r = await fetch(`${server}${pathname}`, {
+      method,
+      headers: { 'content-type': 'application/json', 'X-Session-API-Key': key },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: r.status, body: await r.text() };
+  };
+}
+
+/**
+ * Enters the session API key as a user would: runs "OpenHands: Set Session API Key" and has the
+ * runner type the key into its password box. The key file exists only while the runner reads it.
+ */
+async function typeSessionKey(vscode, key, artifacts) {
+  const keyFile = require('path').join(artifacts, 'session-key.txt');
+  fs.writeFileSync(keyFile, key, { mode: 0o600 });
+  try {
+    const done = vscode.commands.executeCommand('openhands.setSessionApiKey');
+    await uiRequest('type-quickinput', keyFile);
+    await done;
+  } finally {
+    fs.rmSync(keyFile, { force: true });
+  }
+}
+
+module.exports = { sleep, waitFor, assert, runner, showConsentWhenAsked, uiRequest, serverRest, typeSessionKey };

@@ -12,7 +12,7 @@ const vscode = require('vscode');
 const fs = require('fs');
 const fsp = require('fs/promises');
 const path = require('path');
-const { waitFor, sleep, assert, runner } = require('./lib');
+const { waitFor, sleep, assert, runner, uiRequest } = require('./lib');
 
 const BACKEND = process.env.OH_TEST_BACKEND;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
@@ -22,12 +22,7 @@ let uiSeq = 0;
 /** A UI request to the runner; `body` goes in the request file; returns the runner's answer. */
 async function ui(verb, body) {
   const file = path.join(ARTIFACTS, `ui-${verb}-${++uiSeq}.json`);
-  fs.rmSync(`${file}.done`, { force: true }); // a previous run's answer must not count
-  fs.writeFileSync(file, JSON.stringify(body ?? {}));
-  console.log(`@@oh-ui ${verb} ${file}`);
-  await waitFor(`runner to ${verb}`, () => fs.existsSync(`${file}.done`), 30000, 100);
-  const done = fs.readFileSync(`${file}.done`, 'utf8');
-  if (done !== 'ok') throw new Error(`${verb}: ${done}`);
+  const done = await uiRequest(verb, file, body ?? {}, 30000);
   return verb === 'notifications' ? JSON.parse(fs.readFileSync(file, 'utf8')) : done;
 }
 

@@ -6,22 +6,13 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, showConsentWhenAsked } = require('./lib');
+const { waitFor, showConsentWhenAsked, uiRequest: ui, typeSessionKey } = require('./lib');
 
 const ROLE = process.env.OH_TEST_ROLE;
 const OTHER = ROLE === 'a' ? 'b' : 'a';
 const SHARED = process.env.OH_TEST_SHARED;
 const KEY = process.env.OH_TEST_SERVER_KEY;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
-
-async function ui(verb, file, payload) {
-  if (payload !== undefined) fs.writeFileSync(file, JSON.stringify(payload));
-  try { fs.unlinkSync(`${file}.done`); } catch {}
-  console.log(`@@oh-ui ${verb} ${file}`);
-  await waitFor(`runner to ${verb}`, () => fs.existsSync(`${file}.done`), 40000);
-  const answer = fs.readFileSync(`${file}.done`, 'utf8');
-  if (answer.startsWith('error')) throw new Error(`${verb}: ${answer}`);
-}
 
 exports.run = async () => {
   const name = `two windows, two conversations: window ${ROLE} gets only its own actions`;
@@ -33,12 +24,7 @@ exports.run = async () => {
     // The consent first, then the password box: the runner's click on "Allow" must not land while
     // the quick input is open.
     await waitFor('the consent answer', () => api.snapshot.state !== 'starting', 60000);
-    const keyFile = path.join(ARTIFACTS, 'server-key.txt');
-    fs.writeFileSync(keyFile, KEY);
-    const done = vscode.commands.executeCommand('openhands.setSessionApiKey');
-    await ui('type-quickinput', keyFile);
-    fs.unlinkSync(keyFile);
-    await done;
+    await typeSessionKey(vscode, KEY, ARTIFACTS);
     await waitFor('the tab to accept a task', () => api.conversation.status.canSend, 30000);
     // Both windows send their task at about the same time.
     fs.writeFileSync(path.join(SHARED, `ready-${ROLE}`), 'ok');

@@ -1,0 +1,24 @@
+# Sourced by the setup-python*.sh scripts: the steps every project venv shares.
+#   venv_prepare NAME VENV KEY  - exits the calling script at once when VENV already carries the
+#                                 stamp for KEY (the hash of the caller's inputs); otherwise makes
+#                                 sure VENV exists with Python 3.12 and a current pip.
+#   venv_stamp                  - records KEY as done (call last, after every install succeeded).
+# The stamp is written only at the end, so an interrupted install is redone on the next run.
+
+venv_prepare() {
+  _venv_name=$1 _venv_dir=$2
+  _venv_stamp="$_venv_dir/.stamp-$3"
+  if [ -f "$_venv_stamp" ]; then exit 0; fi
+  local py
+  py=$("$(dirname "${BASH_SOURCE[0]}")/find-python312.sh")
+  if [ ! -x "$_venv_dir/bin/python" ]; then
+    echo "$_venv_name: creating $_venv_dir with $py" >&2
+    "$py" -m venv "$_venv_dir"
+  fi
+  "$_venv_dir/bin/python" -m pip install -q --upgrade 'pip>=25'
+}
+
+venv_stamp() {
+  rm -f "$_venv_dir"/.stamp-*
+  touch "$_venv_stamp"
+}
