@@ -84,3 +84,63 @@ def test_interrupt_matches_v1(tmp_path: Path) -> None:
     assert ours['exit_code'] == ref['exit_code'] == 130, (ref, ours)
     assert ours['is_error'] == ref['is_error'], (ref, ours)
     assert ours['text'] == ref['text'], (ref, ours)
+
+
+def test_conversation_interrupt_stops_the_running_command(tmp_path: Path) -> None:
+    """The real SDK loop: `arun()` runs a long terminal call in the executor, `interrupt()` from
+    another thread stops it (the command's process is gone), the conversation pauses, and the
+    executor answered both the call and the interrupt (nothing left pending)."""
+    import asyncio
+    import os
+
+    from pydantic import SecretStr
+
+    from openhands.sdk import LLM, Agent, Conversation, Tool
+    from openhands.sdk.conversation.state import ConversationExecutionStatus
+    from openhands_vscode_runtime.scripted_llm import ScriptedLLM
+    from openhands_vscode_runtime.v1 import register
+    from openhands_vscode_runtime.v1.connection import _CONNECTIONS
+
+    register()
+    ws = str(tmp_path / 'ws')
+    os.makedirs(ws)
+    pattern = 'sleep 271.7'
+    steps = [{'tool': 'terminal', 'args': {'command': f'{pattern} && echo after', 'timeout': 120,
+                                           'security_risk': 'LOW', 'summary': 'long'}},
+             {'tool': 'finish', 'args': {'message': 'not reached'}}]
+    with ScriptedLLM(steps) as llm_server:
+        llm = LLM(model='openai/scripted', base_url=llm_server.base_url, api_key=SecretStr('x'),
+                  usage_id='agent', num_retries=0)
+        conv = Conversation(agent=Agent(llm=llm, tools=[Tool(name='terminal')]), workspace=ws, visualizer=None)
+        conv.send_message('run the long command')
+        done = threading.Event()
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                asyncio.run(conv.arun())
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+            finally:
+                done.set()
+
+        threading.Thread(target=run, daemon=True).start()
+        deadline = time.monotonic() + 120
+        while not running(pattern):
+            assert time.monotonic() < deadline and not done.is_set(), f'the command did not start {errors}'
+            time.sleep(0.1)
+        conv.interrupt()
+        # Generous, but under the command's 120 s timeout.
+        assert done.wait(90), 'arun() did not return after interrupt()'
+        end = time.monotonic() + 30
+        while running(pattern) and time.monotonic() < end:
+            time.sleep(0.1)
+        assert not running(pattern), 'the interrupted command still runs'
+        assert conv.state.execution_status == ConversationExecutionStatus.PAUSED, conv.state.execution_status
+        conn = _CONNECTIONS[os.path.abspath(ws)]
+        end = time.monotonic() + 30
+        while conn.channel.pending_count() and time.monotonic() < end:
+            time.sleep(0.1)
+        assert conn.channel.pending_count() == 0, 'an action is still pending in the executor'
+        assert conn.channel.replies_received == 2, conn.channel.replies_received  # the call + the interrupt
+        conv.close()
