@@ -66,7 +66,7 @@ export interface DirEntry {
   type: FileType
 }
 
-/** The `code` of an error the executor rejects with. */
+/** The `code` of an error the executor rejects with: the transport's codes and `ESHELL`. */
 export type ErrorCode = 'ENORUNTIME' | 'EAUTH' | 'EREFUSED' | 'EPROTOCOL' | 'EUNREACHABLE' | 'ESTOPPED' | 'ESHELL'
 
 /** Optional notification hooks (weak: they never keep Node alive). */

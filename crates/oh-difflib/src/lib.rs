@@ -52,13 +52,8 @@ pub fn get_diff(old: &str, new: &str, path: &str) -> String {
 pub fn get_diff_reference(old: &str, new: &str, path: &str) -> String {
     let a: Vec<&str> = old.split('\n').collect();
     let b: Vec<&str> = new.split('\n').collect();
-    let opts = UnifiedDiffOptions {
-        fromfile: path,
-        tofile: path,
-        n: 0,
-        ..Default::default()
-    };
     let mut out = String::new();
+    let opts = line_diff::get_diff_options(path);
     unified::emit_unified(&a, &b, &opts, line_diff::rstrip_joiner(&mut out));
     out
 }

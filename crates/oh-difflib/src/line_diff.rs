@@ -161,15 +161,19 @@ pub(crate) fn get_diff_text(old: &str, new: &str, path: &str) -> String {
             a_mid[i - pre]
         }
     };
-    let opts = UnifiedDiffOptions {
+    let mut out = String::new();
+    emit_groups(&groups, a_at, |j| b[j], &get_diff_options(path), rstrip_joiner(&mut out));
+    out
+}
+
+/// `unified_diff(..., fromfile=path, tofile=path, n=0)`, as `get_diff` calls it.
+pub(crate) fn get_diff_options(path: &str) -> UnifiedDiffOptions<'_> {
+    UnifiedDiffOptions {
         fromfile: path,
         tofile: path,
         n: 0,
         ..Default::default()
-    };
-    let mut out = String::new();
-    emit_groups(&groups, a_at, |j| b[j], &opts, rstrip_joiner(&mut out));
-    out
+    }
 }
 
 /// A sink for `emit_groups` that appends each line right-stripped (Python `str.rstrip()`),

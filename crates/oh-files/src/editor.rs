@@ -3,7 +3,11 @@
 //! Every command costs one `stat` and at most one whole-file `read` and one `write`; a directory
 //! view is one `read_dir` of the directory plus one per visible sub-directory.
 
+mod range_scan;
 mod view;
+
+pub(crate) use range_scan::{RangeScan, ScanOutcome, ScannedLines};
+pub(crate) use view::range_bounds;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -56,6 +60,8 @@ pub(crate) enum InsertLine {
 pub(crate) struct Preloaded {
     pub stat: Result<FileStat, FsError>,
     pub bytes: Option<Vec<u8>>,
+    /// A `view_range` already streamed (then `bytes` is `None`).
+    pub lines: Option<ScannedLines>,
 }
 
 pub(crate) struct Editor {
@@ -77,11 +83,38 @@ fn is_supported_binary(path: &str) -> bool {
     SUPPORTED_BINARY_EXTENSIONS.contains(&s.as_str())
 }
 
+/// `validate_file`'s size limit.
+fn check_size(path: &str, stat: &FileStat) -> Result<(), String> {
+    if stat.kind == FileKind::File && stat.size > MAX_FILE_SIZE {
+        return Err(format!(
+            "File validation failed for {path}: File is too large ({:.1}MB). Maximum allowed size is 10MB.",
+            stat.size as f64 / 1024.0 / 1024.0
+        ));
+    }
+    Ok(())
+}
+
+/// `validate_file`'s binary check, on the file's first bytes.
+fn check_not_binary(path: &str, stat: &FileStat, head: &[u8]) -> Result<(), String> {
+    if stat.kind == FileKind::File
+        && !is_supported_binary(path)
+        && file_text::is_binary(path, Some(head))
+    {
+        return Err(format!(
+            "File validation failed for {path}: File appears to be binary and this file type cannot be read or edited by this tool."
+        ));
+    }
+    Ok(())
+}
+
 /// A loaded, validated text file.
 struct Loaded {
     enc: Encoding,
     text: String,
+    /// Encoding `text` gives the file's bytes (see `file_text::read_text_verbatim`).
+    verbatim: bool,
 }
+
 
 impl Editor {
     pub fn new(fs: Arc<dyn FileSystem>, workspace_root: Option<String>) -> Self {
@@ -120,13 +153,13 @@ impl Editor {
         pre: Option<Preloaded>,
     ) -> Result<EditorResult, String> {
         let path = norm_path(raw_path);
-        let (stat, pre_bytes) = match pre {
-            Some(p) => (p.stat, p.bytes),
+        let (stat, pre_bytes, pre_lines) = match pre {
+            Some(p) => (p.stat, p.bytes, p.lines),
             None => {
                 if path.starts_with('/') {
-                    (self.fs.stat(&path).await, None)
+                    (self.fs.stat(&path).await, None, None)
                 } else {
-                    (Err(FsError::new("ENOENT", "relative")), None)
+                    (Err(FsError::new("ENOENT", "relative")), None, None)
                 }
             }
         };
@@ -134,10 +167,13 @@ impl Editor {
             .await?;
         let stat = stat.ok();
         match command {
-            "view" => self.view(&path, stat, pre_bytes, view_range).await,
+            "view" => {
+                self.view(&path, stat, pre_bytes, pre_lines, view_range)
+                    .await
+            }
             "create" => {
                 let file_text = file_text.ok_or_else(|| missing(command, "file_text"))?;
-                self.write_encoded(&path, file_text, Encoding::Utf8).await?;
+                self.write_encoded(&path, file_text, Encoding::Utf8, 0).await?;
                 let file_text = Arc::new(file_text.to_string());
                 self.push_history(&path, file_text.clone());
                 Ok(EditorResult {
@@ -235,13 +271,23 @@ impl Editor {
         stat: &FileStat,
         pre: Option<Vec<u8>>,
     ) -> Result<Loaded, String> {
-        let regular = stat.kind == FileKind::File;
-        if regular && stat.size > MAX_FILE_SIZE {
-            return Err(format!(
-                "File validation failed for {path}: File is too large ({:.1}MB). Maximum allowed size is 10MB.",
-                stat.size as f64 / 1024.0 / 1024.0
-            ));
-        }
+        let bytes = self.load_bytes(path, stat, pre).await?;
+        let (enc, text, verbatim) = file_text::read_text_verbatim(bytes);
+        Ok(Loaded {
+            enc,
+            text,
+            verbatim,
+        })
+    }
+
+    /// [`Self::load`] up to the decoding: size check, read, binary check.
+    async fn load_bytes(
+        &self,
+        path: &str,
+        stat: &FileStat,
+        pre: Option<Vec<u8>>,
+    ) -> Result<Vec<u8>, String> {
+        check_size(path, stat)?;
         let bytes = match pre {
             Some(b) => b,
             None => self.fs.read(path).await.map_err(|e| {
@@ -251,20 +297,28 @@ impl Editor {
                 )
             })?,
         };
-        if regular && !is_supported_binary(path) && file_text::is_binary(path, Some(&bytes)) {
-            return Err(format!(
-                "File validation failed for {path}: File appears to be binary and this file type cannot be read or edited by this tool."
-            ));
-        }
-        let (enc, text) = file_text::read_text(bytes);
-        Ok(Loaded { enc, text })
+        check_not_binary(path, stat, &bytes)?;
+        Ok(bytes)
     }
 
-    async fn write_encoded(&self, path: &str, text: &str, enc: Encoding) -> Result<(), String> {
+    /// Writes `text` in `enc`; its first `unchanged` bytes are known to be on disk already (a
+    /// 6 MB file edited near its end is then written from there on, not whole).
+    async fn write_encoded(
+        &self,
+        path: &str,
+        text: &str,
+        enc: Encoding,
+        unchanged: usize,
+    ) -> Result<(), String> {
         let data = enc
             .encode(text)
             .map_err(|e| format!("Ran into {e} while trying to write to {path}"))?;
-        self.fs.write(path, &data).await.map_err(|e| {
+        let unchanged = match enc {
+            Encoding::Utf8 => unchanged,
+            Encoding::Utf8Sig if unchanged > 0 => unchanged + file_text::UTF8_BOM.len(),
+            Encoding::Utf8Sig | Encoding::Latin1 => 0,
+        };
+        self.fs.write_after(path, &data, unchanged).await.map_err(|e| {
             format!(
                 "Ran into {} while trying to write to {path}",
                 os_error_str(&e, path)
@@ -279,7 +333,11 @@ impl Editor {
         old_str: &str,
         new_str: &str,
     ) -> Result<EditorResult, String> {
-        let Loaded { enc, text: content } = self.load(path, stat, None).await?;
+        let Loaded {
+            enc,
+            text: content,
+            verbatim,
+        } = self.load(path, stat, None).await?;
         let mut old_str = old_str;
         let mut new_str = new_str;
         let mut found = find_all(&content, old_str);
@@ -319,13 +377,19 @@ impl Editor {
         new_content.push_str(&content[..idx]);
         new_content.push_str(new_str);
         new_content.push_str(&content[idx + old_str.len()..]);
-        self.write_encoded(path, &new_content, enc).await?;
+        let unchanged = if verbatim { idx } else { 0 };
+        self.write_encoded(path, &new_content, enc, unchanged).await?;
         let content = Arc::new(content);
         self.push_history(path, content.clone());
 
         let start = (line - file_text::SNIPPET_CONTEXT_WINDOW).max(0);
         let end = line + file_text::SNIPPET_CONTEXT_WINDOW + new_str.matches('\n').count() as i64;
-        let reread = file_text::universal_newlines(&new_content);
+        // The text read has no CR left (universal newlines): only `new_str` can bring one.
+        let reread = if new_str.contains('\r') {
+            file_text::universal_newlines(&new_content)
+        } else {
+            std::borrow::Cow::Borrowed(new_content.as_str())
+        };
         let snippet = match reread {
             // No CR: the re-read text is `new_content`, whose line `line` starts where the
             // original's did; the snippet is found by scanning back a few lines from there.
@@ -361,7 +425,11 @@ impl Editor {
         insert_line: InsertLine,
         new_str: &str,
     ) -> Result<EditorResult, String> {
-        let Loaded { enc, text: content } = self.load(path, stat, None).await?;
+        let Loaded {
+            enc,
+            text: content,
+            verbatim,
+        } = self.load(path, stat, None).await?;
         let num_lines = file_text::count_lines(&content) as i64;
         let (line, shown) = match insert_line {
             InsertLine::Int(n, s) => (n, s),
@@ -391,10 +459,16 @@ impl Editor {
             new_content.push('\n');
         }
         new_content.push_str(&content[split_at..]);
-        self.write_encoded(path, &new_content, enc).await?;
-        let new_content = match file_text::universal_newlines(&new_content) {
-            std::borrow::Cow::Borrowed(_) => new_content,
-            std::borrow::Cow::Owned(s) => s,
+        let unchanged = if verbatim { split_at } else { 0 };
+        self.write_encoded(path, &new_content, enc, unchanged).await?;
+        // As in `str_replace`, only `new_str` can bring a CR.
+        let new_content = if new_str.contains('\r') {
+            match file_text::universal_newlines(&new_content) {
+                std::borrow::Cow::Borrowed(_) => new_content,
+                std::borrow::Cow::Owned(s) => s,
+            }
+        } else {
+            new_content
         };
         let k = parts.len() as i64;
         let start = (line - file_text::SNIPPET_CONTEXT_WINDOW).max(0);
@@ -417,11 +491,20 @@ impl Editor {
     }
 
     async fn undo_edit(&self, path: &str, stat: &FileStat) -> Result<EditorResult, String> {
-        let Loaded { enc, text: current } = self.load(path, stat, None).await?;
+        let Loaded {
+            enc,
+            text: current,
+            verbatim,
+        } = self.load(path, stat, None).await?;
         let old = self
             .pop_history(path)
             .ok_or_else(|| format!("No edit history found for {path}."))?;
-        self.write_encoded(path, &old, enc).await?;
+        let unchanged = if verbatim {
+            file_text::common_prefix(current.as_bytes(), old.as_bytes())
+        } else {
+            0
+        };
+        self.write_encoded(path, &old, enc, unchanged).await?;
         let output = format!(
             "Last edit to {path} undone successfully. {}",
             file_text::make_output(&old, path, 1)

@@ -93,8 +93,26 @@ pub trait FileSystem: Send + Sync + 'static {
         v.truncate(len);
         Ok(v)
     }
+    /// The whole file in order, in pieces of any size, to `sink`; `sink` returns `false` to stop
+    /// reading. The default reads the file whole and hands it over in one piece.
+    async fn read_pieces(
+        &self,
+        path: &str,
+        sink: &mut (dyn for<'b> FnMut(&'b [u8]) -> bool + Send),
+    ) -> Result<(), FsError> {
+        let v = self.read(path).await?;
+        sink(&v);
+        Ok(())
+    }
     /// Create or truncate, then write all bytes. Parent directories must exist.
     async fn write(&self, path: &str, data: &[u8]) -> Result<(), FsError>;
+    /// [`FileSystem::write`] of a file whose first `unchanged` bytes on disk are already
+    /// `data[..unchanged]`: a backend that can write at an offset writes only the rest. The
+    /// default writes everything.
+    async fn write_after(&self, path: &str, data: &[u8], unchanged: usize) -> Result<(), FsError> {
+        let _ = unchanged;
+        self.write(path, data).await
+    }
     /// Stat, following symlinks.
     async fn stat(&self, path: &str) -> Result<FileStat, FsError>;
     /// Entries of a directory (no `.`/`..`), in no particular order.
@@ -135,6 +153,48 @@ fn overwrite(path: &str, data: &[u8]) -> std::io::Result<()> {
     f.set_len(data.len() as u64)
 }
 
+/// [`overwrite`] of all but the first `unchanged` bytes, which the file already holds. A file
+/// that is gone or shorter than that meanwhile is written whole.
+fn overwrite_after(path: &str, data: &[u8], unchanged: usize) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom, Write};
+    if unchanged == 0 {
+        return overwrite(path, data);
+    }
+    let mut f = match std::fs::OpenOptions::new().write(true).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return overwrite(path, data),
+        Err(e) => return Err(e),
+    };
+    if f.metadata()?.len() < unchanged as u64 {
+        drop(f);
+        return overwrite(path, data);
+    }
+    f.seek(SeekFrom::Start(unchanged as u64))?;
+    f.write_all(&data[unchanged..])?;
+    f.set_len(data.len() as u64)
+}
+
+fn read_in_pieces(
+    path: &str,
+    sink: &mut (dyn for<'b> FnMut(&'b [u8]) -> bool + Send),
+) -> std::io::Result<()> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    // Below glibc's mmap threshold, so the buffer comes from the heap without page faults.
+    let mut buf = vec![0u8; 120 * 1024];
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if !sink(&buf[..n]) {
+            return Ok(());
+        }
+    }
+}
+
 /// The local filesystem, through tokio.
 #[derive(Debug, Default, Clone)]
 pub struct LocalFs;
@@ -147,6 +207,19 @@ impl FileSystem for LocalFs {
         }
         Ok(tokio::fs::read(path).await?)
     }
+    async fn read_pieces(
+        &self,
+        path: &str,
+        sink: &mut (dyn for<'b> FnMut(&'b [u8]) -> bool + Send),
+    ) -> Result<(), FsError> {
+        // A small buffer: no file-sized allocation (and its page faults) per call.
+        if let Some(r) = blocking_here(|| read_in_pieces(path, &mut *sink)) {
+            return Ok(r?);
+        }
+        let v = tokio::fs::read(path).await?;
+        sink(&v);
+        Ok(())
+    }
     async fn read_head(&self, path: &str, len: usize) -> Result<Vec<u8>, FsError> {
         use tokio::io::AsyncReadExt;
         let f = tokio::fs::File::open(path).await?;
@@ -158,6 +231,13 @@ impl FileSystem for LocalFs {
         // tokio::fs::write copies the data for its blocking thread; on a multi-thread runtime
         // write in place instead.
         if let Some(r) = blocking_here(|| overwrite(path, data)) {
+            return Ok(r?);
+        }
+        Ok(tokio::fs::write(path, data).await?)
+    }
+    async fn write_after(&self, path: &str, data: &[u8], unchanged: usize) -> Result<(), FsError> {
+        let unchanged = unchanged.min(data.len());
+        if let Some(r) = blocking_here(|| overwrite_after(path, data, unchanged)) {
             return Ok(r?);
         }
         Ok(tokio::fs::write(path, data).await?)

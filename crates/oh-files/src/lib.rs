@@ -112,6 +112,12 @@ impl FileActions {
         // The server's binaryornot pre-check reads the path as given; the editor then stats and
         // reads it again. One stat and one read serve both here.
         let norm = pypath::norm_path(&action.path);
+        let ranged = action
+            .view_range
+            .as_ref()
+            .filter(|v| editor::py_truthy(v))
+            .and_then(editor::range_bounds);
+        let mut lines = None;
         let pre = if norm.starts_with('/') {
             let stat = self.fs.stat(&norm).await;
             let bytes = match &stat {
@@ -135,6 +141,24 @@ impl FileActions {
                         .ok()
                         .map(file_text::trim_partial_utf8)
                 }
+                // A range streams the file: the line count and the lines asked for, not the
+                // whole text (editor::RangeScan).
+                Ok(s) if s.kind == FileKind::File && ranged.is_some() => {
+                    let (start, end) = ranged.expect("matched");
+                    let mut scan = editor::RangeScan::new(start, end);
+                    let read = self.fs.read_pieces(&norm, &mut |p| scan.feed(p)).await;
+                    match (read, scan.outcome()) {
+                        (Ok(()), editor::ScanOutcome::Lines(l)) => {
+                            if file_text::is_binary(&action.path, Some(&l.head)) {
+                                return Observation::error("ERROR_BINARY_FILE");
+                            }
+                            lines = Some(l);
+                            None
+                        }
+                        (Ok(()), editor::ScanOutcome::Whole(w)) => Some(w),
+                        _ => self.fs.read(&norm).await.ok(),
+                    }
+                }
                 Ok(s) if s.kind != FileKind::Dir => self.fs.read(&norm).await.ok(),
                 _ => None,
             };
@@ -144,7 +168,11 @@ impl FileActions {
             if bytes.is_none() && action.path.ends_with(".pyc") {
                 return Observation::error("ERROR_BINARY_FILE");
             }
-            Some(Preloaded { stat, bytes })
+            Some(Preloaded {
+                stat,
+                bytes,
+                lines,
+            })
         } else {
             if action.path.ends_with(".pyc") {
                 return Observation::error("ERROR_BINARY_FILE");

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use oh_executor::{ExecutorConfig, ExecutorHandler, LocalFs};
-use oh_transport::{StatusEvent, Transport, TransportConfig, TransportError};
+use oh_transport::{StatusEvent, Transport, TransportConfig};
 
 use args::{Args, Parsed, USAGE};
 
@@ -117,13 +117,7 @@ async fn run(args: Args, workspace: &Path) -> u8 {
     let transport = match transport {
         Ok(t) => t,
         Err(e) => {
-            let code = match &e {
-                TransportError::Refused(_) => "ECONNREFUSED_BY_RUNTIME",
-                TransportError::ProtocolMismatch(_) => "EPROTOCOL",
-                TransportError::Unreachable(_) => "EUNREACHABLE",
-                TransportError::Stopped => "ESTOPPED",
-            };
-            eprintln!("openhands-vscode-executor: {code}: {e}");
+            eprintln!("openhands-vscode-executor: {}: {e}", e.code().as_str());
             handler.shutdown().await;
             return 2;
         }

@@ -5,9 +5,9 @@
 use napi::bindgen_prelude::{PromiseRaw, ToNapiValue};
 use napi::{Env, JsError};
 use napi_derive::napi;
-use oh_transport::TransportError;
+use oh_transport::{ErrorCode as T, TransportError};
 
-/// The `code` of an error the executor rejects with.
+/// The `code` of an error the executor rejects with: the transport's codes and `ESHELL`.
 #[napi(string_enum)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorCode {
@@ -39,52 +39,32 @@ pub enum ErrorCode {
 impl ErrorCode {
     pub fn as_str(self) -> &'static str {
         match self {
-            ErrorCode::NoRuntime => "ENORUNTIME",
-            ErrorCode::Auth => "EAUTH",
-            ErrorCode::Refused => "EREFUSED",
-            ErrorCode::Protocol => "EPROTOCOL",
-            ErrorCode::Unreachable => "EUNREACHABLE",
-            ErrorCode::Stopped => "ESTOPPED",
             ErrorCode::Shell => "ESHELL",
+            ErrorCode::NoRuntime => T::NoRuntime.as_str(),
+            ErrorCode::Auth => T::Auth.as_str(),
+            ErrorCode::Refused => T::Refused.as_str(),
+            ErrorCode::Protocol => T::Protocol.as_str(),
+            ErrorCode::Unreachable => T::Unreachable.as_str(),
+            ErrorCode::Stopped => T::Stopped.as_str(),
         }
     }
 
-    /// The code of a failed registration.
+    /// The code of a failed registration (classified by the transport).
     pub fn of(e: &TransportError) -> Self {
-        match e {
-            TransportError::Refused(message) => Self::of_refusal(message),
-            TransportError::ProtocolMismatch(_) => ErrorCode::Protocol,
-            TransportError::Unreachable(_) => ErrorCode::Unreachable,
-            TransportError::Stopped => ErrorCode::Stopped,
-        }
-    }
-
-    /// The server's refusal message (docs/protocol.md, "the server refuses the connection") is
-    /// the only thing the wire carries; this is the one place it becomes a code.
-    pub fn of_refusal(message: &str) -> Self {
-        let m = message.strip_prefix("oh-executor: ").unwrap_or(message);
-        if m.starts_with("no VsCodeRuntime for conversation") {
-            ErrorCode::NoRuntime
-        } else if m.starts_with("missing session_api_key") || m.starts_with("invalid session_api_key") {
-            ErrorCode::Auth
-        } else if m.starts_with("protocol mismatch") {
-            ErrorCode::Protocol
-        } else {
-            ErrorCode::Refused
-        }
+        e.code().into()
     }
 }
 
-/// The code of the error status a closed connection ended with. The transport reports that
-/// cause only as its `TransportError`'s text (`connection refused: …`, `cannot reach the runtime:
-/// …`, the protocol mismatch); a typed close reason from `oh-transport` would replace this.
-pub fn code_of_error_status(message: &str) -> ErrorCode {
-    if let Some(refusal) = message.strip_prefix("connection refused: ") {
-        ErrorCode::of_refusal(refusal)
-    } else if message.starts_with("cannot reach the runtime") {
-        ErrorCode::Unreachable
-    } else {
-        ErrorCode::of_refusal(message)
+impl From<T> for ErrorCode {
+    fn from(code: T) -> Self {
+        match code {
+            T::NoRuntime => ErrorCode::NoRuntime,
+            T::Auth => ErrorCode::Auth,
+            T::Refused => ErrorCode::Refused,
+            T::Protocol => ErrorCode::Protocol,
+            T::Unreachable => ErrorCode::Unreachable,
+            T::Stopped => ErrorCode::Stopped,
+        }
     }
 }
 

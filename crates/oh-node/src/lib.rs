@@ -98,6 +98,8 @@ struct Inner {
     on_observation: JsonSlot,
     transport: tokio::sync::Mutex<Option<Arc<Transport>>>,
     status: Mutex<(ConnectionState, Option<String>)>,
+    /// The failure a `start()` was rejected with (a started transport keeps its own).
+    start_failure: Mutex<Option<oh_transport::TransportError>>,
     /// `stop()` was called (so a closed connection was ours to close).
     stopped: std::sync::atomic::AtomicBool,
     executor_id: String,
@@ -177,6 +179,7 @@ impl Executor {
             on_observation: Arc::new(RwLock::new(hooks.on_observation.map(Arc::new))),
             transport: tokio::sync::Mutex::new(None),
             status: Mutex::new((ConnectionState::Disconnected, None)),
+            start_failure: Mutex::new(None),
             stopped: std::sync::atomic::AtomicBool::new(false),
             executor_id: oh_transport::new_uuid(),
         };
@@ -211,7 +214,11 @@ impl Executor {
                 on_action: Some(Arc::new(move |ev: &ActionEvent| notify(&on_action, || serde_json::to_string(ev).unwrap_or_default()))),
                 on_reply: Some(Arc::new(move |json: &str| notify(&on_observation, || json.to_string()))),
             };
-            let transport = Transport::connect_observed(cfg, inner.handler.clone(), observers).await.map_err(|e| CodedError::from(&e))?;
+            let transport = Transport::connect_observed(cfg, inner.handler.clone(), observers).await.map_err(|e| {
+                let coded = CodedError::from(&e);
+                *inner.start_failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                coded
+            })?;
             *slot = Some(Arc::new(transport));
             Ok(())
         })
@@ -222,14 +229,18 @@ impl Executor {
     #[napi]
     pub async fn wait_until_closed(&self) -> Result<Closed> {
         let t = self.inner.transport.lock().await.clone();
-        if let Some(t) = t {
+        if let Some(t) = &t {
             t.closed().await;
         }
-        let (state, message) = self.inner.status.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let message = self.inner.status.lock().unwrap_or_else(|p| p.into_inner()).1.clone();
+        let failure = match &t {
+            Some(t) => t.close_error(),
+            None => self.inner.start_failure.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+        };
         let (reason, code) = if self.inner.stopped.load(std::sync::atomic::Ordering::SeqCst) {
             (CloseReason::Stopped, None)
-        } else if state == ConnectionState::Error {
-            (CloseReason::Failed, Some(errors::code_of_error_status(message.as_deref().unwrap_or(""))))
+        } else if let Some(e) = failure {
+            (CloseReason::Failed, Some(ErrorCode::of(&e)))
         } else {
             // The transport ends without an error only when it is replaced (or stopped).
             (CloseReason::Replaced, None)

@@ -15,7 +15,7 @@ use tracing::Instrument;
 
 use crate::ledger::{Admit, Ledger};
 use crate::reply::encode_reply;
-use crate::{ConnectionState, Observers, StatusEvent, TransportConfig, TransportStats};
+use crate::{ConnectionState, Observers, StatusEvent, TransportConfig, TransportError, TransportStats};
 
 /// Byte budget of the finished-reply cache.
 const FINISHED_CACHE_BYTES: usize = 64 << 20;
@@ -28,6 +28,8 @@ pub(crate) struct State {
     running: usize,
     pub(crate) registered: bool,
     pub(crate) status: Option<StatusEvent>,
+    /// The failure that ended the supervisor, if one did.
+    pub(crate) failure: Option<TransportError>,
     stats: TransportStats,
 }
 
@@ -52,7 +54,14 @@ impl Shared {
             config,
             handler,
             observers,
-            state: Mutex::new(State { ledger, running: 0, registered: false, status: None, stats: TransportStats::default() }),
+            state: Mutex::new(State {
+                ledger,
+                running: 0,
+                registered: false,
+                status: None,
+                failure: None,
+                stats: TransportStats::default(),
+            }),
             outbox_notify: Notify::new(),
             commands,
         }

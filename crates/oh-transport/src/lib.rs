@@ -38,7 +38,7 @@ pub use config::{TransportConfig, NAMESPACE, PROTOCOL_VERSION};
 pub use ids::new_uuid;
 pub use oh_executor::ActionHandler;
 pub use reply::shrink_reply;
-pub use status::{ConnectionState, Observers, StatusEvent, StatusSink, TransportError, TransportStats};
+pub use status::{ConnectionState, ErrorCode, Observers, StatusEvent, StatusSink, TransportError, TransportStats};
 
 use dispatch::{QueuedCommand, Shared};
 
@@ -123,6 +123,12 @@ impl Transport {
     /// Whether the supervisor has ended (shutdown, refusal, replaced).
     pub fn is_finished(&self) -> bool {
         self.supervisor.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_none_or(|h| h.is_finished())
+    }
+
+    /// The failure that ended the connection for good, if one did (the typed close reason;
+    /// `None` after a shutdown or a replacement).
+    pub fn close_error(&self) -> Option<TransportError> {
+        self.shared.lock().failure.clone()
     }
 
     /// Wait until the supervisor ends (e.g. the executor was replaced or refused for good).

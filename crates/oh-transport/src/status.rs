@@ -81,6 +81,92 @@ impl std::fmt::Display for TransportError {
 
 impl std::error::Error for TransportError {}
 
+impl TransportError {
+    /// What kind of failure this is: the code every front end prints and branches on.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            TransportError::Refused(message) => ErrorCode::of_refusal(message),
+            TransportError::ProtocolMismatch(_) => ErrorCode::Protocol,
+            TransportError::Unreachable(_) => ErrorCode::Unreachable,
+            TransportError::Stopped => ErrorCode::Stopped,
+        }
+    }
+}
+
+/// The kinds of [`TransportError`]. The Node binding exposes them as its `ErrorCode` (beside its
+/// own `ESHELL`); the headless CLI prints [`ErrorCode::as_str`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// The server has no `VsCodeRuntime` for the conversation (yet: it opens one when the
+    /// conversation's agent loop starts).
+    NoRuntime,
+    /// The session API key is missing or not accepted.
+    Auth,
+    /// The server refused the registration for another reason (no conversation id, a web
+    /// page's origin, a non-websocket transport).
+    Refused,
+    /// The server speaks another protocol version.
+    Protocol,
+    /// No registration within the initial timeout (network error, no welcome).
+    Unreachable,
+    /// Shut down before the registration finished.
+    Stopped,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::NoRuntime => "ENORUNTIME",
+            ErrorCode::Auth => "EAUTH",
+            ErrorCode::Refused => "EREFUSED",
+            ErrorCode::Protocol => "EPROTOCOL",
+            ErrorCode::Unreachable => "EUNREACHABLE",
+            ErrorCode::Stopped => "ESTOPPED",
+        }
+    }
+
+    /// The server's refusal message (docs/protocol.md, "the server refuses the connection") is
+    /// the only thing the wire carries; this is the one place it becomes a code.
+    pub fn of_refusal(message: &str) -> Self {
+        let m = message.strip_prefix("oh-executor: ").unwrap_or(message);
+        if m.starts_with("no VsCodeRuntime for conversation") {
+            ErrorCode::NoRuntime
+        } else if m.starts_with("missing session_api_key") || m.starts_with("invalid session_api_key") {
+            ErrorCode::Auth
+        } else if m.starts_with("protocol mismatch") {
+            ErrorCode::Protocol
+        } else {
+            ErrorCode::Refused
+        }
+    }
+
+    /// Whether retrying cannot help once the executor has registered before: a wrong key or
+    /// protocol stays wrong; a missing runtime or another refusal may pass on a later try.
+    pub fn is_permanent(self) -> bool {
+        matches!(self, ErrorCode::Auth | ErrorCode::Protocol)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_become_codes() {
+        let code = |m: &str| TransportError::Refused(m.into()).code();
+        assert_eq!(code("oh-executor: no VsCodeRuntime for conversation c1"), ErrorCode::NoRuntime);
+        assert_eq!(code("oh-executor: invalid session_api_key"), ErrorCode::Auth);
+        assert_eq!(code("oh-executor: missing session_api_key"), ErrorCode::Auth);
+        assert_eq!(code("oh-executor: protocol mismatch: server 2, executor 1"), ErrorCode::Protocol);
+        assert_eq!(code("oh-executor: only the websocket transport is accepted"), ErrorCode::Refused);
+        assert_eq!(TransportError::ProtocolMismatch("x".into()).code(), ErrorCode::Protocol);
+        assert_eq!(TransportError::Unreachable("x".into()).code().as_str(), "EUNREACHABLE");
+        assert_eq!(TransportError::Stopped.code().as_str(), "ESTOPPED");
+        assert!(ErrorCode::Auth.is_permanent() && ErrorCode::Protocol.is_permanent());
+        assert!(!ErrorCode::NoRuntime.is_permanent() && !ErrorCode::Refused.is_permanent());
+    }
+}
+
 /// Counters, for tests and status displays.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TransportStats {

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use crate::connection::{connection, Outcome};
 use crate::dispatch::Shared;
-use crate::{ConnectionState, TransportError};
+use crate::{ConnectionState, ErrorCode, TransportError};
 
 pub(crate) type FirstRegistration = oneshot::Sender<Result<(), TransportError>>;
 
@@ -21,6 +21,7 @@ pub(crate) async fn supervise(shared: Arc<Shared>, mut shutdown: watch::Receiver
     let mut ever_registered = false;
     // Ends the first registration with an error and reports it.
     let fail = |shared: &Shared, first: &mut Option<FirstRegistration>, e: TransportError| {
+        shared.lock().failure = Some(e.clone());
         shared.set_status(ConnectionState::Error, Some(e.to_string()));
         if let Some(f) = first.take() {
             let _ = f.send(Err(e));
@@ -41,8 +42,7 @@ pub(crate) async fn supervise(shared: Arc<Shared>, mut shutdown: watch::Receiver
                 break;
             }
             Outcome::Refused(msg) => {
-                let permanent = msg.contains("protocol mismatch") || msg.contains("session_api_key");
-                if !ever_registered || permanent {
+                if !ever_registered || ErrorCode::of_refusal(&msg).is_permanent() {
                     let e = TransportError::Refused(msg);
                     tracing::error!("{e}");
                     fail(&shared, &mut first, e);

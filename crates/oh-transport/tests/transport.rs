@@ -28,6 +28,22 @@ async fn connect(server: &PyServer, handler: Arc<MockHandler>) -> (Transport, Ar
     (t, seen)
 }
 
+/// The usual start of a test: a server started with `args`, a mock handler and a transport whose
+/// registration the server has seen (`None`: no python-socketio, see `PyServer::start`).
+async fn registered(args: &[&str]) -> Option<(PyServer, Arc<MockHandler>, Transport)> {
+    init_tracing();
+    let server = PyServer::start(args)?;
+    let h = MockHandler::new();
+    let (t, _) = connect(&server, h.clone()).await;
+    let server = blocking(move || {
+        let mut server = server;
+        server.expect("registered", T, |_| true);
+        server
+    })
+    .await;
+    Some((server, h, t))
+}
+
 /// Run blocking server interaction off the async runtime.
 async fn blocking<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
     tokio::task::spawn_blocking(f).await.unwrap()
@@ -78,13 +94,9 @@ async fn handshake_registers_and_round_trips() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filtering_non_delegated_and_unsupported_payloads() {
-    init_tracing();
-    let Some(server) = PyServer::start(&[]) else { return };
-    let h = MockHandler::new();
-    let (t, _) = connect(&server, h.clone()).await;
+    let Some((server, h, t)) = registered(&[]).await else { return };
     let server = blocking(move || {
         let mut server = server;
-        server.expect("registered", T, |_| true);
         // A broadcast action without id: dropped.
         server.send(json!({"action": "run", "args": {"command": "ls"}}));
         // Display/agent events with ids: refused, never executed.
@@ -112,14 +124,10 @@ async fn filtering_non_delegated_and_unsupported_payloads() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dedupe_executes_once_and_resends_cached_reply() {
-    init_tracing();
-    let Some(server) = PyServer::start(&[]) else { return };
-    let h = MockHandler::new();
-    let (t, _) = connect(&server, h.clone()).await;
+    let Some((server, h, t)) = registered(&[]).await else { return };
     let h2 = h.clone();
     blocking(move || {
         let mut server = server;
-        server.expect("registered", T, |_| true);
         // Same id while running: ignored; its reply comes once.
         server.send(run_action(7, "sleep:400"));
         std::thread::sleep(Duration::from_millis(100));
@@ -169,13 +177,9 @@ async fn evicted_replies_are_never_executed_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commands_in_order_files_concurrently() {
-    init_tracing();
-    let Some(server) = PyServer::start(&[]) else { return };
-    let h = MockHandler::new();
-    let (t, _) = connect(&server, h.clone()).await;
+    let Some((server, h, t)) = registered(&[]).await else { return };
     blocking(move || {
         let mut server = server;
-        server.expect("registered", T, |_| true);
         server.send(run_action(1, "sleep:600"));
         server.send(run_action(2, "sleep:0"));
         server.send(read_action(3, "/slow/0"));
@@ -237,13 +241,9 @@ async fn reconnect_after_transport_drop_mid_command() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_input_never_panics() {
-    init_tracing();
-    let Some(server) = PyServer::start(&[]) else { return };
-    let h = MockHandler::new();
-    let (t, _) = connect(&server, h.clone()).await;
+    let Some((server, h, t)) = registered(&[]).await else { return };
     blocking(move || {
         let mut server = server;
-        server.expect("registered", T, |_| true);
         for args in [json!(["not json"]), json!([123]), json!([null]), json!([[1, 2, 3]]), json!(["{\"id\": 1"]), json!([{"id": {"x": 1}}])] {
             server.cmd(json!({"cmd": "send_raw", "args": args}));
         }
@@ -278,13 +278,9 @@ async fn malformed_input_never_panics() {
 /// and the same connection then serves a normal action.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_malformed_shape_is_answered_or_dropped_and_the_connection_keeps_serving() {
-    init_tracing();
-    let Some(server) = PyServer::start(&[]) else { return };
-    let h = MockHandler::new();
-    let (t, _) = connect(&server, h.clone()).await;
+    let Some((server, h, t)) = registered(&[]).await else { return };
     blocking(move || {
         let mut server = server;
-        server.expect("registered", T, |_| true);
         // Dropped (no usable id): ids that are not integers, an empty object, a binary
         // attachment and bare bytes, several arguments whose first is not an object, and a JSON
         // nesting deeper than the Socket.IO client decodes (serde_json's limit of 128: rust_socketio

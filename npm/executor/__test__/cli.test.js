@@ -61,6 +61,8 @@ test('refused connection: clear message, non-zero exit', async (t) => {
   const { code } = await p.exited;
   assert.strictEqual(code, 2);
   assert.match(p.stderr(), /no VsCodeRuntime for conversation unknown-conv/);
+  // Both CLIs print the binding's code names (classified once, in oh-transport).
+  assert.match(p.stderr(), /openhands-vscode-executor: ENORUNTIME: /);
 
   const mismatch = await PyServer.start(['--welcome-protocol', '7']);
   t.after(() => mismatch.close());
@@ -68,6 +70,7 @@ test('refused connection: clear message, non-zero exit', async (t) => {
   const r = await q.exited;
   assert.strictEqual(r.code, 2);
   assert.match(q.stderr(), /protocol mismatch/);
+  assert.match(q.stderr(), /openhands-vscode-executor: EPROTOCOL: /);
 });
 
 test('usage errors', async () => {

@@ -78,6 +78,11 @@ test('refusals reject start() with a code: EAUTH, ENORUNTIME, EPROTOCOL', async 
 
   const unknown = new Executor({ serverUrl: server.url, conversationId: 'nobody', sessionApiKey: 'k', workspaceRoot: tmpdir() }, jsfs);
   await assert.rejects(unknown.start(), { code: 'ENORUNTIME', message: /no VsCodeRuntime for conversation nobody/ });
+  // The failure the transport recorded, not the status text, gives waitUntilClosed its code.
+  const closed = await unknown.waitUntilClosed();
+  assert.strictEqual(closed.reason, 'failed');
+  assert.strictEqual(closed.code, 'ENORUNTIME');
+  assert.match(closed.message, /no VsCodeRuntime for conversation nobody/);
   await unknown.stop();
 
   const mismatch = await PyServer.start(['--welcome-protocol', '2']);

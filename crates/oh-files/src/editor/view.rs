@@ -9,6 +9,7 @@ impl Editor {
         path: &str,
         stat: Option<FileStat>,
         pre: Option<Vec<u8>>,
+        pre_lines: Option<ScannedLines>,
         view_range: Option<&Value>,
     ) -> Result<EditorResult, String> {
         let stat = stat.expect("validated");
@@ -51,12 +52,22 @@ impl Editor {
             })?;
             pre = Some(file_text::trim_partial_utf8(head));
         }
-        let loaded = self.load(path, &stat, pre).await?;
-        let text = loaded.text;
         let Some(vr) = vr else {
+            let text = self.load(path, &stat, pre).await?.text;
             return Ok(EditorResult::output(file_text::make_output(&text, path, 1)));
         };
-        let num_lines = file_text::count_lines(&text) as i64;
+        let (num_lines, whole, lines) = match pre_lines {
+            // Streamed by the caller (see `range_scan`): the count and the lines asked for.
+            Some(l) => {
+                check_size(path, &stat)?;
+                check_not_binary(path, &stat, &l.head)?;
+                (l.num_lines as i64, String::new(), Some(l.text))
+            }
+            None => {
+                let text = self.load(path, &stat, pre).await?.text;
+                (file_text::count_lines(&text) as i64, text, None)
+            }
+        };
         let bad = || {
             invalid(
                 "view_range",
@@ -65,22 +76,10 @@ impl Editor {
             )
         };
         let (start, end) = match vr {
-            Value::Array(a) => {
-                let as_int = |v: &Value| match v {
-                    Value::Number(n) if !n.is_f64() => {
-                        n.as_i64().or_else(|| n.as_u64().map(|u| u as i64))
-                    }
-                    Value::Bool(b) => Some(i64::from(*b)),
-                    _ => None,
-                };
-                if a.len() != 2 {
-                    return Err(bad());
-                }
-                match (as_int(&a[0]), as_int(&a[1])) {
-                    (Some(s), Some(e)) => (s, e),
-                    _ => return Err(bad()),
-                }
-            }
+            Value::Array(_) => match range_bounds(vr) {
+                Some(b) => b,
+                None => return Err(bad()),
+            },
             Value::String(s) => {
                 let _ = s;
                 return Err(bad());
@@ -121,7 +120,10 @@ impl Editor {
                 &format!("Its second element `{end}` should be greater than or equal to the first element `{start}`."),
             ));
         }
-        let slice = file_text::lines_range(&text, start, end);
+        let slice = match &lines {
+            Some(l) => l.as_str(),
+            None => file_text::lines_range(&whole, start, end),
+        };
         let joined = oh_pysem::splitlines(slice).collect::<Vec<_>>().join("\n");
         let mut output = file_text::make_output(&joined, path, start);
         if let Some(w) = warning {
@@ -212,5 +214,19 @@ impl Editor {
             ));
         }
         Ok(EditorResult::output(out))
+    }
+}
+
+/// `[start, end]` of a `view_range` that is a list of two integers (or bools, which Python
+/// takes as integers).
+pub(crate) fn range_bounds(vr: &Value) -> Option<(i64, i64)> {
+    let as_int = |v: &Value| match v {
+        Value::Number(n) if !n.is_f64() => n.as_i64().or_else(|| n.as_u64().map(|u| u as i64)),
+        Value::Bool(b) => Some(i64::from(*b)),
+        _ => None,
+    };
+    match vr {
+        Value::Array(a) if a.len() == 2 => Some((as_int(&a[0])?, as_int(&a[1])?)),
+        _ => None,
     }
 }

@@ -1,0 +1,125 @@
+"""Conformance harness, comparison: normalising observations, regex fields, readable diffs.
+
+Part of `harness.py` (which re-exports these names).
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import re
+from typing import Any
+
+from harness_setup import REGEX_OK
+
+# --------------------------------------------------------------------------------------------
+# Normalisation and comparison
+
+
+def _walk_strings(value: Any, fn) -> Any:
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, list):
+        return [_walk_strings(v, fn) for v in value]
+    if isinstance(value, dict):
+        return {k: _walk_strings(v, fn) for k, v in value.items()}
+    return value
+
+
+def _get_field(d: dict, dotted: str) -> tuple[bool, Any]:
+    cur: Any = d
+    for part in dotted.split('.'):
+        if not isinstance(cur, dict) or part not in cur:
+            return False, None
+        cur = cur[part]
+    return True, cur
+
+
+def _set_field(d: dict, dotted: str, value: Any) -> None:
+    parts = dotted.split('.')
+    cur = d
+    for part in parts[:-1]:
+        cur = cur[part]
+    cur[parts[-1]] = value
+
+
+class Normaliser:
+    """Per side and per case: workspace path, pids (stable tokens), editor history dir."""
+
+    def __init__(self, ws: str):
+        self.ws = ws
+        self.pids: dict[int, str] = {}
+
+    def __call__(self, obs: dict) -> dict:
+        obs = copy.deepcopy(obs)
+        md = obs.get('extras', {}).get('metadata') if isinstance(obs.get('extras'), dict) else None
+        if isinstance(md, dict) and isinstance(md.get('pid'), int) and md['pid'] != -1:
+            pid = md['pid']
+            if pid not in self.pids:
+                self.pids[pid] = f'{{PID{len(self.pids) + 1}}}'
+            md['pid'] = self.pids[pid]
+        pid_re = re.compile(r'\b(' + '|'.join(str(p) for p in self.pids) + r')\b') if self.pids else None
+
+        def fix(s: str) -> str:
+            s = s.replace(self.ws, '{WS}')
+            s = re.sub(r'/tmp/oh_editor_history_[A-Za-z0-9_]+', '{EDITOR_HISTORY}', s)
+            if pid_re is not None:
+                s = pid_re.sub(lambda mm: self.pids[int(mm.group(1))], s)
+            return s
+
+        return _walk_strings(obs, fix)
+
+
+def apply_regex(ref: dict, ours: dict, regexes: dict[str, str]) -> list[str]:
+    """Check regex fields on both sides, then blank them. Returns problems."""
+    problems = []
+    for dotted, rx in regexes.items():
+        for side, obs in (('reference', ref), ('ours', ours)):
+            ok, val = _get_field(obs, dotted)
+            if not ok:
+                problems.append(f'{side}: field {dotted} missing')
+                continue
+            if not isinstance(val, str) or not re.fullmatch(rx, val, flags=re.S):
+                problems.append(f'{side}: field {dotted} = {val!r} does not match /{rx}/')
+                continue
+            _set_field(obs, dotted, REGEX_OK)
+    return problems
+
+
+def pretty(obs: Any) -> str:
+    return json.dumps(obs, indent=2, ensure_ascii=False)
+
+
+def obs_diff(ref: dict, ours: dict) -> str:
+    out = []
+    a, b = pretty(ref).splitlines(), pretty(ours).splitlines()
+    out.extend(difflib.unified_diff(a, b, 'reference', 'ours', lineterm='', n=3))
+    rc, oc = ref.get('content'), ours.get('content')
+    if isinstance(rc, str) and isinstance(oc, str) and rc != oc:
+        out.append('--- content (reference vs ours), raw lines:')
+        out.extend(
+            difflib.unified_diff(
+                [repr(x) for x in rc.split('\n')],
+                [repr(x) for x in oc.split('\n')],
+                'reference.content',
+                'ours.content',
+                lineterm='',
+                n=2,
+            )
+        )
+    if json.loads(json.dumps(ref)) == json.loads(json.dumps(ours)) and json.dumps(ref) != json.dumps(ours):
+        out.append('(values equal, KEY ORDER differs)')
+        out.append('reference keys: ' + _key_order(ref))
+        out.append('ours keys:      ' + _key_order(ours))
+    return '\n'.join(out)
+
+
+def _key_order(d: Any, prefix: str = '') -> str:
+    if not isinstance(d, dict):
+        return ''
+    parts = []
+    for k, v in d.items():
+        parts.append(prefix + k)
+        if isinstance(v, dict):
+            parts.append('{' + _key_order(v) + '}')
+    return ' '.join(parts)

@@ -1,0 +1,233 @@
+"""Conformance harness, set-up: configuration, the run's environment, cases and workspaces.
+
+Part of `harness.py` (which re-exports these names); see README.md for the case format.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+CASES_DIR = HERE / 'cases'
+
+DEFAULT_TIMEOUT = 120.0  # sandbox.timeout, what the runtime client defaults
+DEFAULT_NO_CHANGE_TIMEOUT = 10  # NO_CHANGE_TIMEOUT_SECONDS default of the action server
+INIT_COMMAND_TIMEOUT = 300
+REGEX_OK = '{REGEX_OK}'
+HARNESS_KEYS = ('sleep_before', 'expect_regex')
+# Only this field may be compared by regex (history-truncation line count, spec §2.5/§2.14 [N]).
+ALLOWED_REGEX_FIELDS = {'extras.metadata.prefix'}
+# How "ours" runs: `replay` = the `oh-executor replay` binary; `addon` = the napi addon's
+# Executor.execute() with JS filesystem callbacks over node:fs (addon_replay.js);
+# `socket` = the headless executor CLI registered over Socket.IO with a python-socketio server
+# speaking docs/protocol.md (socket_replay.py); `hub` = a real VsCodeRuntime (embedded mode, the
+# real hub.py) that spawns that executor CLI, actions through VsCodeRuntime.run/read/write/edit
+# (hub_replay.py).
+DRIVER = os.environ.get('CONFORMANCE_DRIVER', 'replay')
+if DRIVER not in ('replay', 'addon', 'socket', 'hub'):
+    raise ValueError(f'CONFORMANCE_DRIVER must be replay, addon, socket or hub, not {DRIVER!r}')
+
+
+# --------------------------------------------------------------------------------------------
+# Environment: one private tmux server, the same env for both sides
+
+
+_ENV_LOCK = threading.Lock()
+_BASE: str | None = None
+
+
+def base_dir() -> str:
+    """Create (once) the run's temp root and pin the process environment.
+
+    Must run before the first reference session: the private tmux server is started by the
+    first BashSession and inherits os.environ at that moment; the replay processes get a copy
+    of the same os.environ.
+    """
+    global _BASE
+    with _ENV_LOCK:
+        if _BASE is None:
+            _BASE = tempfile.mkdtemp(prefix='ohconf-', dir='/tmp')
+            tmux_dir = os.path.join(_BASE, 'tmux')
+            os.makedirs(tmux_dir)
+            os.environ['TMUX_TMPDIR'] = tmux_dir
+            for k in ('TMUX', 'TMUX_PANE', 'NO_CHANGE_TIMEOUT_SECONDS'):
+                os.environ.pop(k, None)
+            os.environ['LANG'] = 'C.UTF-8'
+            os.environ['LC_ALL'] = 'C.UTF-8'
+            # ~/.bashrc runs `pyenv rehash`, which waits up to 60 s on a lock file that a shell killed
+            # mid-rehash (a short case's tmux session) leaves behind. Both sides get the same value.
+            os.environ['PYENV_REHASH_TIMEOUT'] = '1'
+        return _BASE
+
+
+def cleanup_base() -> None:
+    global _BASE
+    if _BASE and not os.environ.get('CONFORMANCE_KEEP'):
+        try:
+            subprocess.run(['tmux', 'kill-server'], capture_output=True, timeout=10)
+        except Exception:
+            pass
+        shutil.rmtree(_BASE, ignore_errors=True)
+
+
+def executor_binary() -> str:
+    if os.environ.get('OH_EXECUTOR'):
+        return os.environ['OH_EXECUTOR']
+    target = os.environ.get('CARGO_TARGET_DIR') or str(REPO / 'target')
+    return os.path.join(target, 'debug', 'oh-executor')
+
+
+# --------------------------------------------------------------------------------------------
+# Cases
+
+
+@dataclass
+class Case:
+    group: str  # e.g. 'bash/timeouts'
+    name: str
+    actions: list[dict]
+    setup: dict = field(default_factory=dict)
+    session: dict = field(default_factory=dict)
+    # True: paths, types, permission bits, bytes, link targets. 'ignore_modes': the same
+    # without permission bits (only for a documented mode deviation). False: not compared.
+    compare_workspace: bool | str = True
+    xfail: str | None = None
+    racy: str | None = None
+    notes: str = ''
+
+    @property
+    def id(self) -> str:
+        return f'{self.group}/{self.name}'
+
+    @property
+    def kind(self) -> str:
+        return self.group.split('/')[0]
+
+    @property
+    def needs_shell(self) -> bool:
+        return any(a.get('action') == 'run' for a in self.actions)
+
+    @property
+    def no_change_timeout(self) -> int:
+        return int(self.session.get('no_change_timeout', DEFAULT_NO_CHANGE_TIMEOUT))
+
+    @classmethod
+    def from_dict(cls, d: dict, group: str) -> 'Case':
+        known = {'name', 'actions', 'setup', 'session', 'compare_workspace', 'xfail', 'racy', 'notes'}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f'{group}/{d.get("name")}: unknown case keys {sorted(unknown)}')
+        if not re.fullmatch(r'[A-Za-z0-9_.-]+', d.get('name', '')):
+            raise ValueError(f'{group}: bad case name {d.get("name")!r}')
+        for a in d['actions']:
+            for f in a.get('expect_regex', {}):
+                if f not in ALLOWED_REGEX_FIELDS:
+                    raise ValueError(f'{group}/{d["name"]}: expect_regex not allowed for {f}')
+        return cls(
+            group=group,
+            name=d['name'],
+            actions=d['actions'],
+            setup=d.get('setup') or {},
+            session=d.get('session') or {},
+            compare_workspace=_compare_mode(group, d),
+            xfail=d.get('xfail'),
+            racy=d.get('racy'),
+            notes=d.get('notes', ''),
+        )
+
+
+def _compare_mode(group: str, d: dict) -> bool | str:
+    v = d.get('compare_workspace', True)
+    if v not in (True, False, 'ignore_modes'):
+        raise ValueError(f'{group}/{d.get("name")}: compare_workspace must be true, false or "ignore_modes"')
+    return v
+
+
+def _without_modes(snap: dict | None) -> dict | None:
+    if snap is None:
+        return None
+    return {k: {f: v for f, v in e.items() if f != 'mode'} for k, e in snap.items()}
+
+
+def load_cases(root: Path = CASES_DIR) -> list[Case]:
+    cases: list[Case] = []
+    seen: set[str] = set()
+    for path in sorted(root.glob('*/*.json')):
+        group = f'{path.parent.name}/{path.stem}'
+        data = json.loads(path.read_text(encoding='utf-8'))
+        for d in data:
+            c = Case.from_dict(d, group)
+            if c.id in seen:
+                raise ValueError(f'duplicate case id {c.id}')
+            seen.add(c.id)
+            cases.append(c)
+    return cases
+
+
+def _subst(value: Any, ws: str) -> Any:
+    if isinstance(value, str):
+        return value.replace('{WS}', ws)
+    if isinstance(value, list):
+        return [_subst(v, ws) for v in value]
+    if isinstance(value, dict):
+        return {k: _subst(v, ws) for k, v in value.items()}
+    return value
+
+
+def prepare_workspace(ws: str, setup: dict) -> None:
+    for d in setup.get('dirs', []):
+        os.makedirs(os.path.join(ws, d), exist_ok=True)
+    for rel, content in setup.get('files', {}).items():
+        p = os.path.join(ws, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, 'wb') as f:
+            f.write(_subst(content, ws).encode('utf-8'))
+    for rel, b64 in setup.get('files_b64', {}).items():
+        p = os.path.join(ws, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, 'wb') as f:
+            f.write(base64.b64decode(b64))
+    for rel, target in setup.get('symlinks', {}).items():
+        p = os.path.join(ws, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        os.symlink(_subst(target, ws), p)
+    for rel, mode in setup.get('modes', {}).items():
+        os.chmod(os.path.join(ws, rel), int(mode, 8))
+
+
+def snapshot_workspace(ws: str) -> dict:
+    """Paths, types, permission bits, contents (text or base64) and link targets."""
+    snap: dict[str, Any] = {}
+    for dirpath, dirnames, filenames in os.walk(ws):
+        dirnames.sort()
+        for name in sorted(dirnames) + sorted(filenames):
+            p = os.path.join(dirpath, name)
+            rel = os.path.relpath(p, ws)
+            st = os.lstat(p)
+            mode = oct(stat.S_IMODE(st.st_mode))
+            if stat.S_ISLNK(st.st_mode):
+                snap[rel] = {'type': 'symlink', 'target': os.readlink(p).replace(ws, '{WS}')}
+            elif stat.S_ISDIR(st.st_mode):
+                snap[rel] = {'type': 'dir', 'mode': mode}
+            elif stat.S_ISREG(st.st_mode):
+                with open(p, 'rb') as f:
+                    data = f.read()
+                try:
+                    content: Any = data.decode('utf-8').replace(ws, '{WS}')
+                except UnicodeDecodeError:
+                    content = {'base64': base64.b64encode(data).decode()}
+                snap[rel] = {'type': 'file', 'mode': mode, 'content': content}
+            else:
+                snap[rel] = {'type': 'other', 'mode': mode}
+    return snap
