@@ -396,15 +396,28 @@ async fn interrupt_stops_the_running_command() {
             s.execute(&a).await
         })
     };
-    let pgrep = || std::process::Command::new("pgrep").args(["-f", "sleep 127.25"]).output().unwrap().status.success();
+    let pgrep = || {
+        std::process::Command::new("pgrep")
+            .args(["-f", "sleep 127.25"])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    };
     let t0 = Instant::now();
     while !pgrep() {
-        assert!(t0.elapsed() < Duration::from_secs(30), "the command did not start");
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the command did not start"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(s.interrupt(), "a command runs: C-c is typed");
     // Generous, well under the command's own 120 s timeout.
-    let o = tokio::time::timeout(Duration::from_secs(60), running).await.expect("execute did not return").unwrap();
+    let o = tokio::time::timeout(Duration::from_secs(60), running)
+        .await
+        .expect("execute did not return")
+        .unwrap();
     assert_eq!(md(&o).exit_code, 130, "{o:?}");
     assert!(!o.content.contains("after"), "{o:?}");
     assert_eq!(s.execute(&run("echo next")).await.content, "next");
