@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 export OH_VENV := $(VENV)
 
 .PHONY: help deps deps-system deps-python deps-node build build-rust addon demo test test-rust \
-        test-conformance test-v1 test-node test-runtime test-e2e test-vscode test-dist dist check-versions reference-constraints bench vsix clean
+        test-conformance test-v1 deps-python-v1 test-node test-runtime test-e2e test-vscode test-dist dist check-versions reference-constraints bench vsix clean
 
 help:
 	@echo "make demo   - build what is needed, run the real agent loop (CodeActAgent) on VsCodeRuntime + the headless executor"
@@ -79,6 +79,10 @@ test-conformance: deps-python deps-node
 test-v1: deps-system
 	tests/v1/run.sh
 
+# The V1 venv (idempotent: a stamp keyed by its inputs); OH_VENV_V1 overrides its place.
+deps-python-v1: deps-system
+	scripts/setup-python-v1.sh
+
 test-node: deps-node deps-python
 	@if [ -x npm/executor/test.sh ]; then npm/executor/test.sh; else echo "node: suite not present"; fi
 
@@ -92,7 +96,8 @@ test-e2e: deps-python addon
 	tests/e2e/run.sh
 
 # The extension's unit tests (vitest, vscode mocked), then the real extension host (code-server).
-test-vscode: addon deps-python
+# It includes a V1 session (an agent-server conversation served by the extension): the V1 venv too.
+test-vscode: addon deps-python deps-python-v1
 	scripts/setup-node.sh extension
 	cd extension && npm run typecheck && npm test
 	tests/vscode/run.sh

@@ -14,6 +14,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 import uuid
 
 import socketio
@@ -67,7 +68,16 @@ async def main() -> int:
     p.add_argument('--workspace', required=True)
     p.add_argument('--no-change-timeout')
     p.add_argument('--protocol', type=int, default=1)
+    p.add_argument('--exit-on-stdin-eof', action='store_true')
     a = p.parse_args()
+    if a.exit_on_stdin_eof:
+        # As the real CLIs: end of stdin means the spawning runtime is gone.
+        def _watch_stdin() -> None:
+            while sys.stdin.buffer.read1(4096):
+                pass
+            os._exit(0)
+
+        threading.Thread(target=_watch_stdin, daemon=True).start()
 
     sio = socketio.AsyncClient(reconnection=True, reconnection_delay=0.5)
     executor_id = str(uuid.uuid4())

@@ -8,9 +8,10 @@
 # Options: --update-docs-screenshot  copy the tab mid-conversation (real server) to docs/screenshot-openhands-tab.png
 #          --dev-addon               test npm/executor's development build (fast; the portability check fails)
 #          --only=S1,S2              run only these host sessions (standin untrusted trust ide conversation
-#                                    two-windows confirm ide-agent ide-bench); the packaging checks always run
+#                                    two-windows confirm v1 ide-agent ide-bench); the packaging checks always run
 # OH_IDE_BENCH=N adds latency benches of N IDE tool calls: through the MCP endpoint (session ide) and
 # through VsCodeRuntime and the executor channel (session ide-bench), each beside a plain read.
+#          --only-v1                 only the V1 session (step 10), after the VSIX (development)
 # The addon tested and shipped: $OPENHANDS_EXECUTOR_ADDON if set; else the portable build of the
 # committed crates/ + Cargo.lock (extension/scripts/build-portable-addon.sh; made here when the cache
 # has none for them); with --dev-addon, npm/executor's own build.
@@ -23,11 +24,13 @@ ARTIFACTS="$REPO/tests/artifacts/vscode"
 UPDATE_DOCS=0
 DEV_ADDON=0
 ONLY=
+ONLY_V1=0
 for a in "$@"; do
   case "$a" in
     --update-docs-screenshot) UPDATE_DOCS=1 ;;
     --dev-addon) DEV_ADDON=1 ;;
     --only=*) ONLY=",${a#--only=}," ;;
+    --only-v1) ONLY_V1=1 ;;
   esac
 done
 T0=$(date +%s)
@@ -94,9 +97,10 @@ setsid "$PY" "$HERE/fake_backend.py" --port 0 --conversation "$CONV" > "$BACKEND
 BACKEND_PID=$!
 setsid "$PY" "$HERE/fake_backend.py" --port 0 --session-api-key "$KEY" --conversation "$CONV" > "$KEYED_LOG" 2>&1 &
 KEYED_PID=$!
-LLM_PID=; SERVER_PID=; TRUST_PID=
+LLM_PID=; SERVER_PID=; TRUST_PID=; V1_PIDS=
 cleanup() {
   for p in "$BACKEND_PID" "$KEYED_PID" $TRUST_PID $LLM_PID $SERVER_PID; do kill -- -"$p" 2>/dev/null; done
+  for p in $V1_PIDS; do kill -KILL -- -"$p" 2>/dev/null; done
   rm -rf "$SESSION"
 }
 trap cleanup EXIT
@@ -113,6 +117,66 @@ CS="$CACHE/code-server/node_modules/code-server/out/node/entry.js"
 if ! XDG_CONFIG_HOME="$SESSION/xdg" XDG_DATA_HOME="$SESSION/xdg" XDG_CACHE_HOME="$SESSION/xdg" \
    "$NODE24" "$CS" --extensions-dir "$EXT" --user-data-dir "$SESSION/user" --install-extension "$VSIX" > "$ARTIFACTS/install.log" 2>&1; then
   cat "$ARTIFACTS/install.log"; fail "install the VSIX into code-server"; finish
+fi
+
+# 10. OpenHands V1 (suite/v1.js): a conversation on the REAL V1 agent-server (openhands-agent-server
+# 1.58.0, `--import-modules openhands_vscode_runtime.v1.register`, OH_VSCODE_SPAWN_EXECUTOR=0) with
+# the scripted stand-in LLM; this window's executor attaches to its channel through the discovery
+# file the V1 tools write. It needs the V1 venv (scripts/setup-python-v1.sh, idempotent).
+run_v1_session() {
+  local art="$ARTIFACTS/v1" venv1="${OH_VENV_V1:-$HOME/.cache/openhands-vscode-runtime/venv-v1}"
+  mkdir -p "$art"; rm -f "$ARTIFACTS/host-v1.log"
+  if ! OH_VENV_V1="$venv1" bash "$REPO/scripts/setup-python-v1.sh" > "$art/setup-v1.log" 2>&1; then
+    tail -5 "$art/setup-v1.log"; echo "@@oh-test FAIL set up the V1 venv (see $art/setup-v1.log)" > "$ARTIFACTS/host-v1.log"; return
+  fi
+  local py1="$venv1/bin/python" ws="$SESSION/v1-workspace" key="v1k-$RANDOM$RANDOM" port
+  mkdir -p "$ws/.vscode" "$SESSION/v1-home"
+  echo '{}' > "$ws/.vscode/settings.json"
+  sed "s#@WORKSPACE@#$ws#g" "$HERE/fixtures/v1-llm-script.json" > "$SESSION/v1-llm-script.json"
+  setsid "$py1" -m openhands_vscode_runtime.scripted_llm --script "$SESSION/v1-llm-script.json" > "$art/scripted-llm.out" 2> "$art/scripted-llm.log" &
+  V1_PIDS="$!"
+  port="$("$py1" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+  # A clean HOME for the agent's shell (a host .bashrc can be slow); the key only in the environment.
+  # `setsid` directly (no subshell): $! is then the new process group, which cleanup kills.
+  HOME="$SESSION/v1-home" SESSION_API_KEY="$key" OH_VSCODE_SPAWN_EXECUTOR=0 \
+    OH_VSCODE_V1_DISCOVERY_DIR="$SESSION/v1-discovery" OH_CONVERSATIONS_PATH="$SESSION/v1-conversations" \
+    LITELLM_LOCAL_MODEL_COST_MAP=True OPENHANDS_SUPPRESS_BANNER=1 \
+    setsid "$py1" -m openhands.agent_server --host 127.0.0.1 --port "$port" \
+      --import-modules openhands_vscode_runtime.v1.register > "$art/agent-server.log" 2>&1 &
+  V1_PIDS="$V1_PIDS $!"
+  local up=0
+  for _ in $(seq 1 600); do
+    curl -fsS "http://127.0.0.1:$port/health" > /dev/null 2>&1 && { up=1; break; }
+    sleep 0.5
+  done
+  local llm; llm="$("$py1" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["base_url"])' "$art/scripted-llm.out" 2>/dev/null)"
+  if [ "$up" != 1 ] || [ -z "$llm" ]; then
+    tail -20 "$art/agent-server.log" "$art/scripted-llm.log"
+    echo "@@oh-test FAIL start the V1 agent-server and the scripted LLM (see $art)" > "$ARTIFACTS/host-v1.log"; return
+  fi
+  local env_json="{\"OH_TEST_AGENT_SERVER\":\"http://127.0.0.1:$port\",\"OH_TEST_AGENT_KEY\":\"$key\",\"OH_TEST_LLM_BASE_URL\":\"$llm\",\"OH_TEST_V1_DISCOVERY\":\"$SESSION/v1-discovery\",\"OH_TEST_ARTIFACTS\":\"$art\"}"
+  "$NODE24" "$HERE/host.mjs" --workspace "$ws" --dev "$HERE/harness-ext" --tests "$HERE/suite/v1.js" \
+    --env "$env_json" --extensions-dir "$EXT" --artifacts "$art" --click-dialog Allow --timeout 420 \
+    > "$ARTIFACTS/host-v1.log" 2>&1
+  grep -E '@@oh-test|\[host' "$ARTIFACTS/host-v1.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
+  # SIGKILL: an agent-server whose tool call waits for an executor does not finish a SIGTERM shutdown.
+  for p in $V1_PIDS; do kill -KILL -- -"$p" 2>/dev/null; done
+  wait $V1_PIDS 2>/dev/null  # reaped here, so bash reports no "Killed" jobs
+  V1_PIDS=
+}
+count_results() {
+  while IFS= read -r line; do
+    case "$line" in
+      *"@@oh-test PASS "*) pass "${line#*@@oh-test PASS }" ;;
+      *"@@oh-test FAIL "*) fail "${line#*@@oh-test FAIL }" ;;
+    esac
+  done < <(grep -E '@@oh-test (PASS|FAIL) ' "$1" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-400)
+}
+if [ "$ONLY_V1" = 1 ]; then
+  run_v1_session
+  count_results "$ARTIFACTS/host-v1.log"
+  grep -q '@@oh-test SUMMARY' "$ARTIFACTS/host-v1.log" 2>/dev/null || fail "the v1 session did not finish (see $ARTIFACTS/host-v1.log)"
+  finish
 fi
 
 # 4. the suite inside the extension host
@@ -294,7 +358,7 @@ fi
 
 fi
 
-# 10. the IDE tools through an OpenHands agent step (suite/ide-agent.js): real server + scripted LLM
+# 11. the IDE tools through an OpenHands agent step (suite/ide-agent.js): real server + scripted LLM
 # calling diagnostics, hover and save_document (declined, then allowed: the suite clicks).
 if want ide-agent; then
 wait_ready "$AGENT_ART/oh-server.out" "$SERVER4_PID"
@@ -314,7 +378,7 @@ else
 fi
 fi
 
-# 11. with OH_IDE_BENCH=N only: IDE tool latency through the runtime path in the real host
+# 12. with OH_IDE_BENCH=N only: IDE tool latency through the runtime path in the real host
 # (bench_ide_tools.py --wait-executor; this window's executor joins its embedded runtime).
 if [ -n "${OH_IDE_BENCH:-}" ] && want ide-bench; then
 BENCH_ART="$ARTIFACTS/ide-bench"; mkdir -p "$BENCH_ART"; rm -f "$BENCH_ART/runtime-bench.json"
@@ -340,14 +404,15 @@ else
 fi
 fi
 
-while IFS= read -r line; do
-  case "$line" in
-    *"@@oh-test PASS "*) pass "${line#*@@oh-test PASS }" ;;
-    *"@@oh-test FAIL "*) fail "${line#*@@oh-test FAIL }" ;;
-  esac
-done < <(grep -E '@@oh-test (PASS|FAIL) ' "$ARTIFACTS/host.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-400)
+# 10. OpenHands V1 (run_v1_session above).
+if want v1; then
+run_v1_session
+cat "$ARTIFACTS/host-v1.log" >> "$ARTIFACTS/host.log"
+fi
+
+count_results "$ARTIFACTS/host.log"
 # Every session must report: one that crashed or hung says nothing, which must not read as a pass.
-for s in standin trust ide conversation two-a two-b confirm ide-agent; do
+for s in standin trust ide conversation two-a two-b confirm v1 ide-agent; do
   case "$s" in two-*) want two-windows || continue ;; *) want "$s" || continue ;; esac
   grep -q '@@oh-test SUMMARY' "$ARTIFACTS/host-$s.log" 2>/dev/null || fail "the $s session did not finish (see $ARTIFACTS/host-$s.log)"
 done

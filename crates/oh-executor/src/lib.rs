@@ -110,6 +110,7 @@ impl Executor {
             // OpenHands V1 tools: the same session and editor, V1's observations (v1.rs).
             Action::V1Terminal(terminal) => self.v1_terminal(terminal).await,
             Action::V1FileEditor(editor) => self.v1_file_editor(editor).await,
+            Action::V1Interrupt => self.v1_interrupt(),
             Action::McpTool(call) => self.ide_tool(call).await,
         }
     }

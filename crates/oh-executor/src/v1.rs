@@ -232,6 +232,17 @@ impl Executor {
         let _ = self.shell.execute(&cd).await;
     }
 
+    /// `v1_interrupt`: C-c to the running terminal command (V1's `TerminalExecutor.interrupt()`).
+    /// The interrupted call returns its own observation; this one only says whether a command
+    /// was running.
+    pub(crate) fn v1_interrupt(&self) -> Observation {
+        let interrupted = self.shell.interrupt();
+        let mut f = Map::new();
+        f.insert("interrupted".into(), interrupted.into());
+        let text = if interrupted { "C-c sent to the running command" } else { "no command was running" };
+        Observation { content: text.into(), extras: Extras::V1 { kind: "v1_interrupt", fields: f } }
+    }
+
     /// Run one `v1_file_editor` action with the V0 editor (OH_ACI).
     pub(crate) async fn v1_file_editor(&self, a: &V1FileEditorAction) -> Observation {
         let command = a.command.clone();

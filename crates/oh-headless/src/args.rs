@@ -2,6 +2,7 @@
 
 pub const USAGE: &str = "usage: openhands-vscode-executor --url URL --conversation ID --workspace DIR
                                  [--session-api-key KEY] [--no-change-timeout SECONDS] [--log-level LEVEL]
+                                 [--exit-on-stdin-eof]
 
   --url URL                  the OpenHands server / runtime, e.g. http://127.0.0.1:3000
   --conversation ID          the conversation whose VsCodeRuntime delegates to this executor
@@ -9,8 +10,11 @@ pub const USAGE: &str = "usage: openhands-vscode-executor --url URL --conversati
   --session-api-key KEY      when the server requires one (or $OH_SESSION_API_KEY)
   --no-change-timeout N      seconds without output before a command returns (the runtime may override)
   --log-level LEVEL          error | warn | info (default) | debug | trace; logs go to stderr
+  --exit-on-stdin-eof        stop (status 0) when standard input reaches end of file: a parent that
+                             keeps a pipe to it open takes the executor with it when it dies, even
+                             by SIGKILL (what the Python runtime does); input is read and discarded
 
-Exit status: 0 after SIGTERM/SIGINT or when replaced by a newer executor, 2 when the runtime refuses
+Exit status: 0 after SIGTERM/SIGINT, at end of input with --exit-on-stdin-eof, or when replaced by a newer executor, 2 when the runtime refuses
 the connection (unknown conversation, bad key, protocol mismatch) or cannot be reached, 1 otherwise.";
 
 #[derive(Debug, Default, PartialEq)]
@@ -22,6 +26,8 @@ pub struct Args {
     /// Whole seconds (the bash session counts whole seconds).
     pub no_change_timeout: Option<u64>,
     pub log_level: String,
+    /// Stop when stdin reaches end of file (the spawning process is gone).
+    pub exit_on_stdin_eof: bool,
 }
 
 #[derive(Debug, PartialEq)]
@@ -38,7 +44,7 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
     let mut session_api_key = None;
     let mut no_change = None;
     let mut log_level = None;
-    let (mut help, mut version) = (false, false);
+    let (mut help, mut version, mut exit_on_stdin_eof) = (false, false, false);
     let mut i = 0;
     while i < argv.len() {
         let arg = argv[i].as_str();
@@ -50,6 +56,10 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
             }
             "--version" => {
                 version = true;
+                continue;
+            }
+            "--exit-on-stdin-eof" => {
+                exit_on_stdin_eof = true;
                 continue;
             }
             _ => {}
@@ -109,6 +119,7 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
         session_api_key: session_api_key.filter(|k| !k.is_empty()),
         no_change_timeout,
         log_level: log_level.unwrap_or_else(|| "info".into()),
+        exit_on_stdin_eof,
     }))
 }
 
@@ -133,6 +144,11 @@ mod tests {
             panic!("expected Run")
         };
         assert_eq!(b.no_change_timeout, Some(3));
+        assert!(!b.exit_on_stdin_eof);
+        let Ok(Parsed::Run(c)) = p(&["--exit-on-stdin-eof", "--url", "u", "--conversation", "c", "--workspace", "/w"]) else {
+            panic!("expected Run")
+        };
+        assert!(c.exit_on_stdin_eof);
     }
 
     #[test]

@@ -98,7 +98,7 @@ async fn run(args: Args, workspace: &Path) -> u8 {
         })
     };
 
-    let mut signals = match Signals::new() {
+    let mut signals = match Signals::new(args.exit_on_stdin_eof) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("openhands-vscode-executor: cannot install signal handlers: {e}");
@@ -157,22 +157,55 @@ async fn run(args: Args, workspace: &Path) -> u8 {
     }
 }
 
-/// SIGTERM and SIGINT.
+/// SIGTERM and SIGINT, and with `--exit-on-stdin-eof` the end of stdin: the reasons to stop.
 struct Signals {
     term: tokio::signal::unix::Signal,
     int: tokio::signal::unix::Signal,
+    stdin_eof: Option<tokio::sync::oneshot::Receiver<()>>,
 }
 
 impl Signals {
-    fn new() -> std::io::Result<Self> {
+    fn new(exit_on_stdin_eof: bool) -> std::io::Result<Self> {
         use tokio::signal::unix::{signal, SignalKind};
-        Ok(Signals { term: signal(SignalKind::terminate())?, int: signal(SignalKind::interrupt())? })
+        let stdin_eof = exit_on_stdin_eof.then(watch_stdin).transpose()?;
+        Ok(Signals { term: signal(SignalKind::terminate())?, int: signal(SignalKind::interrupt())?, stdin_eof })
     }
 
     async fn recv(&mut self) -> &'static str {
+        let eof = async {
+            match self.stdin_eof.as_mut() {
+                // A read error ends the watcher too (the sender is dropped): also "the parent is gone".
+                Some(rx) => {
+                    let _ = rx.await;
+                }
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             _ = self.term.recv() => "SIGTERM",
             _ = self.int.recv() => "SIGINT",
+            _ = eof => "end of stdin (--exit-on-stdin-eof)",
         }
     }
+}
+
+/// A plain thread reads and discards stdin until end of file (a blocking read: tokio's stdin
+/// would hold a runtime worker, and this thread is never joined; it ends with the process).
+fn watch_stdin() -> std::io::Result<tokio::sync::oneshot::Receiver<()>> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new().name("stdin-eof".into()).spawn(move || {
+        use std::io::Read;
+        let mut buf = [0u8; 4096];
+        let mut stdin = std::io::stdin().lock();
+        loop {
+            match stdin.read(&mut buf) {
+                Ok(0) => break,
+                Ok(_) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+        let _ = tx.send(());
+    })?;
+    Ok(rx)
 }

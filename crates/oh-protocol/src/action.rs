@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::v1::{V1FileEditorAction, V1TerminalAction, V1_FILE_EDITOR, V1_TERMINAL};
+use crate::v1::{V1FileEditorAction, V1TerminalAction, V1_FILE_EDITOR, V1_INTERRUPT, V1_TERMINAL};
 use crate::ProtocolError;
 
 /// One action event as it travels in `oh_event` (the output of `event_to_dict(action)`).
@@ -141,13 +141,15 @@ pub enum Action {
     V1Terminal(V1TerminalAction),
     /// OpenHands V1's `file_editor` tool (`v1_file_editor`, see v1.rs).
     V1FileEditor(V1FileEditorAction),
+    /// C-c to the running V1 terminal command (`v1_interrupt`, no arguments).
+    V1Interrupt,
     /// OpenHands' `MCPAction` for an IDE tool (`call_tool_mcp`).
     McpTool(McpToolAction),
 }
 
 impl Action {
     /// The `action` values this executor runs; any other kind is refused as unsupported.
-    pub const KINDS: &'static [&'static str] = &["run", "read", "write", "edit", V1_TERMINAL, V1_FILE_EDITOR, MCP_TOOL];
+    pub const KINDS: &'static [&'static str] = &["run", "read", "write", "edit", V1_TERMINAL, V1_FILE_EDITOR, V1_INTERRUPT, MCP_TOOL];
 
     /// A shell command: commands share one bash session and run one at a time, in arrival
     /// order; file actions may run concurrently.
@@ -164,6 +166,7 @@ impl Action {
             Action::Edit(e) => format!("edit {}", e.path),
             Action::V1Terminal(t) => format!("{V1_TERMINAL} {}", t.command),
             Action::V1FileEditor(e) => format!("{V1_FILE_EDITOR} {}", e.path),
+            Action::V1Interrupt => V1_INTERRUPT.to_string(),
             Action::McpTool(t) => format!("{MCP_TOOL} {}", t.name),
         }
     }
@@ -360,6 +363,7 @@ impl ActionEvent {
             }
             V1_TERMINAL => Ok(Action::V1Terminal(crate::v1::parse_terminal(&self.args)?)),
             V1_FILE_EDITOR => Ok(Action::V1FileEditor(crate::v1::parse_file_editor(&self.args)?)),
+            V1_INTERRUPT => Ok(Action::V1Interrupt),
             MCP_TOOL => {
                 a.check_known(&["name", "arguments"])?;
                 let arguments = match a.get("arguments") {

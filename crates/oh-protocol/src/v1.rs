@@ -10,6 +10,9 @@ use crate::ProtocolError;
 /// The wire kinds of the V1 actions.
 pub const V1_TERMINAL: &str = "v1_terminal";
 pub const V1_FILE_EDITOR: &str = "v1_file_editor";
+/// Interrupt the running `v1_terminal` call (V1's `TerminalExecutor.interrupt()`, C-c): not a
+/// command, so it runs beside the command it interrupts.
+pub const V1_INTERRUPT: &str = "v1_interrupt";
 
 /// V1's `TerminalAction` (`"action": "v1_terminal"`).
 #[derive(Debug, Clone, PartialEq)]
@@ -146,6 +149,10 @@ mod tests {
         let p = json!({"id": 4, "action": "v1_file_editor", "args": {"command": "view", "path": "/a"}});
         let Incoming::Execute(d) = decode_delegated(&p) else { panic!("not executed") };
         assert!(matches!(d.action, Action::V1FileEditor(_)) && !d.action.is_command());
+        // The interrupt must not queue behind the command it interrupts.
+        let p = json!({"id": 6, "action": "v1_interrupt", "args": {}});
+        let Incoming::Execute(d) = decode_delegated(&p) else { panic!("not executed") };
+        assert!(matches!(d.action, Action::V1Interrupt) && !d.action.is_command());
         let p = json!({"id": 5, "action": "v1_file_editor", "args": {"command": "delete", "path": "/a"}});
         let Incoming::Refuse { id, reason } = decode_delegated(&p) else { panic!("not refused") };
         assert_eq!(id, 5);

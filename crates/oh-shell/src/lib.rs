@@ -162,7 +162,12 @@ pub struct BashSession {
     inner: Mutex<Inner>,
     /// Run the server's init command (`alias git="git --no-pager"`) on every (re)start.
     init_commands: bool,
+    /// The running shell's key input, outside `inner`'s lock (which a running command holds),
+    /// for `interrupt`.
+    keys: StdMutex<Option<KeySender>>,
 }
+
+type KeySender = std::sync::mpsc::Sender<(Vec<u8>, Option<tokio::sync::oneshot::Sender<()>>)>;
 
 impl BashSession {
     /// Start a session the way the action execution server does: initialise, then run
@@ -186,11 +191,13 @@ impl BashSession {
                 cwd: cwd.clone(),
             }),
             init_commands,
+            keys: StdMutex::new(None),
             cfg,
         };
         {
             let mut inner = session.inner.lock().await;
             let proc = session.boot(Path::new(&cwd)).await?;
+            *session.keys.lock().expect("keys lock") = Some(proc.input.clone());
             inner.proc = Some(proc);
         }
         Ok(session)
@@ -239,6 +246,7 @@ impl BashSession {
             let dir = inner.cwd.clone();
             match self.boot(Path::new(&dir)).await {
                 Ok(p) => {
+                    *self.keys.lock().expect("keys lock") = Some(p.input.clone());
                     inner.proc = Some(p);
                     inner.status = Status::Idle;
                     inner.prev_output.clear();
@@ -284,6 +292,20 @@ impl BashSession {
         }
     }
 
+    /// Type `C-c` (SIGINT to the terminal's foreground job, as a terminal does) while a command
+    /// runs, without waiting for it: the running `execute` then sees the command end and returns
+    /// as usual. Returns false, and types nothing, when no command is running (a `C-c` at the
+    /// prompt would only leave a stray prompt for the next command to read).
+    pub fn interrupt(&self) -> bool {
+        if self.inner.try_lock().is_ok() {
+            return false;
+        }
+        match self.keys.lock().expect("keys lock").as_ref() {
+            Some(keys) => keys.send((vec![0x03], None)).is_ok(),
+            None => false,
+        }
+    }
+
     /// The current working directory (from the last prompt).
     pub fn cwd(&self) -> String {
         self.cwd.lock().expect("cwd lock").clone()
@@ -295,6 +317,7 @@ impl BashSession {
         if let Some(mut p) = inner.proc.take() {
             p.kill_all();
         }
+        *self.keys.lock().expect("keys lock") = None;
     }
 }
 

@@ -17,6 +17,9 @@ pub(crate) fn signal_of(byte: u8) -> Option<i32> {
 /// How long a signal key may be held back while the foreground process group changes hands.
 pub(crate) const SIGNAL_KEY_WAIT: Duration = Duration::from_millis(250);
 
+/// How long a signal key may wait for bash at its prompt to block reading the terminal.
+pub(crate) const PROMPT_READ_WAIT: Duration = Duration::from_millis(100);
+
 /// Type a signal key (`C-c`, `C-\`, `C-z`) so that its signal is not lost.
 ///
 /// The kernel delivers `^C` to whatever process group is in the foreground *when the byte is
@@ -49,8 +52,11 @@ pub(crate) fn send_signal_key(
     write: impl FnOnce() -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let shell_comm = proc_stat(shell_pid).map(|s| s.comm);
+    // Its own bound: bash also holds the terminal between the jobs of a running loop, where it
+    // never reads it; that wait ends when the next job takes the terminal and must not use up
+    // the time the foreground checks below have.
+    wait_for_prompt_read(fd, shell_pid, Instant::now() + PROMPT_READ_WAIT);
     let deadline = Instant::now() + SIGNAL_KEY_WAIT;
-    wait_for_prompt_read(fd, shell_pid, deadline);
     // Find a settled foreground with bash stopped, so that it stays settled until the key is
     // processed. Bash must run to reap a dead child or take the terminal back: resume it and
     // look again until the deadline; then type the key anyway.

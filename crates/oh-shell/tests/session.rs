@@ -378,3 +378,49 @@ async fn cancelled_execute_leaves_the_command_running() {
     assert_eq!(md(&o).exit_code, 130);
     s.close().await;
 }
+
+/// `interrupt()` (V1's `conversation.interrupt()`): C-c reaches the running command from outside
+/// the session lock, and the running `execute` returns as a command ended by C-c does; with
+/// nothing running it types nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupt_stops_the_running_command() {
+    let (s, d) = session("interrupt", 60).await;
+    assert!(!s.interrupt(), "nothing runs: nothing to interrupt");
+    let s = Arc::new(s);
+    let running = {
+        let s = s.clone();
+        tokio::spawn(async move {
+            let mut a = run("sleep 127.25 && echo after");
+            a.blocking = true;
+            a.timeout = Some(120.0);
+            s.execute(&a).await
+        })
+    };
+    let pgrep = || {
+        std::process::Command::new("pgrep")
+            .args(["-f", "sleep 127.25"])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    };
+    let t0 = Instant::now();
+    while !pgrep() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the command did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(s.interrupt(), "a command runs: C-c is typed");
+    // Generous, well under the command's own 120 s timeout.
+    let o = tokio::time::timeout(Duration::from_secs(60), running)
+        .await
+        .expect("execute did not return")
+        .unwrap();
+    assert_eq!(md(&o).exit_code, 130, "{o:?}");
+    assert!(!o.content.contains("after"), "{o:?}");
+    assert_eq!(s.execute(&run("echo next")).await.content, "next");
+    s.close().await;
+    let _ = std::fs::remove_dir_all(d);
+}

@@ -125,6 +125,52 @@ test('logs: status changes and the registration, in the shared line format', asy
   assert.match(p.stderr(), /SIGINT: stopping/);
 });
 
+test('--exit-on-stdin-eof: closing stdin stops a registered executor (status 0, a log line)', async (t) => {
+  const server = await PyServer.start([]);
+  if (!server) return t.skip('no python with python-socketio');
+  t.after(() => server.close());
+  const child = spawn(COMMAND[0], [...COMMAND.slice(1), '--url', server.url, '--conversation', 'conv1', '--workspace', tmpdir(), '--exit-on-stdin-eof'], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  t.after(() => child.kill('SIGKILL'));
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  await server.expect('registered', () => true, 20000);
+  // Input before the end is read and ignored: the executor stays registered.
+  child.stdin.write('ignored input\n');
+  server.send(runAction(1, 'echo still-here'));
+  assert.strictEqual((await server.reply(1)).content.trim(), 'still-here');
+  child.stdin.end();
+  const { code, signal } = await exited;
+  assert.strictEqual(signal, null, stderr);
+  assert.strictEqual(code, 0, stderr);
+  assert.match(stderr, /INFO  executor: end of stdin \(--exit-on-stdin-eof\): stopping/);
+  await server.expect('disconnected');
+});
+
+test('without --exit-on-stdin-eof, end of stdin changes nothing', async (t) => {
+  const server = await PyServer.start([]);
+  if (!server) return t.skip('no python with python-socketio');
+  t.after(() => server.close());
+  const child = spawn(COMMAND[0], [...COMMAND.slice(1), '--url', server.url, '--conversation', 'conv1', '--workspace', tmpdir()], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  t.after(() => child.kill('SIGKILL'));
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+  await server.expect('registered', () => true, 20000);
+  child.stdin.end();
+  // An action after the end of stdin is still answered: the executor did not stop.
+  server.send(runAction(1, 'echo after-eof'));
+  assert.strictEqual((await server.reply(1)).content.trim(), 'after-eof');
+  assert.strictEqual(child.exitCode, null, stderr);
+  assert.doesNotMatch(stderr, /stopping/);
+  child.kill('SIGTERM');
+  assert.strictEqual(await exited, 0, stderr);
+});
+
 function spawnSyncCli(args) {
   return require('node:child_process').spawnSync(COMMAND[0], [...COMMAND.slice(1), ...args], { encoding: 'utf8', timeout: 10000 });
 }

@@ -9,6 +9,7 @@ const path = require('node:path');
 
 const USAGE = `usage: openhands-vscode-executor --url URL --conversation ID --workspace DIR
                                  [--session-api-key KEY] [--no-change-timeout SECONDS] [--log-level LEVEL]
+                                 [--exit-on-stdin-eof]
 
   --url URL                  the OpenHands server / runtime, e.g. http://127.0.0.1:3000
   --conversation ID          the conversation whose VsCodeRuntime delegates to this executor
@@ -16,8 +17,11 @@ const USAGE = `usage: openhands-vscode-executor --url URL --conversation ID --wo
   --session-api-key KEY      when the server requires one (or $OH_SESSION_API_KEY)
   --no-change-timeout N      seconds without output before a command returns (the runtime may override)
   --log-level LEVEL          error | warn | info (default) | debug | trace; logs go to stderr
+  --exit-on-stdin-eof        stop (status 0) when standard input reaches end of file: a parent that
+                             keeps a pipe to it open takes the executor with it when it dies, even
+                             by SIGKILL (what the Python runtime does); input is read and discarded
 
-Exit status: 0 after SIGTERM/SIGINT or when replaced by a newer executor, 2 when the runtime refuses
+Exit status: 0 after SIGTERM/SIGINT, at end of input with --exit-on-stdin-eof, or when replaced by a newer executor, 2 when the runtime refuses
 the connection (unknown conversation, bad key, protocol mismatch) or cannot be reached, 1 otherwise.`;
 
 function parseArgs(argv) {
@@ -38,6 +42,10 @@ function parseArgs(argv) {
     }
     if (arg === '--version') {
       out.version = true;
+      continue;
+    }
+    if (arg === '--exit-on-stdin-eof') {
+      out.exitOnStdinEof = true;
       continue;
     }
     let value;
@@ -131,6 +139,14 @@ async function main() {
   };
   process.on('SIGTERM', () => stop('SIGTERM').then(() => process.exit(0)));
   process.on('SIGINT', () => stop('SIGINT').then(() => process.exit(0)));
+  if (args.exitOnStdinEof) {
+    // The spawning process holds the other end of the pipe: end of file means it is gone (or
+    // asked us to stop), whatever way it ended. Input is discarded; an error ends it the same way.
+    const eof = () => stop('end of stdin (--exit-on-stdin-eof)').then(() => process.exit(0));
+    process.stdin.on('data', () => {});
+    process.stdin.once('end', eof);
+    process.stdin.once('error', eof);
+  }
 
   try {
     await executor.start();

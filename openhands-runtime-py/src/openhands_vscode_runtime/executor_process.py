@@ -110,13 +110,19 @@ class ExecutorProcess:
             env['OH_SESSION_API_KEY'] = session_api_key
         if no_change_timeout is not None:
             args += ['--no-change-timeout', f'{no_change_timeout:g}']
+        # The executor runs in its own session (a signal to our group must not reach its shell),
+        # so nothing else ends it when this process dies without `stop()` (SIGKILL, a hung
+        # shutdown). It gets a pipe as stdin that only we hold the write end of (close_fds, and
+        # Python's fds are non-inheritable): when this process ends, however it ends, the kernel
+        # closes that end and the executor, told by the flag, stops at end of file.
+        args.append('--exit-on-stdin-eof')
         self.args = args
         fd, self.log_path = tempfile.mkstemp(prefix='oh-executor-', suffix='.log')
         self._log = os.fdopen(fd, 'wb')
         self._closing = False
         self.proc = subprocess.Popen(
             args,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=self._log,
             stderr=subprocess.STDOUT,
             cwd=workspace,
@@ -160,9 +166,17 @@ class ExecutorProcess:
         else:
             # The executor is gone; clean up what it may have left in its process group.
             self._signal(signal.SIGKILL)
+        self._close_stdin()
         try:
             self._log.close()
         except OSError:  # pragma: no cover
+            pass
+
+    def _close_stdin(self) -> None:
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        except OSError:  # pragma: no cover - a broken pipe: the executor is gone already
             pass
 
     def _signal(self, sig: int) -> None:

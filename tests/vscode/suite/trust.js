@@ -90,6 +90,8 @@ class RecordingFs {
   async rename(from, to) { this.note('rename', from); await fsp.rename(from.fsPath, to.fsPath); }
 }
 
+exports.RecordingFs = RecordingFs; // also used by suite/v1.js
+
 exports.run = async () => {
   const run = runner();
   const test = run.test;

@@ -10,6 +10,7 @@ executor started elsewhere (VS Code): `ExecutorConnection.url`, `.conversation_i
 from __future__ import annotations
 
 import atexit
+import json
 import logging
 import os
 import secrets
@@ -28,6 +29,28 @@ logger = logging.getLogger('openhands_vscode_runtime.v1')
 V1_NO_CHANGE_TIMEOUT_SECONDS = 30
 CONNECT_TIMEOUT_ENV = 'OH_VSCODE_CONNECT_TIMEOUT'
 SPAWN_ENV = 'OH_VSCODE_SPAWN_EXECUTOR'
+DISCOVERY_DIR_ENV = 'OH_VSCODE_V1_DISCOVERY_DIR'
+
+
+def discovery_dir() -> str:
+    """Where a connection waiting for an outside executor describes itself (one file each)."""
+    configured = os.environ.get(DISCOVERY_DIR_ENV, '').strip()
+    if configured:
+        return configured
+    state = os.environ.get('XDG_STATE_HOME') or os.path.join(os.path.expanduser('~'), '.local', 'state')
+    return os.path.join(state, 'openhands-vscode-runtime', 'v1')
+
+
+def write_discovery_file(info: dict[str, Any]) -> str:
+    """`<dir>/<conversation_id>.json`, 0600 in a 0700 directory: it holds the executor secret,
+    which only this user may read (the same rule as the executor token file)."""
+    directory = discovery_dir()
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    path = os.path.join(directory, f"{info['conversation_id']}.json")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, 'w') as f:
+        json.dump(info, f)
+    return path
 
 
 def terminal_env() -> dict[str, str]:
@@ -68,6 +91,7 @@ class ExecutorConnection:
             session_settings={'no_change_timeout_seconds': self.no_change_timeout},
         )
         self.process: ExecutorProcess | None = None
+        self.discovery_file: str | None = None
         if spawn:
             command = find_executor()
             if command is None:
@@ -88,9 +112,16 @@ class ExecutorConnection:
                 base_env=terminal_env(),
             )
         else:
+            # How an executor started elsewhere (VS Code) learns where to connect and its secret.
+            self.discovery_file = write_discovery_file({
+                'url': self.url, 'namespace': NAMESPACE, 'conversation_id': self.conversation_id,
+                'session_api_key': self.session_api_key, 'workspace': self.workspace,
+                'pid': os.getpid(),
+            })
             logger.info(
                 'openhands_vscode_runtime.v1: waiting for an executor: connect to %s namespace %s '
-                'with conversation_id=%s', self.url, NAMESPACE, self.conversation_id,
+                'with conversation_id=%s (key and details in %s)', self.url, NAMESPACE,
+                self.conversation_id, self.discovery_file,
             )
         try:
             self.channel.registration_future().result(timeout=connect_timeout)
@@ -112,6 +143,12 @@ class ExecutorConnection:
 
     def close(self) -> None:
         self.channel.close()
+        if self.discovery_file is not None:
+            try:
+                os.unlink(self.discovery_file)
+            except OSError:
+                pass
+            self.discovery_file = None
         if self.process is not None:
             self.process.stop()
             self.process.remove_log()

@@ -44,7 +44,7 @@ class V1Reply(Observation):
 def event_from_dict(data: dict[str, Any]) -> Observation:
     """An executor reply as a reply object (`error` replies: the executor refused the action)."""
     kind = data.get('observation')
-    if kind in ('v1_terminal', 'v1_file_editor'):
+    if kind in ('v1_terminal', 'v1_file_editor', 'v1_interrupt'):
         return V1Reply(data)
     if kind == 'error':
         return ErrorObservation(str(data.get('content', '')))

@@ -137,6 +137,16 @@ class VsCodeTerminalExecutor(ToolExecutor[TerminalAction, TerminalObservation]):
         )
         return self._mask(obs, conversation)
 
+    def interrupt(self) -> None:
+        """C-c to the running command, as V1's own `TerminalExecutor.interrupt()` does (the
+        conversation calls it from another thread when `interrupt()` cancels a tool call). The
+        executor runs it beside the running command (`v1_interrupt` is not a command); the
+        interrupted call then returns its own observation. Not waited for, like V1's."""
+        try:
+            self.connection.channel.submit({'action': 'v1_interrupt', 'args': {}})
+        except Exception:  # noqa: BLE001 - best effort, as V1's (it suppresses every error)
+            logger.debug('v1_interrupt could not be sent', exc_info=True)
+
 
 class VsCodeFileEditorExecutor(ToolExecutor[FileEditorAction, FileEditorObservation]):
     """`file_editor` actions, run by the executor's editor (on VS Code's file system there)."""
