@@ -74,8 +74,13 @@ def test_interrupt_matches_v1(tmp_path: Path) -> None:
         ours_executor = VsCodeTerminalExecutor(conn)
         ours_executor(TerminalAction(command='true'))
         ours = interrupt_running_call(ours_executor, '271.6')
-        # Interrupting with nothing running types nothing: the next command is unaffected.
-        ours_executor.interrupt()
+        # Interrupting with nothing running types nothing: the next command is unaffected. The
+        # interrupt's answer is awaited first: it is handled beside the command queue, so one
+        # still unhandled when the next command starts could reach that command instead (a V1
+        # conversation sends no command then: interrupt() pauses it).
+        _rid, idle = conn.channel.submit({'action': 'v1_interrupt', 'args': {}})
+        idle_reply = idle.result(timeout=30)
+        assert idle_reply.extras.get('interrupted') is False, idle_reply.data
         after = ours_executor(TerminalAction(command='echo next'))
         assert after.exit_code == 0 and after.text.strip() == 'next', after.text
     finally:
