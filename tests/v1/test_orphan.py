@@ -8,16 +8,12 @@ the kernel closes when the agent-server's process dies.
 from __future__ import annotations
 
 import os
-import secrets
 import signal
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
+from agent_server import agent_server
 from openhands_vscode_runtime.scripted_llm import ScriptedLLM
-from test_agent_server import call, free_port
 
 
 def process_gone(pid: int) -> bool:
@@ -38,43 +34,11 @@ def test_killed_agent_server_leaves_no_executor(tmp_path: Path) -> None:
         {'tool': 'terminal', 'args': {'command': 'echo $PPID > executor.pid && echo noted', 'summary': 'pid'}},
         {'expect_in_last_observation': 'noted', 'tool': 'finish', 'args': {'message': 'done'}},
     ]
-    key = secrets.token_urlsafe(16)
-    port = free_port()
-    env = dict(os.environ, SESSION_API_KEY=key, OPENHANDS_SUPPRESS_BANNER='1',
-               OH_CONVERSATIONS_PATH=str(tmp_path / 'conversations'))
     executor_pid = None
-    with ScriptedLLM(steps) as llm:
-        server = subprocess.Popen(
-            [sys.executable, '-m', 'openhands.agent_server', '--host', '127.0.0.1', '--port', str(port),
-             '--import-modules', 'openhands_vscode_runtime.v1.register'],
-            env=env, cwd=tmp_path, stdout=open(tmp_path / 'server.log', 'wb'), stderr=subprocess.STDOUT,
-            start_new_session=True)
+    with ScriptedLLM(steps) as llm, agent_server(tmp_path) as srv:
+        server = srv.process
         try:
-            base = f'http://127.0.0.1:{port}'
-            deadline = time.monotonic() + 90
-            while True:
-                try:
-                    urllib.request.urlopen(f'{base}/health', timeout=2)
-                    break
-                except Exception:
-                    assert server.poll() is None, (tmp_path / 'server.log').read_text()[-3000:]
-                    assert time.monotonic() < deadline, 'agent-server did not come up'
-                    time.sleep(0.5)
-            agent = {'kind': 'Agent',
-                     'llm': {'model': 'openai/scripted', 'base_url': llm.base_url, 'api_key': 'x',
-                             'usage_id': 'agent', 'num_retries': 0},
-                     'tools': [{'name': 'terminal'}, {'name': 'file_editor'}]}
-            cid = call('POST', f'{base}/api/conversations', key, {
-                'agent': agent, 'workspace': {'working_dir': str(ws)},
-                'initial_message': {'role': 'user', 'content': [{'type': 'text', 'text': 'go'}], 'run': True},
-            })['id']
-            deadline = time.monotonic() + 120
-            while True:
-                status = call('GET', f'{base}/api/conversations/{cid}', key).get('execution_status')
-                if status in ('finished', 'error', 'stuck'):
-                    break
-                assert time.monotonic() < deadline, f'conversation still {status}'
-                time.sleep(0.5)
+            status = srv.run_conversation(llm, ws)
             assert llm.mismatches == [], llm.mismatches
             assert status == 'finished'
             executor_pid = int((ws / 'executor.pid').read_text())
