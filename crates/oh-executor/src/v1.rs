@@ -261,16 +261,11 @@ impl Executor {
             }
             _ => {
                 let edit = FileEditAction {
-                    path: a.path.clone(),
-                    command: a.command.clone(),
                     file_text: a.file_text.clone(),
                     old_str: a.old_str.clone(),
                     new_str: a.new_str.clone(),
                     insert_line: a.insert_line.map(Value::from),
-                    content: String::new(),
-                    start: 1,
-                    end: -1,
-                    impl_source: ImplSource::OhAci,
+                    ..FileEditAction::oh_aci(a.path.clone(), a.command.clone())
                 };
                 self.files.edit(&edit).await
             }

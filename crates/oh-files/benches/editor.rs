@@ -15,18 +15,7 @@ use oh_protocol::{FileEditAction, FileReadAction, ImplSource};
 use serde_json::json;
 
 fn edit(path: &str, command: &str) -> FileEditAction {
-    FileEditAction {
-        path: path.to_string(),
-        command: command.to_string(),
-        file_text: None,
-        old_str: None,
-        new_str: None,
-        insert_line: None,
-        content: String::new(),
-        start: 1,
-        end: -1,
-        impl_source: ImplSource::OhAci,
-    }
+    FileEditAction::oh_aci(path, command)
 }
 
 fn view(path: &str, range: Option<serde_json::Value>) -> FileReadAction {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use oh_files::{DirEntry, FileActions, FileStat, FileSystem, FsError, LocalFs};
-use oh_protocol::{FileEditAction, ImplSource};
+use oh_protocol::FileEditAction;
 use serde_json::json;
 
 /// `LocalFs` without partial writes (the trait's default `write_after`).
@@ -37,18 +37,7 @@ impl FileSystem for WholeWrites {
 }
 
 fn edit(path: &str, command: &str) -> FileEditAction {
-    FileEditAction {
-        path: path.to_string(),
-        command: command.to_string(),
-        file_text: None,
-        old_str: None,
-        new_str: None,
-        insert_line: None,
-        content: String::new(),
-        start: 1,
-        end: -1,
-        impl_source: ImplSource::OhAci,
-    }
+    FileEditAction::oh_aci(path, command)
 }
 
 #[test]

@@ -118,6 +118,25 @@ pub struct FileEditAction {
     pub impl_source: ImplSource,
 }
 
+impl FileEditAction {
+    /// An OH_ACI editor command on `path` with OpenHands' defaults for every other field
+    /// (no arguments yet, `start` 1, `end` -1); set the command's arguments on the result.
+    pub fn oh_aci(path: impl Into<String>, command: impl Into<String>) -> Self {
+        FileEditAction {
+            path: path.into(),
+            command: command.into(),
+            file_text: None,
+            old_str: None,
+            new_str: None,
+            insert_line: None,
+            content: String::new(),
+            start: 1,
+            end: -1,
+            impl_source: ImplSource::OhAci,
+        }
+    }
+}
+
 /// `MCPAction` (`"action": "call_tool_mcp"`): a call of one of the IDE tools the executor's host
 /// announced at registration (docs/ide-tools.md). The executor hands it to that host; an executor
 /// without IDE tools (headless) answers with an ErrorObservation.
