@@ -39,6 +39,16 @@ want() { [ -z "$ONLY" ] || [[ "$ONLY" == *",$1,"* ]]; }
 PASS=0; FAIL=0
 pass() { PASS=$((PASS + 1)); echo "PASS $1"; }
 fail() { FAIL=$((FAIL + 1)); echo "FAIL $1"; }
+# A field of the JSON line a started helper printed first (oh_server.py: url, session_api_key,
+# llm_base_url; scripted_llm: base_url); empty when it printed none.
+first_line_field() { "$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())[sys.argv[2]])' "$1" "$2" 2>/dev/null; }
+# A host session's test lines on the console (EXTRA: a regex of more lines to show), and its whole
+# log appended to host.log.
+show_host_log() {
+  local extra=${2:+|$2}
+  grep -E "@@oh-test|\[host$extra" "$1" | sed -E "s/^.*(@@oh-test$extra)/\1/" | cut -c1-400
+  cat "$1" >> "$ARTIFACTS/host.log"
+}
 finish() {
   echo "real-host suite took $(( $(date +%s) - T0 )) s (artifacts: $ARTIFACTS)"
   echo "vscode: $PASS passed, $FAIL failed"
@@ -196,8 +206,7 @@ cp "$WS/.vscode/settings.json" "$WS2/.vscode/settings.json" 2>/dev/null
 "$NODE24" "$HERE/host.mjs" --workspace "$WS2" --dev "$HERE/harness-ext" --tests "$HERE/suite/untrusted.js" \
   --env "$ENV_JSON" --extensions-dir "$EXT" --artifacts "$ARTIFACTS/untrusted" --untrusted 1 --timeout 120 \
   > "$ARTIFACTS/host-untrusted.log" 2>&1
-grep -E '@@oh-test' "$ARTIFACTS/host-untrusted.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
-cat "$ARTIFACTS/host-untrusted.log" >> "$ARTIFACTS/host.log"
+show_host_log "$ARTIFACTS/host-untrusted.log"
 fi
 # 5b. trust proofs (suite/trust.js): consent shown once, "Don't Allow" -> blocked and no request at
 # its own backend, unsaved changes kept, file actions through workspace.fs. The suite clicks the
@@ -217,8 +226,7 @@ JSON
   --env "{\"OH_TEST_BACKEND\":\"http://127.0.0.1:$TRUST_PORT\",\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS/trust\"}" \
   --settings '{"files.autoSave":"off"}' --extensions-dir "$EXT" --artifacts "$ARTIFACTS/trust" --timeout 240 \
   > "$ARTIFACTS/host-trust.log" 2>&1
-grep -E '@@oh-test|oh-test fs' "$ARTIFACTS/host-trust.log" | sed -E 's/^.*(@@oh-test|oh-test fs)/\1/' | cut -c1-400
-cat "$ARTIFACTS/host-trust.log" >> "$ARTIFACTS/host.log"
+show_host_log "$ARTIFACTS/host-trust.log" 'oh-test fs'
 kill -- -"$TRUST_PID" 2>/dev/null
 fi
 # 6. the IDE tools through their MCP endpoint, in a TypeScript workspace (suite/ide.js)
@@ -230,8 +238,7 @@ IDE_ENV="{\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS/ide\",\"OPENHANDS_VSCODE_MCP_DIR\":
   --env "$IDE_ENV" --settings '{"files.autoSave":"off"}' --extensions-dir "$EXT" --artifacts "$ARTIFACTS/ide" --click-dialog Allow --timeout 300 \
   > "$ARTIFACTS/host-ide.log" 2>&1
 grep -q '@@oh-test SUMMARY' "$ARTIFACTS/host-ide.log" || echo "@@oh-test FAIL the IDE tools suite did not finish (see $ARTIFACTS/host-ide.log)" >> "$ARTIFACTS/host-ide.log"
-grep -E '@@oh-test|oh-test bench' "$ARTIFACTS/host-ide.log" | sed -E 's/^.*(@@oh-test|oh-test bench)/\1/' | cut -c1-300
-cat "$ARTIFACTS/host-ide.log" >> "$ARTIFACTS/host.log"
+show_host_log "$ARTIFACTS/host-ide.log" 'oh-test bench'
 fi
 
 # 7. the OpenHands tab against the REAL OpenHands server (openhands.server.listen:app, VsCodeRuntime
@@ -288,8 +295,8 @@ wait_ready() {
 if want conversation; then
 wait_ready "$CONV_ART/scripted-llm.out" "$LLM_PID"; wait_ready "$CONV_ART/oh-server.out" "$SERVER1_PID"
 LLM_BASE_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["base_url"])' "$CONV_ART/scripted-llm.out" 2>/dev/null)"
-SERVER_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["url"])' "$CONV_ART/oh-server.out" 2>/dev/null)"
-SERVER_KEY="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session_api_key"])' "$CONV_ART/oh-server.out" 2>/dev/null)"
+SERVER_URL="$(first_line_field "$CONV_ART/oh-server.out" url)"
+SERVER_KEY="$(first_line_field "$CONV_ART/oh-server.out" session_api_key)"
 if [ -z "$LLM_BASE_URL" ] || [ -z "$SERVER_URL" ]; then
   tail -20 "$CONV_ART/scripted-llm.log" "$CONV_ART/oh-server.log"
   fail "start the real OpenHands server and the scripted LLM (see $CONV_ART)"
@@ -299,8 +306,7 @@ else
   "$NODE24" "$HERE/host.mjs" --workspace "$WS_CONV" --dev "$HERE/harness-ext" --tests "$HERE/suite/conversation.js" \
     --env "$CONV_ENV" --extensions-dir "$EXT" --artifacts "$CONV_ART" --click-dialog Allow --timeout 360 \
     > "$ARTIFACTS/host-conversation.log" 2>&1
-  grep -E '@@oh-test|\[host' "$ARTIFACTS/host-conversation.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
-  cat "$ARTIFACTS/host-conversation.log" >> "$ARTIFACTS/host.log"
+  show_host_log "$ARTIFACTS/host-conversation.log"
   if [ -f "$CONV_ART/openhands-tab-conversation.png" ]; then
     pass "screenshot of the tab in the middle of a real conversation ($CONV_ART/openhands-tab-conversation.png)"
     [ "$UPDATE_DOCS" = 1 ] && cp "$CONV_ART/openhands-tab-conversation.png" "$REPO/docs/screenshot-openhands-tab.png"
@@ -314,8 +320,8 @@ fi
 # 8. two windows, two conversations on one real server: each executor gets only its own actions.
 if want two-windows; then
 wait_ready "$TWO_ART/oh-server.out" "$SERVER2_PID"
-SERVER2_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["url"])' "$TWO_ART/oh-server.out" 2>/dev/null)"
-SERVER2_KEY="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session_api_key"])' "$TWO_ART/oh-server.out" 2>/dev/null)"
+SERVER2_URL="$(first_line_field "$TWO_ART/oh-server.out" url)"
+SERVER2_KEY="$(first_line_field "$TWO_ART/oh-server.out" session_api_key)"
 if [ -z "$SERVER2_URL" ]; then
   tail -20 "$TWO_ART/oh-server.log"; fail "start the real OpenHands server for the two-window test (see $TWO_ART)"
 else
@@ -331,8 +337,7 @@ else
   done
   wait "${HOST_PIDS[@]}"  # only the two host sessions (the backends run until cleanup)
   for role in a b; do
-    grep -E '@@oh-test' "$ARTIFACTS/host-two-$role.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
-    cat "$ARTIFACTS/host-two-$role.log" >> "$ARTIFACTS/host.log"
+    show_host_log "$ARTIFACTS/host-two-$role.log"
   done
 fi
 
@@ -341,9 +346,9 @@ fi
 # 9. OpenHands' confirmation mode in the tab (suite/ide-confirm.js), real server + scripted LLM.
 if want confirm; then
 wait_ready "$CONFIRM_ART/oh-server.out" "$SERVER3_PID"
-CONFIRM_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["url"])' "$CONFIRM_ART/oh-server.out" 2>/dev/null)"
-CONFIRM_KEY="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session_api_key"])' "$CONFIRM_ART/oh-server.out" 2>/dev/null)"
-CONFIRM_LLM="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["llm_base_url"])' "$CONFIRM_ART/oh-server.out" 2>/dev/null)"
+CONFIRM_URL="$(first_line_field "$CONFIRM_ART/oh-server.out" url)"
+CONFIRM_KEY="$(first_line_field "$CONFIRM_ART/oh-server.out" session_api_key)"
+CONFIRM_LLM="$(first_line_field "$CONFIRM_ART/oh-server.out" llm_base_url)"
 if [ -z "$CONFIRM_URL" ]; then
   tail -20 "$CONFIRM_ART/oh-server.log"; fail "start the real OpenHands server for the confirmation-mode test (see $CONFIRM_ART)"
 else
@@ -352,8 +357,7 @@ else
   "$NODE24" "$HERE/host.mjs" --workspace "$WS_CONFIRM" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-confirm.js" \
     --env "$CONFIRM_ENV" --extensions-dir "$EXT" --artifacts "$CONFIRM_ART" --click-dialog Allow --timeout 360 \
     > "$ARTIFACTS/host-confirm.log" 2>&1
-  grep -E '@@oh-test|\[host' "$ARTIFACTS/host-confirm.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
-  cat "$ARTIFACTS/host-confirm.log" >> "$ARTIFACTS/host.log"
+  show_host_log "$ARTIFACTS/host-confirm.log"
 fi
 
 fi
@@ -362,9 +366,9 @@ fi
 # calling diagnostics, hover and save_document (declined, then allowed: the suite clicks).
 if want ide-agent; then
 wait_ready "$AGENT_ART/oh-server.out" "$SERVER4_PID"
-AGENT_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["url"])' "$AGENT_ART/oh-server.out" 2>/dev/null)"
-AGENT_KEY="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session_api_key"])' "$AGENT_ART/oh-server.out" 2>/dev/null)"
-AGENT_LLM="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["llm_base_url"])' "$AGENT_ART/oh-server.out" 2>/dev/null)"
+AGENT_URL="$(first_line_field "$AGENT_ART/oh-server.out" url)"
+AGENT_KEY="$(first_line_field "$AGENT_ART/oh-server.out" session_api_key)"
+AGENT_LLM="$(first_line_field "$AGENT_ART/oh-server.out" llm_base_url)"
 if [ -z "$AGENT_URL" ]; then
   tail -20 "$AGENT_ART/oh-server.log"; fail "start the real OpenHands server for the IDE-tools agent test (see $AGENT_ART)"
 else
@@ -373,8 +377,7 @@ else
   "$NODE24" "$HERE/host.mjs" --workspace "$WS_AGENT" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-agent.js" \
     --env "$AGENT_ENV" --settings '{"files.autoSave":"off"}' --extensions-dir "$EXT" --artifacts "$AGENT_ART" --timeout 420 \
     > "$ARTIFACTS/host-ide-agent.log" 2>&1
-  grep -E '@@oh-test|\[host' "$ARTIFACTS/host-ide-agent.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
-  cat "$ARTIFACTS/host-ide-agent.log" >> "$ARTIFACTS/host.log"
+  show_host_log "$ARTIFACTS/host-ide-agent.log"
 fi
 fi
 
@@ -397,8 +400,7 @@ if wait_ready "$BENCH_ART/bench.out" "$BENCH_PID"; then
   "$NODE24" "$HERE/host.mjs" --workspace "$WS_BENCH" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-bench.js" \
     --env "$B_ENV" --settings '{"files.autoSave":"off"}' --extensions-dir "$EXT" --artifacts "$BENCH_ART" --timeout 660 \
     > "$ARTIFACTS/host-ide-bench.log" 2>&1
-  grep -E '@@oh-test|oh-test bench' "$ARTIFACTS/host-ide-bench.log" | sed -E 's/^.*(@@oh-test|oh-test bench)/\1/' | cut -c1-300
-  cat "$ARTIFACTS/host-ide-bench.log" >> "$ARTIFACTS/host.log"
+  show_host_log "$ARTIFACTS/host-ide-bench.log" 'oh-test bench'
 else
   tail -20 "$BENCH_ART/bench.log"; fail "start the IDE tools runtime bench (see $BENCH_ART)"
 fi

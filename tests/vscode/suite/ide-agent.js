@@ -10,7 +10,7 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, sleep, assert, runner, uiRequest, serverRest } = require('./lib');
+const { waitFor, sleep, assert, runner, uiRequester, serverRest } = require('./lib');
 
 const SERVER = process.env.OH_TEST_SERVER;
 const KEY = process.env.OH_TEST_SERVER_KEY;
@@ -21,13 +21,8 @@ const RUN_PROMPT = 'Allow OpenHands to run commands and edit files';
 const WRITE_PROMPT = 'to open and save files, propose edits and show reviews';
 const UNSAVED = 'const broken: string = 42;\n';
 
-let uiSeq = 0;
-/** A UI request to the runner (host.mjs), one request file each; `notifications` returns the list. */
-async function ui(verb, body) {
-  const file = path.join(ARTIFACTS, `ui-${verb}-${++uiSeq}.json`);
-  await uiRequest(verb, file, body ?? {});
-  return verb === 'notifications' ? JSON.parse(fs.readFileSync(file, 'utf8')) : 'ok';
-}
+/** A UI request to the runner (host.mjs); `notifications` returns the list. */
+const ui = uiRequester(ARTIFACTS);
 const prompts = async (text) => (await ui('notifications')).filter((n) => n.text.includes(text));
 
 const rest = serverRest(SERVER, KEY);

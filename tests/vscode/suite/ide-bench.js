@@ -7,20 +7,15 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, assert, runner, uiRequest } = require('./lib');
+const { waitFor, assert, runner, uiRequester } = require('./lib');
 
 const KEY = process.env.OH_TEST_KEY;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
 const RESULT = process.env.OH_TEST_BENCH_RESULT;
 const RUN_PROMPT = 'Allow OpenHands to run commands and edit files';
 
-let uiSeq = 0;
-/** A UI request to the runner (host.mjs), one request file each; `notifications` returns the list. */
-async function ui(verb, body) {
-  const file = path.join(ARTIFACTS, `ui-${verb}-${++uiSeq}.json`);
-  await uiRequest(verb, file, body ?? {});
-  return verb === 'notifications' ? JSON.parse(fs.readFileSync(file, 'utf8')) : 'ok';
-}
+/** A UI request to the runner (host.mjs); `notifications` returns the list. */
+const ui = uiRequester(ARTIFACTS);
 
 exports.run = async () => {
   const run = runner({ stopOnFailure: true });

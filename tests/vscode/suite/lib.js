@@ -83,8 +83,9 @@ async function uiRequest(verb, file, payload, timeoutMs = 40000) {
   if (payload !== undefined) fs.writeFileSync(file, typeof payload === 'string' ? payload : JSON.stringify(payload));
   fs.rmSync(`${file}.done`, { force: true }); // an earlier answer for the same file must not count
   console.log(`@@oh-ui ${verb} ${file}`);
-  await waitFor(`the runner to ${verb}`, () => fs.existsSync(`${file}.done`), timeoutMs, 100);
-  const answer = fs.readFileSync(`${file}.done`, 'utf8');
+  // Non-empty: the runner's write creates the file before it fills it.
+  const read = () => (fs.existsSync(`${file}.done`) ? fs.readFileSync(`${file}.done`, 'utf8') : '');
+  const answer = await waitFor(`the runner to ${verb}`, read, timeoutMs, 100);
   if (answer !== 'ok') throw new Error(`${verb} ${file}: ${answer}`);
   return answer;
 }
@@ -117,4 +118,18 @@ async function typeSessionKey(vscode, key, artifacts) {
   }
 }
 
-module.exports = { sleep, waitFor, assert, runner, showConsentWhenAsked, uiRequest, serverRest, typeSessionKey };
+/**
+ * `ui(verb, body)`: a runner request with a numbered request file of its own under `artifacts`.
+ * Resolves with "ok", or for `notifications` with the visible notifications (host.mjs writes them
+ * into the request file).
+ */
+function uiRequester(artifacts, timeoutMs) {
+  let seq = 0;
+  return async (verb, body) => {
+    const file = require('path').join(artifacts, `ui-${verb}-${++seq}.json`);
+    await uiRequest(verb, file, body ?? {}, timeoutMs);
+    return verb === 'notifications' ? JSON.parse(fs.readFileSync(file, 'utf8')) : 'ok';
+  };
+}
+
+module.exports = { sleep, waitFor, assert, runner, showConsentWhenAsked, uiRequest, uiRequester, serverRest, typeSessionKey };

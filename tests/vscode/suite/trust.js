@@ -12,19 +12,13 @@ const vscode = require('vscode');
 const fs = require('fs');
 const fsp = require('fs/promises');
 const path = require('path');
-const { waitFor, sleep, assert, runner, uiRequest } = require('./lib');
+const { waitFor, sleep, assert, runner, uiRequester } = require('./lib');
 
 const BACKEND = process.env.OH_TEST_BACKEND;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
 const PROMPT = 'Allow OpenHands to run commands and edit files';
-let uiSeq = 0;
-
-/** A UI request to the runner; `body` goes in the request file; returns the runner's answer. */
-async function ui(verb, body) {
-  const file = path.join(ARTIFACTS, `ui-${verb}-${++uiSeq}.json`);
-  const done = await uiRequest(verb, file, body ?? {}, 30000);
-  return verb === 'notifications' ? JSON.parse(fs.readFileSync(file, 'utf8')) : done;
-}
+/** A UI request to the runner (host.mjs); `notifications` returns the list. */
+const ui = uiRequester(ARTIFACTS, 30000);
 
 const consentPrompts = async () => (await ui('notifications')).filter((n) => n.text.includes(PROMPT));
 
