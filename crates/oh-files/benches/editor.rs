@@ -4,7 +4,9 @@
 //! "full" (plus `get_diff`, what the action execution server does). Output lines:
 //! `name editor_median editor_min full_median full_min` (ms), then `peak_rss_kb N`.
 //! `bench/editor.sh` runs it next to `bench/editor_reference.py`.
-//! Env: `EDITOR_BENCH_ITERS` (default 15), `EDITOR_BENCH_DIR` (default a fresh temp dir).
+//! Env: `EDITOR_BENCH_ITERS` (default 15), `EDITOR_BENCH_DIR` (default a fresh temp dir),
+//! `EDITOR_BENCH_PROFILE=view_range` (or another operation: loop on that one alone, for `perf`;
+//! prints nothing `bench/editor.sh` reads).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -81,6 +83,10 @@ fn main() {
         .build()
         .unwrap();
     let fa = FileActions::new(Arc::new(LocalFs), dir.clone());
+    if let Ok(op) = std::env::var("EDITOR_BENCH_PROFILE") {
+        rt.block_on(profile_one(&fa, &dir, &path, &op, iters));
+        return;
+    }
     // (name, full?) -> samples
     let mut t = BTreeMap::<(&str, bool), Vec<f64>>::new();
     rt.block_on(async {
@@ -146,4 +152,53 @@ fn main() {
     if std::env::var("EDITOR_BENCH_DIR").is_err() {
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+/// `EDITOR_BENCH_PROFILE`: one operation in a loop (with its untimed undo), median printed.
+async fn profile_one(fa: &FileActions, dir: &str, path: &str, op: &str, iters: usize) {
+    let mut samples = Vec::new();
+    for i in 0..iters {
+        let s = Instant::now();
+        let c = match op {
+            "view" => fa.read(&view(path, None), dir).await.content,
+            "view_range" => {
+                fa.read(&view(path, Some(json!([50000, 50100]))), dir)
+                    .await
+                    .content
+            }
+            "str_replace" | "undo" => {
+                let mut a = edit(path, "str_replace");
+                a.old_str = Some("value_099990 = compute_something(alpha".into());
+                a.new_str = Some(format!("value_099990 = compute_something(ALPHA{i}"));
+                let s = Instant::now();
+                let c = fa.edit_without_diff(&a).await;
+                let replaced = s.elapsed();
+                check(&c, "str_replace");
+                let s = Instant::now();
+                let c = fa.edit_without_diff(&edit(path, "undo_edit")).await;
+                let t = if op == "undo" { s.elapsed() } else { replaced };
+                samples.push(t.as_secs_f64() * 1e3);
+                check(&c, op);
+                continue;
+            }
+            "insert" => {
+                let mut a = edit(path, "insert");
+                a.insert_line = Some(json!(50000));
+                a.new_str = Some(format!("inserted_line_{i} = 1"));
+                let c = fa.edit_without_diff(&a).await;
+                samples.push(s.elapsed().as_secs_f64() * 1e3);
+                check(&c, "insert");
+                check(
+                    &fa.edit_without_diff(&edit(path, "undo_edit")).await,
+                    "undo",
+                );
+                continue;
+            }
+            other => panic!("EDITOR_BENCH_PROFILE: unknown operation {other}"),
+        };
+        samples.push(s.elapsed().as_secs_f64() * 1e3);
+        check(&c, op);
+    }
+    let (median, min) = stats(&samples);
+    eprintln!("{op}: median {median:.3} ms, min {min:.3} ms over {iters}");
 }

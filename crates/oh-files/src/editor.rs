@@ -3,6 +3,7 @@
 //! Every command costs one `stat` and at most one whole-file `read` and one `write`; a directory
 //! view is one `read_dir` of the directory plus one per visible sub-directory.
 
+mod buffers;
 mod range_scan;
 mod view;
 
@@ -68,6 +69,7 @@ pub(crate) struct Editor {
     fs: Arc<dyn FileSystem>,
     workspace_root: Option<String>,
     history: Mutex<HashMap<String, VecDeque<Arc<String>>>>,
+    buffers: buffers::Buffers,
 }
 
 fn invalid(param: &str, value: &str, hint: &str) -> String {
@@ -122,6 +124,7 @@ impl Editor {
             fs,
             workspace_root,
             history: Mutex::new(HashMap::new()),
+            buffers: buffers::Buffers::default(),
         }
     }
 
@@ -129,9 +132,20 @@ impl Editor {
         let mut h = self.history.lock().unwrap_or_else(|e| e.into_inner());
         let q = h.entry(key.to_string()).or_default();
         q.push_back(text);
+        let mut dropped = Vec::new();
         while q.len() > MAX_HISTORY_PER_FILE {
-            q.pop_front();
+            dropped.extend(q.pop_front());
         }
+        drop(h);
+        for text in dropped {
+            self.buffers.recycle(Some(text));
+        }
+    }
+
+    /// Takes back the texts of a result once the caller is done with them (see [`buffers`]).
+    pub fn recycle(&self, old_content: Option<Arc<String>>, new_content: Option<Arc<String>>) {
+        self.buffers.recycle(old_content);
+        self.buffers.recycle(new_content);
     }
 
     fn pop_history(&self, key: &str) -> Option<Arc<String>> {
@@ -290,12 +304,16 @@ impl Editor {
         check_size(path, stat)?;
         let bytes = match pre {
             Some(b) => b,
-            None => self.fs.read(path).await.map_err(|e| {
-                format!(
-                    "Ran into {} while trying to read {path}",
-                    os_error_str(&e, path)
-                )
-            })?,
+            None => {
+                let mut buf = self.buffers.take(stat.size as usize);
+                self.fs.read_into(path, &mut buf).await.map_err(|e| {
+                    format!(
+                        "Ran into {} while trying to read {path}",
+                        os_error_str(&e, path)
+                    )
+                })?;
+                buf
+            }
         };
         check_not_binary(path, stat, &bytes)?;
         Ok(bytes)
@@ -373,7 +391,7 @@ impl Editor {
         }
         let idx = found[0];
         let line = file_text::count_newlines(&content[..idx]) as i64 + 1;
-        let mut new_content = String::with_capacity(content.len() + new_str.len());
+        let mut new_content = self.buffers.take_string(content.len() + new_str.len());
         new_content.push_str(&content[..idx]);
         new_content.push_str(new_str);
         new_content.push_str(&content[idx + old_str.len()..]);
@@ -452,7 +470,7 @@ impl Editor {
         }
         let split_at = file_text::line_start(&content, line as usize + 1);
         let parts: Vec<&str> = new_str.split('\n').collect();
-        let mut new_content = String::with_capacity(content.len() + new_str.len() + 1);
+        let mut new_content = self.buffers.take_string(content.len() + new_str.len() + 1);
         new_content.push_str(&content[..split_at]);
         for p in &parts {
             new_content.push_str(p);

@@ -104,6 +104,12 @@ pub fn read_text(bytes: Vec<u8>) -> (Encoding, String) {
 /// [`read_text`], and whether encoding the text again gives the file's bytes exactly (UTF-8 or
 /// UTF-8 with BOM, no CR): then a common prefix of the text is a common prefix on disk.
 pub fn read_text_verbatim(bytes: Vec<u8>) -> (Encoding, String, bool) {
+    // The common case, ASCII without CR, in one pass instead of a decode and a CR search.
+    let census = crate::byte_scan::census(&bytes);
+    if census.ascii && !census.has_cr {
+        // SAFETY: ASCII bytes are valid UTF-8.
+        return (Encoding::Utf8, unsafe { String::from_utf8_unchecked(bytes) }, true);
+    }
     let (enc, decoded) = match String::from_utf8(bytes) {
         Ok(mut s) => {
             if s.starts_with('\u{feff}') {
@@ -156,27 +162,7 @@ pub fn count_newlines(s: &str) -> usize {
 }
 
 pub(crate) fn count_newlines_in(b: &[u8]) -> usize {
-    // Per-lane byte counters over 32-byte rows, summed before they can overflow: the compiler
-    // turns the row loop into vector compares and subtracts (a plain `filter().count()` on
-    // bytes does not vectorise well and is several times slower on a 6 MB file).
-    const ROW: usize = 32;
-    let mut rows = b.chunks_exact(ROW);
-    let mut total = 0usize;
-    let mut acc = [0u8; ROW];
-    let mut in_acc = 0;
-    for row in &mut rows {
-        for (a, &c) in acc.iter_mut().zip(row) {
-            *a += u8::from(c == b'\n');
-        }
-        in_acc += 1;
-        if in_acc == 255 {
-            total += acc.iter().map(|&a| a as usize).sum::<usize>();
-            acc = [0; ROW];
-            in_acc = 0;
-        }
-    }
-    total += acc.iter().map(|&a| a as usize).sum::<usize>();
-    total + rows.remainder().iter().filter(|&&c| c == b'\n').count()
+    crate::byte_scan::count_newlines(b)
 }
 
 /// How many lines iterating the text yields (`sum(1 for _ in f)`).

@@ -5,6 +5,7 @@
 //!
 //! Behaviour follows OpenHands 1.6.0's action execution server (`read`, `write`, `edit`) and
 //! openhands-aci 0.3.3's `OHEditor`; see `README.md` in this crate for the deviations.
+mod byte_scan;
 mod editor;
 mod fs;
 mod file_text;
@@ -352,6 +353,7 @@ impl FileActions {
             after.as_deref().map_or("", String::as_str),
             &action.path,
         );
+        self.editor.recycle(before, after);
         Observation {
             content,
             extras: Extras::Edit {
@@ -368,7 +370,9 @@ impl FileActions {
     /// The editor and its wrapper without the diff: the benchmark's "editor only" figure.
     #[doc(hidden)]
     pub async fn edit_without_diff(&self, action: &FileEditAction) -> String {
-        self.run_editor(action).await.0
+        let (content, before, after) = self.run_editor(action).await;
+        self.editor.recycle(before, after);
+        content
     }
 
     /// `_execute_file_editor`: the wrapper text and the before/after texts.

@@ -73,7 +73,8 @@ impl RangeScan {
             let k = (HEAD - self.head.len()).min(piece.len());
             self.head.extend_from_slice(&piece[..k]);
         }
-        if memchr::memchr(b'\r', piece).is_some()
+        let census = crate::byte_scan::census(piece);
+        if census.has_cr
             || (self.head.len() >= UTF8_BOM.len() && self.head.starts_with(UTF8_BOM))
             || UTF8_BOM.starts_with(&self.head)
                 && !self.head.is_empty()
@@ -91,7 +92,9 @@ impl RangeScan {
         }
         self.empty = false;
         self.ends_with_newline = piece.last() == Some(&b'\n');
-        self.utf8.feed(piece);
+        if !census.ascii || self.utf8.pending() {
+            self.utf8.feed(piece);
+        }
         if !self.kept_all {
             let line0 = self.newlines + 1;
             let begin = if line0 >= self.first {
@@ -114,7 +117,7 @@ impl RangeScan {
                 }
             }
         }
-        self.newlines += file_text::count_newlines_in(piece);
+        self.newlines += census.newlines;
         true
     }
 
@@ -198,6 +201,12 @@ impl Utf8Check {
             }
             Err(_) => self.invalid = true,
         }
+    }
+
+    /// An incomplete character waits for the next piece (whose first bytes must then be
+    /// checked even if they are ASCII).
+    fn pending(&self) -> bool {
+        !self.pending.is_empty()
     }
 
     fn valid(&self) -> bool {
