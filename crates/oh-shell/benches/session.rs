@@ -3,7 +3,7 @@
 //! Measures through a real `BashSession`: `echo hi` round trip (p50/p90), session start,
 //! `seq 1 1000000` wall time, and the peak RSS while a command prints 100 MB; and, in the same
 //! run, a floor: a persistent bash over plain pipes (`true; echo MARK$?`, read until MARK). Prints
-//! ratios against the floor.
+//! ratios against the floor. `SESSION_BENCH_ECHO_LOOP=N` runs only N `echo hi` (for `perf`).
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -80,6 +80,20 @@ fn main() {
         .build()
         .unwrap();
     let dir = std::env::temp_dir();
+    if let Some(n) = std::env::var("SESSION_BENCH_ECHO_LOOP").ok().and_then(|v| v.parse().ok()) {
+        // For `perf`: only `echo hi` in one session, n times, then the p50.
+        let s = rt.block_on(BashSession::start(ShellConfig::new(&dir))).unwrap();
+        let echo = CmdRunAction::new("echo hi");
+        let mut v: Vec<Duration> = (0..n)
+            .map(|_| {
+                let t = Instant::now();
+                rt.block_on(s.execute(&echo));
+                t.elapsed()
+            })
+            .collect();
+        eprintln!("echo hi p50 {:?} over {n}", pct(&mut v, 0.5));
+        return;
+    }
 
     // ---- floor: persistent bash over pipes ----
     let mut floor_start = Vec::new();
