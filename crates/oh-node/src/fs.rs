@@ -183,6 +183,16 @@ impl FileSystem for NodeFs {
         Ok(data.to_vec())
     }
 
+    /// Copies the callback's bytes into `buf`, so that the editor's reused buffers (no page
+    /// faults for a large file) work through VS Code's file system too.
+    async fn read_into(&self, path: &str, buf: &mut Vec<u8>) -> Result<(), FsError> {
+        let cb = self.get()?;
+        let data = call(&cb.read_file, path.to_string()).await?;
+        buf.clear();
+        buf.extend_from_slice(&data);
+        Ok(())
+    }
+
     async fn write(&self, path: &str, data: &[u8]) -> Result<(), FsError> {
         let cb = self.get()?;
         call(&cb.write_file, FnArgs::from((path.to_string(), Uint8Array::new(data.to_vec())))).await?;

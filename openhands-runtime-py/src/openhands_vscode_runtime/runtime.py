@@ -491,6 +491,8 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
             'VS Code executor.'
         )
 
+    # MCP (`get_mcp_config`, `call_tool_mcp`, the IDE tools): runtime_mcp.RuntimeMcp, a base class.
+
     # ====================================================================
     # Files on the host (the executor's workspace): host_files.HostFiles
     # ====================================================================

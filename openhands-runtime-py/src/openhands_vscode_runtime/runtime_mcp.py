@@ -43,8 +43,6 @@ class RuntimeMcp:
     # Also used: `self._delegate(action)` (VsCodeRuntime) and `self.log(level, message)` (Runtime).
     # Not declared here: a stub on this class would shadow Runtime's own `log` in the MRO.
 
-    # ====================================================================
-
     @property
     def ide_tools(self) -> list[dict[str, Any]]:
         """The IDE tools the registered executor announced (none for the headless executor)."""
