@@ -73,6 +73,14 @@ def load_cases(selectors: list[str]) -> list[tuple[str, dict]]:
     return out
 
 
+def sends_control_key(case: dict) -> bool:
+    """Whether a step of the V1 case types C-c, C-d or C-z."""
+    return any(
+        str(step.get('args', {}).get('command', '')).strip() in ('C-c', 'C-d', 'C-z')
+        for step in case['actions']
+    )
+
+
 def map_case(case: dict) -> dict | None:
     """The V0 case as V1 actions, or None when an action has no V1 counterpart."""
     if case.get('xfail') or case.get('racy'):
@@ -313,10 +321,20 @@ def main() -> int:
     root = tempfile.mkdtemp(prefix='ohv1-')
     os.makedirs(args.report, exist_ok=True)
     t0 = time.time()
+    # V1's side answers a C-c/C-d/C-z step with the prompt only if its session shows it within the
+    # 1 s no-change timeout: with three cases (six shells) sharing two cores, V1's side missed that
+    # in 13 cases of one run (ours answered `^C`/130 in every one). Those cases run one at a time
+    # after the others, so that they compare behaviour, not the machine's load.
+    serial = [c for c in cases if sends_control_key(c[1])]
+    parallel = [c for c in cases if not sends_control_key(c[1])]
     results = []
     with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
-        for r in pool.map(lambda c: run_case(c[0], c[1], root), cases):
+        for r in pool.map(lambda c: run_case(c[0], c[1], root), parallel):
             results.append(r)
+    for cid, case in serial:
+        results.append(run_case(cid, case, root))
+    print(f'v1 differential: {len(parallel)} cases {args.j} at a time, then {len(serial)} with a '
+          'control key one at a time')
     failures = []
     for r in results:
         known = r['id'] in deviations
