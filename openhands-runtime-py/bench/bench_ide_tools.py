@@ -31,39 +31,11 @@ import threading
 import time
 from pathlib import Path
 
-os.environ.setdefault('LOG_LEVEL', 'ERROR')
-os.environ.setdefault('OPENHANDS_SUPPRESS_BANNER', '1')
-os.environ['OH_VSCODE_MODE'] = 'embedded'
+# Sets the embedded mode and quiet logging before OpenHands is imported; shares the runtime set-up.
+from bench_runtime import build, pct  # noqa: E402 - the script's own folder is on sys.path
 
 REPO = Path(__file__).resolve().parents[2]
 STANDIN_HOST = REPO / 'tests' / 'runtime' / 'ide_host_executor.js'
-
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    k = min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))
-    return s[k]
-
-
-def build(sid: str, workspace: str):
-    from openhands.core.config import OpenHandsConfig
-    from openhands.events import EventStream
-    from openhands.llm.llm_registry import LLMRegistry
-    from openhands.storage import get_file_store
-
-    from openhands_vscode_runtime import VsCodeRuntime
-
-    config = OpenHandsConfig()
-    config.workspace_base = workspace
-    config.runtime = 'vscode'
-    store = tempfile.mkdtemp(prefix='oh-bench-store-')
-    return VsCodeRuntime(
-        config=config,
-        event_stream=EventStream(sid, get_file_store('local', store)),
-        llm_registry=LLMRegistry(config),
-        sid=sid,
-        headless_mode=True,
-    )
 
 
 def main() -> int:
@@ -95,7 +67,9 @@ def main() -> int:
     else:
         os.environ['OH_VSCODE_EXECUTOR'] = str(STANDIN_HOST)
     sid = f'ide-bench-{os.getpid()}'
-    rt = build(sid, ws)
+    from openhands_vscode_runtime import VsCodeRuntime
+
+    rt = build(VsCodeRuntime, sid, ws)
     failed: list[BaseException] = []
 
     def connect() -> None:
