@@ -161,9 +161,7 @@ pub fn count_newlines(s: &str) -> usize {
     count_newlines_in(s.as_bytes())
 }
 
-pub(crate) fn count_newlines_in(b: &[u8]) -> usize {
-    crate::byte_scan::count_newlines(b)
-}
+pub(crate) use crate::byte_scan::count_newlines as count_newlines_in;
 
 /// How many lines iterating the text yields (`sum(1 for _ in f)`).
 pub fn count_lines(s: &str) -> usize {
