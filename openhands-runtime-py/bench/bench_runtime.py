@@ -7,7 +7,9 @@ Measures, in embedded mode with the headless executor:
   * a tiny FileReadAction p50;
   * connect() time (embedded server already up vs. first connect of the process);
   * the executor's RSS (the Node process, and with its children).
-Anchor: CLIRuntime.run_action('echo hi') p50 (OpenHands' own host runtime), and the ratio.
+Anchors: CLIRuntime.run_action('echo hi') p50 (OpenHands' own host runtime), and the ratio; the
+floor of an embedded `echo hi` (floors.py): a bare round trip through the embedded server's
+Socket.IO stack plus bash answering `echo hi` on a bare PTY, and how far `echo hi` is above it.
 Targets (docs): echo hi p50 <= 3 ms, connect() <= 1 s.
 """
 
@@ -20,6 +22,8 @@ import statistics
 import sys
 import tempfile
 import time
+
+import floors
 
 os.environ.setdefault('LOG_LEVEL', 'ERROR')
 os.environ.setdefault('OPENHANDS_SUPPRESS_BANNER', '1')
@@ -162,6 +166,13 @@ def main() -> int:
     results['cli_echo_wrong_or_lost'] = cli_lost
     results['ratio_echo_vs_cli'] = results['echo_p50_ms'] / results['cli_echo_p50_ms']
 
+    # anchor: the floor of an embedded `echo hi`, in the same run
+    floor_n = max(args.n, 300)
+    results['floor_socketio_p50_ms'] = pct(floors.socketio_round_trip(floor_n), 50)
+    results['floor_bash_pty_p50_ms'] = pct(floors.bash_on_pty(floor_n), 50)
+    results['floor_echo_ms'] = results['floor_socketio_p50_ms'] + results['floor_bash_pty_p50_ms']
+    results['echo_above_floor_ms'] = results['echo_p50_ms'] - results['floor_echo_ms']
+
     if args.json:
         print(json.dumps(results))
         return 0
@@ -177,6 +188,9 @@ def main() -> int:
     print(f"  anchor CLIRuntime echo p50 {r['cli_echo_p50_ms']:.2f} ms  (wrong/lost "
           f"{r['cli_echo_wrong_or_lost']}/{min(args.n, 100)})")
     print(f"  ratio VsCodeRuntime/CLIRuntime echo p50: {r['ratio_echo_vs_cli']:.2f}x")
+    print(f"  floor of an embedded echo: Socket.IO round trip p50 {r['floor_socketio_p50_ms']:.2f} ms"
+          f" + bash on a PTY p50 {r['floor_bash_pty_p50_ms']:.2f} ms = {r['floor_echo_ms']:.2f} ms;"
+          f" echo hi is {r['echo_above_floor_ms']:.2f} ms above it")
     return 0
 
 

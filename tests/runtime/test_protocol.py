@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+import engineio
 import pytest
 import socketio
 
 from openhands.events.action import CmdRunAction
 from openhands.events.serialization import event_to_dict
 
-from openhands_vscode_runtime.embedded import embedded_server
+from openhands_vscode_runtime.embedded import EmbeddedServer, embedded_server
 from openhands_vscode_runtime.hub import NAMESPACE
 
 
@@ -172,3 +173,22 @@ def test_pending_actions_are_resent_after_reconnect(channel):
         assert obs.content.startswith('Runtime disconnected:')
 
     asyncio.run(go())
+
+
+def test_a_stopped_embedded_server_leaves_no_task_pending():
+    """stop() shuts Socket.IO down before uvicorn and awaits what is left (engine.io's ping task
+    sleeps out its interval), so no task is destroyed pending with the loop."""
+    server = EmbeddedServer(ping_interval=30, ping_timeout=30)
+    server.start()
+
+    async def connect_and_leave():
+        # An Engine.IO connection is enough: it starts the ping task and the service task.
+        eio = engineio.AsyncClient()
+        await eio.connect(server.url, transports=['websocket'], engineio_path='socket.io')
+        await eio.disconnect()
+
+    asyncio.run(connect_and_leave())
+    assert [t for t in asyncio.all_tasks(server.loop) if not t.done()], 'nothing to clean up'
+    server.stop()
+    assert not server._thread.is_alive()
+    assert [t for t in asyncio.all_tasks(server.loop) if not t.done()] == []

@@ -92,8 +92,22 @@ class EmbeddedServer:
         except BaseException as e:  # pragma: no cover - reported by start()
             self._error = e
             self._started.set()
+        # What the server left (engine.io's ping tasks sleep out their interval) is cancelled and
+        # awaited, as asyncio.run does, instead of being destroyed pending with the loop.
+        leftover = [t for t in asyncio.all_tasks(self.loop) if not t.done()]
+        for task in leftover:
+            task.cancel()
+        if leftover:
+            self.loop.run_until_complete(asyncio.gather(*leftover, return_exceptions=True))
 
     def stop(self) -> None:
+        """Stop the server: Socket.IO's background tasks first (as python-socketio asks), then
+        uvicorn, which closes the connections."""
+        if self._thread.is_alive() and not self.loop.is_closed():
+            try:
+                asyncio.run_coroutine_threadsafe(self.sio.shutdown(), self.loop).result(5)
+            except Exception as e:  # a stop must still stop the web server
+                logger.warning('oh-executor: Socket.IO shutdown of the embedded server: %s', e)
         self._server.should_exit = True
         self._thread.join(timeout=5)
 
