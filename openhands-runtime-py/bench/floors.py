@@ -23,6 +23,7 @@ import json
 import os
 import pty
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -167,4 +168,5 @@ def bash_on_pty(n: int, warmup: int = 50) -> list[float]:
             os.waitpid(pid, 0)
         except OSError:
             pass
+        shutil.rmtree(home, ignore_errors=True)
 
