@@ -15,10 +15,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+use crate::file_text::{self, Encoding};
 use crate::fs::{FileKind, FileStat, FileSystem, FsError};
 use crate::pypath::{self, norm_path, os_error_str};
 use oh_pysem::{int_list as py_int_list, str_of as py_str, strip as py_strip};
-use crate::file_text::{self, Encoding};
 
 const TOOL_NAME: &str = "oh_editor";
 /// A full `view` shows at most 16,000 characters: files larger than this are read only this far
@@ -87,10 +87,17 @@ fn is_supported_binary(path: &str) -> bool {
 
 /// `validate_file`'s size limit.
 fn check_size(path: &str, stat: &FileStat) -> Result<(), String> {
-    if stat.kind == FileKind::File && stat.size > MAX_FILE_SIZE {
+    if stat.kind == FileKind::File {
+        check_size_of(path, stat.size)?;
+    }
+    Ok(())
+}
+
+fn check_size_of(path: &str, size: u64) -> Result<(), String> {
+    if size > MAX_FILE_SIZE {
         return Err(format!(
             "File validation failed for {path}: File is too large ({:.1}MB). Maximum allowed size is 10MB.",
-            stat.size as f64 / 1024.0 / 1024.0
+            size as f64 / 1024.0 / 1024.0
         ));
     }
     Ok(())
@@ -98,15 +105,45 @@ fn check_size(path: &str, stat: &FileStat) -> Result<(), String> {
 
 /// `validate_file`'s binary check, on the file's first bytes.
 fn check_not_binary(path: &str, stat: &FileStat, head: &[u8]) -> Result<(), String> {
-    if stat.kind == FileKind::File
-        && !is_supported_binary(path)
-        && file_text::is_binary(path, Some(head))
-    {
+    if stat.kind == FileKind::File {
+        check_text_head(path, head)?;
+    }
+    Ok(())
+}
+
+fn check_text_head(path: &str, head: &[u8]) -> Result<(), String> {
+    if !is_supported_binary(path) && file_text::is_binary(path, Some(head)) {
         return Err(format!(
             "File validation failed for {path}: File appears to be binary and this file type cannot be read or edited by this tool."
         ));
     }
     Ok(())
+}
+
+/// A file the editor has just written, as `validate_file` would judge it if asked again.
+///
+/// `str_replace` and `insert` read their snippet back through `read_file`, which validates the
+/// new file first: an edit that leaves a file binary-looking (binaryornot on its first 1 KiB,
+/// e.g. one short CJK word) or over 10 MB is written and then reported as a validation error.
+/// `create` and `undo_edit` never re-read, so they never ask.
+#[must_use = "str_replace and insert must revalidate what they wrote"]
+struct Written {
+    size: u64,
+    text_check: Result<(), String>,
+}
+
+impl Written {
+    fn of(path: &str, data: &[u8]) -> Self {
+        Written {
+            size: data.len() as u64,
+            text_check: check_text_head(path, &data[..data.len().min(1024)]),
+        }
+    }
+
+    fn revalidate(self, path: &str) -> Result<(), String> {
+        check_size_of(path, self.size)?;
+        self.text_check
+    }
 }
 
 /// A loaded, validated text file.
@@ -116,7 +153,6 @@ struct Loaded {
     /// Encoding `text` gives the file's bytes (see `file_text::read_text_verbatim`).
     verbatim: bool,
 }
-
 
 impl Editor {
     pub fn new(fs: Arc<dyn FileSystem>, workspace_root: Option<String>) -> Self {
@@ -187,7 +223,8 @@ impl Editor {
             }
             "create" => {
                 let file_text = file_text.ok_or_else(|| missing(command, "file_text"))?;
-                self.write_encoded(&path, file_text, Encoding::Utf8, 0).await?;
+                // `create` does not read the new file back: no revalidation.
+                let _ = self.write_encoded(&path, file_text, Encoding::Utf8, 0).await?;
                 let file_text = Arc::new(file_text.to_string());
                 self.push_history(&path, file_text.clone());
                 Ok(EditorResult {
@@ -327,7 +364,7 @@ impl Editor {
         text: &str,
         enc: Encoding,
         unchanged: usize,
-    ) -> Result<(), String> {
+    ) -> Result<Written, String> {
         let data = enc
             .encode(text)
             .map_err(|e| format!("Ran into {e} while trying to write to {path}"))?;
@@ -336,12 +373,16 @@ impl Editor {
             Encoding::Utf8Sig if unchanged > 0 => unchanged + file_text::UTF8_BOM.len(),
             Encoding::Utf8Sig | Encoding::Latin1 => 0,
         };
-        self.fs.write_after(path, &data, unchanged).await.map_err(|e| {
-            format!(
-                "Ran into {} while trying to write to {path}",
-                os_error_str(&e, path)
-            )
-        })
+        self.fs
+            .write_after(path, &data, unchanged)
+            .await
+            .map_err(|e| {
+                format!(
+                    "Ran into {} while trying to write to {path}",
+                    os_error_str(&e, path)
+                )
+            })?;
+        Ok(Written::of(path, &data))
     }
 
     async fn str_replace(
@@ -396,9 +437,13 @@ impl Editor {
         new_content.push_str(new_str);
         new_content.push_str(&content[idx + old_str.len()..]);
         let unchanged = if verbatim { idx } else { 0 };
-        self.write_encoded(path, &new_content, enc, unchanged).await?;
+        let written = self
+            .write_encoded(path, &new_content, enc, unchanged)
+            .await?;
         let content = Arc::new(content);
         self.push_history(path, content.clone());
+        // After the history entry, as in the reference: `undo_edit` can still restore the file.
+        written.revalidate(path)?;
 
         let start = (line - file_text::SNIPPET_CONTEXT_WINDOW).max(0);
         let end = line + file_text::SNIPPET_CONTEXT_WINDOW + new_str.matches('\n').count() as i64;
@@ -478,7 +523,10 @@ impl Editor {
         }
         new_content.push_str(&content[split_at..]);
         let unchanged = if verbatim { split_at } else { 0 };
-        self.write_encoded(path, &new_content, enc, unchanged).await?;
+        // Before the history entry, as in the reference: its snippet read comes first.
+        self.write_encoded(path, &new_content, enc, unchanged)
+            .await?
+            .revalidate(path)?;
         // As in `str_replace`, only `new_str` can bring a CR.
         let new_content = if new_str.contains('\r') {
             match file_text::universal_newlines(&new_content) {
@@ -522,7 +570,8 @@ impl Editor {
         } else {
             0
         };
-        self.write_encoded(path, &old, enc, unchanged).await?;
+        // `undo_edit` does not read the file back: no revalidation.
+        let _ = self.write_encoded(path, &old, enc, unchanged).await?;
         let output = format!(
             "Last edit to {path} undone successfully. {}",
             file_text::make_output(&old, path, 1)

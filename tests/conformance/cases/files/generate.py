@@ -31,8 +31,8 @@ def case(group, name, actions, files=None, dirs=None, b64=None, modes=None, syml
     if setup:
         c['setup'] = setup
     c['actions'] = actions
-    if not cw:
-        c['compare_workspace'] = False
+    if cw is not True:
+        c['compare_workspace'] = cw
     GROUPS.setdefault(group, []).append(c)
 
 
@@ -234,35 +234,35 @@ case(g, 'bom_file', [ed('str_replace', f'{W}/b.txt', old_str='two', new_str='2')
 
 # ------------------------------------------------------------------ insert
 g = 'insert'
-NOTE_MODE = 'insert leaves the reference file at mode 0600 (spec §4.13 [F]); we keep the mode, so the tree is not compared'
+NOTE_MODE = 'insert leaves the reference file at mode 0600 (spec §4.13 [F]); we keep the mode, so the tree is compared without modes'
 case(g, 'example9', [ed('insert', f'{W}/n.txt', insert_line=2, new_str='NEW'), ed('undo_edit', f'{W}/n.txt'), ed('undo_edit', f'{W}/n.txt'),
-                     rd(f'{W}/n.txt')], files={'n.txt': 'x\ny'}, notes='Example 9: glue', cw=False)
+                     rd(f'{W}/n.txt')], files={'n.txt': 'x\ny'}, notes='Example 9: glue', cw='ignore_modes')
 for ln in [0, 1, 3, 5, 9, 10]:
     case(g, f'at_{ln}', [ed('insert', f'{W}/f.txt', insert_line=ln, new_str='A\nB'), rd(f'{W}/f.txt')],
-         files={'f.txt': ''.join(f'line{i}\n' for i in range(1, 11))}, notes=NOTE_MODE, cw=False)
+         files={'f.txt': ''.join(f'line{i}\n' for i in range(1, 11))}, notes=NOTE_MODE, cw='ignore_modes')
 case(g, 'out_of_range', [ed('insert', f'{W}/f.txt', insert_line=6, new_str='x'), ed('insert', f'{W}/f.txt', insert_line=-1, new_str='x')],
      files={'f.txt': FIVE}, notes='no final period')
 case(g, 'string_insert_line', [ed('insert', f'{W}/f.txt', insert_line='2', new_str='S'), ed('insert', f'{W}/f.txt', insert_line=' 1 ', new_str='T'),
-                               rd(f'{W}/f.txt')], files={'f.txt': FIVE}, cw=False)
+                               rd(f'{W}/f.txt')], files={'f.txt': FIVE}, cw='ignore_modes')
 case(g, 'bad_string_insert_line', [ed('insert', f'{W}/f.txt', insert_line='two', new_str='S'), ed('insert', f'{W}/f.txt', insert_line='', new_str='S')],
      files={'f.txt': FIVE})
 case(g, 'missing_insert_line', [ed('insert', f'{W}/f.txt', new_str='x')], files={'f.txt': FIVE})
 case(g, 'missing_new_str', [ed('insert', f'{W}/f.txt', insert_line=1)], files={'f.txt': FIVE})
 case(g, 'missing_both', [ed('insert', f'{W}/f.txt')], files={'f.txt': FIVE}, notes='insert_line is checked first')
-case(g, 'empty_new_str', [ed('insert', f'{W}/f.txt', insert_line=1, new_str=''), rd(f'{W}/f.txt')], files={'f.txt': FIVE}, cw=False)
+case(g, 'empty_new_str', [ed('insert', f'{W}/f.txt', insert_line=1, new_str=''), rd(f'{W}/f.txt')], files={'f.txt': FIVE}, cw='ignore_modes')
 case(g, 'empty_file', [ed('insert', f'{W}/e.txt', insert_line=0, new_str='first'), ed('insert', f'{W}/e.txt', insert_line=1, new_str='x'),
-                       rd(f'{W}/e.txt')], files={'e.txt': ''}, cw=False)
+                       rd(f'{W}/e.txt')], files={'e.txt': ''}, cw='ignore_modes')
 case(g, 'trailing_newline_in_new_str', [ed('insert', f'{W}/f.txt', insert_line=2, new_str='a\n'), rd(f'{W}/f.txt')], files={'f.txt': FIVE},
-     cw=False)
-case(g, 'crlf_file', [ed('insert', f'{W}/f.txt', insert_line=1, new_str='x'), rd(f'{W}/f.txt')], files={'f.txt': 'a\r\nb\r\n'}, cw=False)
-case(g, 'big_middle', [ed('insert', f'{W}/big.txt', insert_line=1500, new_str='inserted 1\ninserted 2')], files={'big.txt': BIG}, cw=False)
-case(g, 'new_str_with_cr', [ed('insert', f'{W}/f.txt', insert_line=1, new_str='p\rq'), rd(f'{W}/f.txt')], files={'f.txt': FIVE}, cw=False)
+     cw='ignore_modes')
+case(g, 'crlf_file', [ed('insert', f'{W}/f.txt', insert_line=1, new_str='x'), rd(f'{W}/f.txt')], files={'f.txt': 'a\r\nb\r\n'}, cw='ignore_modes')
+case(g, 'big_middle', [ed('insert', f'{W}/big.txt', insert_line=1500, new_str='inserted 1\ninserted 2')], files={'big.txt': BIG}, cw='ignore_modes')
+case(g, 'new_str_with_cr', [ed('insert', f'{W}/f.txt', insert_line=1, new_str='p\rq'), rd(f'{W}/f.txt')], files={'f.txt': FIVE}, cw='ignore_modes')
 case(g, 'missing_file', [ed('insert', f'{W}/nope.txt', insert_line=0, new_str='x')])
 case(g, 'list_insert_line', [ed('insert', f'{W}/f.txt', insert_line=[1], new_str='x')], files={'f.txt': FIVE}, notes='TypeError text')
-case(g, 'bool_insert_line', [ed('insert', f'{W}/f.txt', insert_line=True, new_str='x'), rd(f'{W}/f.txt')], files={'f.txt': FIVE}, cw=False)
-case(g, 'unicode', [ed('insert', f'{W}/u.txt', insert_line=1, new_str='✓ 日本'), rd(f'{W}/u.txt')], files={'u.txt': 'ä\nö\n'}, cw=False)
+case(g, 'bool_insert_line', [ed('insert', f'{W}/f.txt', insert_line=True, new_str='x'), rd(f'{W}/f.txt')], files={'f.txt': FIVE}, cw='ignore_modes')
+case(g, 'unicode', [ed('insert', f'{W}/u.txt', insert_line=1, new_str='✓ 日本'), rd(f'{W}/u.txt')], files={'u.txt': 'ä\nö\n'}, cw='ignore_modes')
 case(g, 'many_lines', [ed('insert', f'{W}/f.txt', insert_line=3, new_str='\n'.join(f'n{i}' for i in range(20)))], files={'f.txt': FIVE},
-     cw=False)
+     cw='ignore_modes')
 
 # ------------------------------------------------------------------ undo
 g = 'undo'
@@ -283,7 +283,7 @@ case(g, 'after_external_write', [ed('str_replace', f'{W}/f.txt', old_str='a', ne
 case(g, 'crlf_restored_as_lf', [ed('str_replace', f'{W}/f.txt', old_str='a', new_str='b'), ed('undo_edit', f'{W}/f.txt'), rd(f'{W}/f.txt')],
      files={'f.txt': 'a\r\nc\r\n'})
 case(g, 'insert_then_undo', [ed('insert', f'{W}/f.txt', insert_line=5, new_str='end'), ed('undo_edit', f'{W}/f.txt'), rd(f'{W}/f.txt')],
-     files={'f.txt': FIVE}, cw=False)
+     files={'f.txt': FIVE}, cw='ignore_modes')
 case(g, 'missing_file', [ed('undo_edit', f'{W}/nope.txt')])
 case(g, 'big_truncated', [ed('str_replace', f'{W}/big.txt', old_str='row number 02999', new_str='last'), ed('undo_edit', f'{W}/big.txt')],
      files={'big.txt': BIG})
@@ -307,6 +307,19 @@ case(g, 'binary_edits', [ed('undo_edit', f'{W}/n.txt'), ed('insert', f'{W}/n.txt
 case(g, 'supported_binary_edits', [ed('insert', f'{W}/a.docx', insert_line=0, new_str='x'), ed('undo_edit', f'{W}/a.XLSX'),
                                    ed('str_replace', f'{W}/a.wav', old_str='a', new_str='b')],
      files={'a.docx': 'x', 'a.XLSX': 'x', 'a.wav': 'x'})
+# The snippet of str_replace and insert is read back through read_file, which validates the new
+# file: an edit that makes it binary-looking or too large is written and reported as an error.
+case(g, 'str_replace_leaves_binary', [ed('str_replace', f'{W}/s.txt', old_str='ab\n', new_str='日本'), rd(f'{W}/s.txt'),
+                                      ed('undo_edit', f'{W}/s.txt'), wr(f'{W}/s.txt', 'text\n'), ed('undo_edit', f'{W}/s.txt'),
+                                      rd(f'{W}/s.txt')],
+     files={'s.txt': 'ab\n'}, notes='written, history kept, then refused; undo needs a text file again, then restores')
+case(g, 'insert_leaves_binary', [ed('insert', f'{W}/s.txt', insert_line=0, new_str='a\x00b'), rd(f'{W}/s.txt'),
+                                 wr(f'{W}/s.txt', 'text\n'), ed('undo_edit', f'{W}/s.txt')],
+     files={'s.txt': 'x\n'}, notes='written and refused before the history entry: nothing to undo', cw='ignore_modes')
+case(g, 'str_replace_leaves_too_large', [run("{ head -c 10485700 /dev/zero | tr '\\0' a; printf 'X\\n'; } > big.txt"),
+                                         ed('str_replace', f'{W}/big.txt', old_str='X', new_str='Y' * 100),
+                                         view(f'{W}/big.txt', [1, 1]), run('wc -c < big.txt; tail -c 20 big.txt')],
+     notes='an edit past the 10 MiB limit is written, then refused')
 case(g, 'pyc_edit', [ed('str_replace', f'{W}/m.pyc', old_str='a', new_str='b'), ed('view', f'{W}/m.pyc')], files={'m.pyc': 'a\n'})
 case(g, 'path_with_quote', [ed('create', f"{W}/it's.txt", file_text='q'), view(f"{W}/it's.txt"),
                             ed('create', f"{W}/no/it's.txt", file_text='q')], notes='repr of the path in OSError text')
@@ -314,7 +327,7 @@ case(g, 'nul_after_utf8', [view(f'{W}/n.txt')], files={'n.txt': 'héllo wörld �
 case(g, 'mixed_sequence', [ed('create', f'{W}/s.py', file_text='a = 1\n'), ed('insert', f'{W}/s.py', insert_line=1, new_str='b = 2'),
                            ed('str_replace', f'{W}/s.py', old_str='a = 1', new_str='a = 0'), view(f'{W}/s.py', [1, 2]),
                            ed('undo_edit', f'{W}/s.py'), ed('undo_edit', f'{W}/s.py'), ed('undo_edit', f'{W}/s.py'), ed('undo_edit', f'{W}/s.py'),
-                           rd(f'{W}/s.py')], cw=False)
+                           rd(f'{W}/s.py')], cw='ignore_modes')
 
 total = 0
 for name, cases in GROUPS.items():
