@@ -10,6 +10,8 @@ touched file must be identical after every step.
       $HOME/.cache/openhands-vscode-runtime/venv/bin/python -m pytest tests/conformance/test_random_editor.py -q
 
 File modes are not compared (`insert` leaves the reference's file at 0600, spec §4.13 [F]).
+The reference runs with the workspace as its process cwd, so its binary pre-check of a read with a
+relative path looks at the file the read opens, as ours does (spec §3.1 [F]).
 A step may differ only when the reference misdetects the file's encoding (charset_normalizer,
 spec §4.12 [N]), and then only in the decoded text (`content`, `extras.old_content`,
 `new_content`, `diff`); the number of such steps is asserted under a bound. A fixed seed
@@ -54,6 +56,7 @@ class RefFiles:
         ex.user_id = os.getuid()
         ex.username = None
         self.ex = ex
+        self.ws = ws
         import asyncio
 
         self.loop = asyncio.new_event_loop()
@@ -62,10 +65,18 @@ class RefFiles:
         d = json.loads(json.dumps(line))
         action_id = d.pop('id', None)
         action = self.m['event_from_dict'](d)
+        # The server's binary pre-check of a read takes the path as given, so a relative path is
+        # checked against the server's own process cwd, not the file the read opens (spec §3.1
+        # [F]); ours checks the file it reads (crates/oh-files/README.md). With the workspace as
+        # this process's cwd while the reference runs, both check the same file.
+        here = os.getcwd()
+        os.chdir(self.ws)
         try:
             obs = self.loop.run_until_complete(getattr(self.ex, d['action'])(action))
         except Exception as e:
             return {'__reference_http_500__': f'Internal server error: {e}'}
+        finally:
+            os.chdir(here)
         obs._cause = action_id
         return json.loads(json.dumps(self.m['event_to_dict'](obs)))
 
