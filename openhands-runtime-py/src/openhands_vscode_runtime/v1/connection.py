@@ -10,6 +10,7 @@ executor started elsewhere (VS Code): `ExecutorConnection.url`, `.conversation_i
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import json
 import logging
 import os
@@ -156,19 +157,44 @@ class ExecutorConnection:
 
 
 _CONNECTIONS: dict[str, ExecutorConnection] = {}
+# Workspaces whose connection is being started: its outcome, for every caller that asks meanwhile.
+_STARTING: dict[str, concurrent.futures.Future[ExecutorConnection]] = {}
 _LOCK = threading.Lock()
 
 
 def connection_for(workspace: str, *, no_change_timeout: int | None = None) -> ExecutorConnection:
     """The process's connection for `workspace`, started on first use (the terminal and the
-    file editor of a conversation share it, so they share one executor)."""
+    file editor of a conversation share it, so they share one executor).
+
+    A conversation creates its tools in parallel: callers that ask while the connection is being
+    started wait for that one start and share its outcome, so an executor that never registers
+    costs one connect timeout and one error, not one per tool. The wait is outside `_LOCK`, so
+    other workspaces and `close_all` are not held up by it."""
     key = os.path.abspath(workspace)
     with _LOCK:
         conn = _CONNECTIONS.get(key)
-        if conn is None or conn.channel.closed:
-            conn = ExecutorConnection(key, no_change_timeout=no_change_timeout)
-            _CONNECTIONS[key] = conn
-        return conn
+        if conn is not None and not conn.channel.closed:
+            return conn
+        starting = _STARTING.get(key)
+        if starting is None:
+            starting = _STARTING[key] = concurrent.futures.Future()
+            starter = True
+        else:
+            starter = False
+    if not starter:
+        return starting.result()
+    try:
+        conn = ExecutorConnection(key, no_change_timeout=no_change_timeout)
+    except BaseException as e:
+        with _LOCK:
+            _STARTING.pop(key, None)
+        starting.set_exception(e)
+        raise
+    with _LOCK:
+        _STARTING.pop(key, None)
+        _CONNECTIONS[key] = conn
+    starting.set_result(conn)
+    return conn
 
 
 @atexit.register
