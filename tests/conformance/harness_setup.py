@@ -45,6 +45,7 @@ if DRIVER not in ('replay', 'addon', 'socket', 'hub'):
 
 _ENV_LOCK = threading.Lock()
 _BASE: str | None = None
+_PINNED_ENV: dict[str, str] = {}
 
 
 def base_dir() -> str:
@@ -68,7 +69,21 @@ def base_dir() -> str:
             # ~/.bashrc runs `pyenv rehash`, which waits up to 60 s on a lock file that a shell killed
             # mid-rehash (a short case's tmux session) leaves behind. Both sides get the same value.
             os.environ['PYENV_REHASH_TIMEOUT'] = '1'
+            _PINNED_ENV.update(os.environ)
         return _BASE
+
+
+def pinned_env() -> dict[str, str]:
+    """The environment `base_dir()` pinned, for the processes the harness starts.
+
+    Not `env=None`: pytest's main thread sets and removes PYTEST_CURRENT_TEST while the pool's
+    threads start processes, and a child started by vfork reads the parent's live `environ` in
+    execve; when setenv moves that array meanwhile, execve fails with EFAULT ("[Errno 14] Bad
+    address", seen once in CI). An explicit env is copied into the child's own envp first. Not
+    `dict(os.environ)` in a pool thread either: iterating it while the main thread changes it
+    raises KeyError."""
+    base_dir()
+    return dict(_PINNED_ENV)
 
 
 def cleanup_base() -> None:

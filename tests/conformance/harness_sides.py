@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness_setup import DEFAULT_TIMEOUT, DRIVER, HARNESS_KEYS, HERE, _subst, executor_binary
+from harness_setup import DEFAULT_TIMEOUT, DRIVER, HARNESS_KEYS, HERE, _subst, executor_binary, pinned_env
 
 # --------------------------------------------------------------------------------------------
 # Reference side
@@ -232,9 +232,7 @@ class OursSide:
             # the reference "server process" is this process: same cwd (matters only for the
             # [F] relative-path binary check of spec §3.1)
             cwd=os.getcwd(),
-            # inherit (a copy of os.environ can race with pytest setting PYTEST_CURRENT_TEST in
-            # another thread: KeyError)
-            env=None,
+            env=pinned_env(),
         )
         self.lines: queue.Queue = queue.Queue()
         self.reader = threading.Thread(target=self._read, daemon=True)
