@@ -44,6 +44,11 @@ def _submit_all(session: pytest.Session) -> None:
     if _pool is not None:
         return
     harness.base_dir()  # pin the environment before anything starts tmux
+    # The reference's import sets environment variables (and moves the `environ` array): here, in
+    # the main thread, before any case starts a process, not in the first worker while the
+    # others start theirs (harness_setup.pinned_env).
+    harness._ref()
+    harness.pin_env()
     workers = int(os.environ.get('CONFORMANCE_WORKERS', '3'))
     _pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix='conformance')
     reporter = session.config.pluginmanager.get_plugin('terminalreporter')

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from harness_compare import Normaliser, _walk_strings, apply_regex, obs_diff, pretty  # noqa: F401
 from harness_setup import (  # noqa: F401
     DRIVER, HERE, REPO, Case, _without_modes, base_dir, cleanup_base, load_cases,
-    prepare_workspace, snapshot_workspace,
+    pin_env, prepare_workspace, snapshot_workspace,
 )
 from harness_sides import OursSide, RefAsOurs, RefSide, _ref, canonical_action  # noqa: F401
 

@@ -45,7 +45,7 @@ if DRIVER not in ('replay', 'addon', 'socket', 'hub'):
 
 _ENV_LOCK = threading.Lock()
 _BASE: str | None = None
-_PINNED_ENV: dict[str, str] = {}
+_PINNED_ENV: dict[str, str] | None = None
 
 
 def base_dir() -> str:
@@ -69,20 +69,30 @@ def base_dir() -> str:
             # ~/.bashrc runs `pyenv rehash`, which waits up to 60 s on a lock file that a shell killed
             # mid-rehash (a short case's tmux session) leaves behind. Both sides get the same value.
             os.environ['PYENV_REHASH_TIMEOUT'] = '1'
-            _PINNED_ENV.update(os.environ)
         return _BASE
 
 
-def pinned_env() -> dict[str, str]:
-    """The environment `base_dir()` pinned, for the processes the harness starts.
+def pin_env() -> None:
+    """Take the snapshot `pinned_env()` returns (once). The pytest run takes it in its main thread
+    after `base_dir()` and the reference's import (which sets variables of its own, as the
+    reference's tmux server sees them), before any case starts."""
+    global _PINNED_ENV
+    with _ENV_LOCK:
+        if _PINNED_ENV is None:
+            _PINNED_ENV = dict(os.environ)
 
-    Not `env=None`: pytest's main thread sets and removes PYTEST_CURRENT_TEST while the pool's
-    threads start processes, and a child started by vfork reads the parent's live `environ` in
-    execve; when setenv moves that array meanwhile, execve fails with EFAULT ("[Errno 14] Bad
-    address", seen once in CI). An explicit env is copied into the child's own envp first. Not
+
+def pinned_env() -> dict[str, str]:
+    """The environment for the processes the harness starts (see `pin_env`).
+
+    Not `env=None`: a child started by vfork reads the parent's live `environ` in execve, and a
+    thread that adds a variable meanwhile (pytest's main thread, or an import in another worker
+    that sets one) can move that array: execve then fails with EFAULT ("[Errno 14] Bad address",
+    seen once in CI). An explicit env is copied into the child's own envp first. Not
     `dict(os.environ)` in a pool thread either: iterating it while the main thread changes it
     raises KeyError."""
-    base_dir()
+    pin_env()
+    assert _PINNED_ENV is not None
     return dict(_PINNED_ENV)
 
 
