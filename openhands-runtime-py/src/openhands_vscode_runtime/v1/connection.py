@@ -188,7 +188,10 @@ def connection_for(workspace: str, *, no_change_timeout: int | None = None) -> E
     except BaseException as e:
         with _LOCK:
             _STARTING.pop(key, None)
-        starting.set_exception(e)
+        # A KeyboardInterrupt belongs to the thread it interrupted; the others get an error.
+        starting.set_exception(e if isinstance(e, Exception) else ExecutorUnavailable(
+            f'openhands_vscode_runtime.v1: the executor start was interrupted ({type(e).__name__}).'
+        ))
         raise
     with _LOCK:
         _STARTING.pop(key, None)
