@@ -37,7 +37,6 @@ function setup(options: Omit<Partial<ExecutorServiceDeps>, 'config'> & { config?
     sessionKey: async () => 'secret',
     consent: async () => 'granted',
     conversation: () => 'conv1',
-    sleep: async () => undefined,
     loadNative: () => ({ module: { Executor: FakeExecutor as any, PROTOCOL_VERSION: 1 }, file: '/x.node' }),
     fsBridge: () => ({}) as any,
     workspace: () => ({ root: '/ws', label: 'ws' }),
@@ -192,23 +191,14 @@ describe('executor service', () => {
     expect(FakeExecutor.last!.stopped).toBe(1);
   });
 
-  it('waits (bounded) for the server to open the runtime of a new conversation', async () => {
-    let refusals = 2;
+  it('does not retry a refusal for a conversation without a runtime (the server holds early executors itself)', async () => {
     const orig = FakeExecutor.prototype.start;
-    FakeExecutor.prototype.start = async function () {
-      if (refusals-- > 0) throw coded('ENORUNTIME', 'connection refused: oh-executor: no VsCodeRuntime for conversation conv1');
-    };
+    FakeExecutor.prototype.start = async function () { throw coded('ENORUNTIME', 'connection refused: oh-executor: no VsCodeRuntime for conversation conv1'); };
     const { service } = setup();
     await service.start();
     FakeExecutor.prototype.start = orig;
-    expect(FakeExecutor.count).toBe(3);
-    expect(service.snapshot).toMatchObject({ state: 'connected', conversationId: 'conv1' });
-
-    FakeExecutor.prototype.start = async function () { throw coded('ENORUNTIME', 'connection refused: oh-executor: no VsCodeRuntime for conversation conv1'); };
-    const late = setup({ runtimeWaitMs: 0 });
-    await late.service.start();
-    FakeExecutor.prototype.start = orig;
-    expect(late.service.snapshot).toMatchObject({ state: 'error', fixes: ['settings', 'retry'] });
+    expect(FakeExecutor.count).toBe(1);
+    expect(service.snapshot).toMatchObject({ state: 'error', fixes: ['settings', 'retry'] });
   });
 
   it('follows the tab: retarget switches the conversation it serves', async () => {

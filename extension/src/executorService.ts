@@ -41,12 +41,6 @@ export interface ExecutorServiceDeps {
   activity: Pick<ActivityLog, 'action' | 'observation' | 'running'>;
   /** Level for the addon's log records (follows the output channel's level). */
   logLevel?: () => 'error' | 'warn' | 'info' | 'debug' | 'trace';
-  /**
-   * How long to keep retrying while the server has no runtime for the conversation yet (it opens
-   * one when the conversation's agent loop starts, right after creation or when the tab joins).
-   */
-  runtimeWaitMs?: number;
-  sleep?: (ms: number) => Promise<void>;
   notify: (error: UserError) => void;
   clientName: string;
   /**
@@ -208,26 +202,11 @@ export class ExecutorService implements vscode.Disposable {
       if (key) options.sessionApiKey = key;
       const ideTools = d.ideTools?.();
       if (ideTools) options.ideTools = [...ideTools.list];
-      // The server refuses an executor until the conversation's runtime exists (it opens when the
-      // agent loop starts): keep trying for a while instead of failing the first time.
-      const deadline = Date.now() + (d.runtimeWaitMs ?? 90000);
-      const sleep = d.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-      let executor: NativeExecutor;
-      for (;;) {
-        executor = new module.Executor(options, d.fsBridge(), this.hooks(generation, ideTools));
-        this.executor = executor;
-        try {
-          await executor.start();
-          break;
-        } catch (e) {
-          if (errorCode(e) !== 'ENORUNTIME' || Date.now() >= deadline || !current()) throw e;
-          this.executor = undefined;
-          await executor.stop().catch(() => undefined);
-          this.update({ state: 'connecting', message: 'Waiting for the server to start the runtime of this conversation…' });
-          await sleep(1000);
-          if (!current()) return;
-        }
-      }
+      // An executor that arrives before the conversation's runtime waits in the server's waiting
+      // room (docs/protocol.md) and is welcomed when the runtime opens: no retry loop here.
+      const executor: NativeExecutor = new module.Executor(options, d.fsBridge(), this.hooks(generation, ideTools));
+      this.executor = executor;
+      await executor.start();
       if (!current()) {
         await executor.stop().catch(() => undefined);
         return;

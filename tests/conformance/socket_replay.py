@@ -74,6 +74,9 @@ def main() -> int:
             ['node', str(CLI), '--url', f'http://127.0.0.1:{port}', '--conversation', 'conv1',
              '--workspace', a.workspace, '--no-change-timeout', a.no_change_timeout, '--log-level', 'warn'],
             stdout=sys.stderr, stderr=sys.stderr, cwd=os.getcwd(),
+            # server.py's default key; the executor reads it and removes it from its environment
+            # (the agent's bash never sees it).
+            env={**os.environ, 'OH_SESSION_API_KEY': 'test-key'},
         )
         wait('registered')
         for line in sys.stdin:

@@ -224,27 +224,22 @@ class HeadlessExecutor:
     def start(self, timeout: float = 30.0) -> float:
         """Start it and wait until it registered; seconds it took.
 
-        An executor can register only while the conversation's runtime waits for it; the runtime
-        may still be starting when this is called (the REST status says STARTING_RUNTIME just
-        before the runtime opens its channel), so a refusal for an unknown conversation is retried.
+        The runtime may still be starting when this is called (the REST status says
+        STARTING_RUNTIME just before the runtime opens its channel): the server keeps an executor
+        that proved its key in its waiting room and welcomes it when the runtime opens
+        (docs/protocol.md), so one start is enough; a refusal is a failure.
         """
         start = time.monotonic()
-        while True:
-            proc = self._spawn()
-            while proc.poll() is None:
-                if 'registered with' in self.log():
-                    self.proc = proc
-                    return time.monotonic() - start
-                if time.monotonic() - start > timeout:
-                    self._kill(proc)
-                    raise AssertionError(f'the executor did not register:\n{self.log()}')
-                time.sleep(0.05)
-            refused_early = proc.returncode == 2 and 'no VsCodeRuntime for conversation' in self.log()
-            if not refused_early or time.monotonic() - start > timeout:
-                raise AssertionError(
-                    f'the executor exited with {proc.returncode}:\n{self.log()}'
-                )
-            time.sleep(0.25)
+        proc = self._spawn()
+        while proc.poll() is None:
+            if 'registered with' in self.log():
+                self.proc = proc
+                return time.monotonic() - start
+            if time.monotonic() - start > timeout:
+                self._kill(proc)
+                raise AssertionError(f'the executor did not register:\n{self.log()}')
+            time.sleep(0.05)
+        raise AssertionError(f'the executor exited with {proc.returncode}:\n{self.log()}')
 
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None

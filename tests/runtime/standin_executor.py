@@ -1,6 +1,6 @@
 """A minimal Python stand-in for the headless executor, for protocol unit tests only.
 
-It speaks oh-executor/1 (docs/protocol.md) with the same command line as
+It speaks oh-executor/2 (docs/protocol.md) with the same command line as
 npm/executor/bin/openhands-vscode-executor.js, but runs each command with `bash -c` (no session
 state, no BashSession semantics) and implements only `run`, `read` and `write`. The real suite uses
 the real executor; this file exists so that the runtime's side of the protocol can be tested on its
@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
+import hmac
 import os
+import secrets
 import subprocess
 import sys
 import threading
@@ -67,7 +70,8 @@ async def main() -> int:
     p.add_argument('--session-api-key', default=os.environ.get('OH_SESSION_API_KEY'))
     p.add_argument('--workspace', required=True)
     p.add_argument('--no-change-timeout')
-    p.add_argument('--protocol', type=int, default=1)
+    p.add_argument('--protocol', type=int, default=2)
+    p.add_argument('--wrong-proof', action='store_true', help='answer the challenge with a bad proof')
     p.add_argument('--exit-on-stdin-eof', action='store_true')
     a = p.parse_args()
     if a.exit_on_stdin_eof:
@@ -84,6 +88,29 @@ async def main() -> int:
     started: dict[tuple[str, int], asyncio.Future] = {}
     session = {'id': None}
     welcomed = asyncio.Event()
+
+    client_nonce = secrets.token_hex(32)
+
+    def proof(label: str, first: str, second: str) -> str:
+        message = '\n'.join((label, a.conversation, first, second)).encode()
+        return hmac.new(a.session_api_key.encode(), message, hashlib.sha256).hexdigest()
+
+    @sio.on('oh_executor_challenge', namespace=NS)
+    async def challenge(data):
+        sn = data['server_nonce']
+        mine = proof('oh-executor/2 server', client_nonce, sn)
+        if not any(hmac.compare_digest(mine, p) for p in data['server_proofs']):
+            print('the server could not prove it holds the session key', flush=True)
+            os._exit(3)
+        answer = proof('oh-executor/2 executor', sn, client_nonce)
+        if a.wrong_proof:
+            answer = '0' * 64
+        await sio.emit('oh_executor_auth', {'proof': answer}, namespace=NS)
+
+    @sio.on('oh_executor_refused', namespace=NS)
+    async def refused(data):
+        print('refused', data.get('message'), flush=True)
+        os._exit(2)
 
     @sio.on('oh_executor_welcome', namespace=NS)
     async def welcome(data):
@@ -113,8 +140,6 @@ async def main() -> int:
         await sio.emit('oh_event', reply, namespace=NS)
 
     query = f'conversation_id={a.conversation}'
-    if a.session_api_key:
-        query += f'&session_api_key={a.session_api_key}'
     await sio.connect(
         f'{a.url}?{query}',
         namespaces=[NS],
@@ -124,6 +149,7 @@ async def main() -> int:
             'executor_id': executor_id,
             'workspace': os.path.realpath(a.workspace),
             'client': 'standin/0',
+            **({'client_nonce': client_nonce} if a.session_api_key else {}),
         },
         wait_timeout=10,
     )

@@ -1,5 +1,7 @@
 """Authentication, always (issue 10, item 1), embedded mode: no executor registers, and no action is
-delegated, without the runtime's secret; a web page cannot register even with it.
+delegated, without the runtime's secret; a web page cannot register even with it. Protocol 2
+(issue 22): the key never crosses the wire, the hub refuses a wrong executor proof, and an
+executor that proved a standing key waits (bounded) for a runtime that is not open yet.
 
 Real parts: the runtime and its hub on the embedded python-socketio server, the REAL headless
 executor as the legitimate and as the intruding executor, and a raw WebSocket client (the
@@ -10,9 +12,13 @@ test_server_mode.py with the same helpers.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
 import os
+import secrets
 import threading
+import time
 import uuid
 from pathlib import Path
 from urllib.parse import urlencode
@@ -26,7 +32,10 @@ from openhands.events.action import CmdRunAction
 from openhands.events.observation import CmdOutputObservation
 
 from openhands_vscode_runtime.executor_process import ExecutorProcess, find_executor
+from openhands_vscode_runtime import hub as hub_module
 from openhands_vscode_runtime.hub import NAMESPACE
+
+UNPROVEN = 'could not prove it holds the session key: not the OpenHands you configured?'
 
 
 def intruder(url: str, conversation_id: str, key: str | None, workspace: Path) -> tuple[int, str]:
@@ -49,16 +58,15 @@ def intruder(url: str, conversation_id: str, key: str | None, workspace: Path) -
 def browser_register(url: str, conversation_id: str, key: str, origin: str) -> str:
     """A WebSocket opened the way a web page opens one (with Origin), trying to register with the
     right key. Returns the server's answer to the namespace CONNECT."""
-    query = urlencode({'EIO': '4', 'transport': 'websocket', 'conversation_id': conversation_id,
-                       'session_api_key': key})
+    query = urlencode({'EIO': '4', 'transport': 'websocket', 'conversation_id': conversation_id})
     ws_url = url.replace('http://', 'ws://') + f'/socket.io/?{query}'
 
     async def go() -> str:
         async with websockets.connect(ws_url, origin=origin) as ws:
             opening = await asyncio.wait_for(ws.recv(), 5)
             assert opening.startswith('0{'), opening
-            auth = {'protocol': 1, 'executor_id': str(uuid.uuid4()), 'workspace': '/tmp',
-                    'client': 'web-page/0'}
+            auth = {'protocol': 2, 'executor_id': str(uuid.uuid4()), 'workspace': '/tmp',
+                    'client': 'web-page/0', 'client_nonce': secrets.token_hex(32)}
             await ws.send(f'40{NAMESPACE},{json.dumps(auth)}')
             while True:
                 packet = await asyncio.wait_for(ws.recv(), 5)
@@ -77,9 +85,10 @@ def polling_register(url: str, conversation_id: str, key: str) -> str:
         client.on('connect_error', lambda data: errors.append(data), namespace=NAMESPACE)
         try:
             await client.connect(
-                f'{url}?{urlencode({"conversation_id": conversation_id, "session_api_key": key})}',
+                f'{url}?{urlencode({"conversation_id": conversation_id})}',
                 namespaces=[NAMESPACE], transports=['polling'],
-                auth={'protocol': 1, 'executor_id': 'x', 'workspace': '/tmp', 'client': 't/0'},
+                auth={'protocol': 2, 'executor_id': 'x', 'workspace': '/tmp', 'client': 't/0',
+                      'client_nonce': secrets.token_hex(32)},
                 wait_timeout=5,
             )
         except socketio.exceptions.ConnectionError:
@@ -134,7 +143,8 @@ def test_refusals_before_the_real_executor_registers(temp_dir, tmp_path, monkeyp
     assert 'oh-executor: missing session_api_key' in out, out
     rc, out = intruder(url, sid, 'wrong-' + key, intruders / 'wrong')
     assert rc == 2, out
-    assert 'oh-executor: invalid session_api_key' in out, out
+    # The executor with another key cannot tell this hub from an impostor: it leaves it.
+    assert UNPROVEN in out, out
     answer = browser_register(url, sid, key, origin='http://evil.example')
     assert answer.startswith(f'44{NAMESPACE},'), answer
     assert 'cross-origin connection refused (Origin http://evil.example)' in answer
@@ -168,7 +178,7 @@ def test_unauthenticated_replacement_is_refused(temp_dir, tmp_path):
         rc, out = intruder(rt.server_url, rt.sid, None, intruders / 'nokey')
         assert rc == 2 and 'missing session_api_key' in out, out
         rc, out = intruder(rt.server_url, rt.sid, 'not-the-key', intruders / 'wrong')
-        assert rc == 2 and 'invalid session_api_key' in out, out
+        assert rc == 2 and UNPROVEN in out, out
         answer = browser_register(rt.server_url, rt.sid, rt.session_api_key, 'http://localhost:3001')
         assert 'cross-origin connection refused' in answer, answer
         assert ch.executor_sid == before and ch.registrations == 1
@@ -198,3 +208,217 @@ def test_a_channel_without_a_key_cannot_be_opened():
     for empty in (None, '', (), ('',)):
         with pytest.raises(ValueError, match='at least one executor key'):
             hub.open_channel('conv-nokey', session_api_key=empty, session_settings={})
+
+
+def proof(key: str, label: str, conversation_id: str, first: str, second: str) -> str:
+    message = '\n'.join((label, conversation_id, first, second)).encode()
+    return hmac.new(key.encode(), message, hashlib.sha256).hexdigest()
+
+
+def handshake(url: str, conversation_id: str, *, key: str, prove_with: str,
+              timeout: float = 10) -> dict:
+    """A python-socketio client doing protocol 2 by hand: checks the hub's proof with `key`, then
+    answers with a proof made with `prove_with`. Returns what the hub sent."""
+    seen: dict = {'events': []}
+
+    async def go() -> dict:
+        client = socketio.AsyncClient(reconnection=False)
+        nonce = secrets.token_hex(32)
+        done = asyncio.Event()
+
+        @client.on('oh_executor_challenge', namespace=NAMESPACE)
+        async def challenge(data):
+            seen['events'].append(('challenge', data))
+            sn = data['server_nonce']
+            mine = proof(key, 'oh-executor/2 server', conversation_id, nonce, sn)
+            seen['server_proved'] = any(hmac.compare_digest(mine, p) for p in data['server_proofs'])
+            await client.emit('oh_executor_auth', {'proof': proof(
+                prove_with, 'oh-executor/2 executor', conversation_id, sn, nonce)},
+                namespace=NAMESPACE)
+
+        for name in ('oh_executor_welcome', 'oh_executor_refused', 'oh_executor_waiting'):
+            def handler(data, name=name):
+                seen['events'].append((name, data))
+                if name != 'oh_executor_waiting':
+                    done.set()
+            client.on(name, handler, namespace=NAMESPACE)
+
+        client.on('connect_error', lambda data: seen.setdefault('connect_error', data),
+                  namespace=NAMESPACE)
+        try:
+            await client.connect(
+                f'{url}?{urlencode({"conversation_id": conversation_id})}',
+                namespaces=[NAMESPACE], transports=['websocket'], wait_timeout=5,
+                auth={'protocol': 2, 'executor_id': str(uuid.uuid4()), 'workspace': '/tmp',
+                      'client': 'by-hand/0', 'client_nonce': nonce})
+        except socketio.exceptions.ConnectionError:
+            await client.disconnect()
+            return seen
+        try:
+            await asyncio.wait_for(done.wait(), timeout)
+        except TimeoutError:
+            seen['timed_out'] = True  # still waiting (the caller decides whether that is right)
+        finally:
+            await client.disconnect()
+        return seen
+
+    return asyncio.run(go())
+
+
+def test_a_wrong_executor_proof_is_refused(temp_dir):
+    """A client that cannot prove the key (here: it checks the hub's proof with the right key,
+    then answers with a proof made with another) is refused and never registers."""
+    rt, _ = load_runtime(temp_dir)
+    try:
+        ch = rt._channel
+        before = ch.executor_sid
+        seen = handshake(rt.server_url, rt.sid, key=rt.session_api_key, prove_with='guess')
+        assert seen['server_proved'], seen
+        names = [n for n, _ in seen['events']]
+        assert names == ['challenge', 'oh_executor_refused'], seen
+        assert 'invalid session_api_key' in seen['events'][1][1]['message'], seen
+        assert ch.executor_sid == before and ch.registrations == 1
+        # The right proof is welcomed (and replaces the executor): the test above can fail.
+        seen = handshake(rt.server_url, rt.sid, key=rt.session_api_key,
+                         prove_with=rt.session_api_key)
+        assert [n for n, _ in seen['events']][-1] == 'oh_executor_welcome', seen
+    finally:
+        rt.close()
+
+
+def test_the_key_is_not_in_the_spawned_executors_argv(temp_dir):
+    rt, _ = load_runtime(temp_dir)
+    try:
+        proc = rt.executor_process
+        assert proc is not None
+        cmdline = Path(f'/proc/{proc.pid}/cmdline').read_bytes()
+        assert rt.session_api_key.encode() not in cmdline, cmdline
+        assert b'--url' in cmdline  # it is the executor's command line
+    finally:
+        rt.close()
+
+
+@pytest.fixture
+def standing_key():
+    """The embedded hub with a standing key, as server mode sets one (the executor token)."""
+    from openhands_vscode_runtime.embedded import embedded_server
+
+    hub = embedded_server().hub
+    key = secrets.token_urlsafe(24)
+    hub.set_standing_keys([key])
+    yield hub, key
+    hub.set_standing_keys([])
+    hub.waiting_room_seconds = hub_module.WAITING_ROOM_SECONDS
+
+
+def test_an_executor_that_arrives_first_is_welcomed_when_the_runtime_opens(standing_key, tmp_path):
+    hub, key = standing_key
+    from openhands_vscode_runtime.embedded import embedded_server
+
+    url = embedded_server().url
+    conversation_id = f'early_{uuid.uuid4().hex[:6]}'
+    ws = tmp_path / 'ws'
+    ws.mkdir()
+    real = ExecutorProcess(find_executor(), url=url, conversation_id=conversation_id,
+                           session_api_key=key, workspace=str(ws), no_change_timeout=None)
+    try:
+        deadline = time.monotonic() + 20
+        while 'waits' not in (log := Path(real.log_path).read_text(errors='replace')) and \
+                'waiting up to' not in log:
+            assert real.proc.poll() is None, log
+            assert time.monotonic() < deadline, log
+            time.sleep(0.05)
+        ch = hub.open_channel(conversation_id, session_api_key=key, session_settings={})
+        try:
+            auth = ch.registration_future().result(20)
+            assert auth['workspace'] == str(ws.resolve())
+            assert real.proc.poll() is None
+        finally:
+            ch.close()
+    finally:
+        real.stop()
+        real.remove_log()
+
+
+def test_the_waiting_room_is_bounded_in_time_and_size(standing_key, monkeypatch):
+    hub, key = standing_key
+    from openhands_vscode_runtime.embedded import embedded_server
+
+    url = embedded_server().url
+    conversation_id = f'late_{uuid.uuid4().hex[:6]}'
+    hub.waiting_room_seconds = 1
+    seen = handshake(url, conversation_id, key=key, prove_with=key)
+    names = [n for n, _ in seen['events']]
+    assert names == ['challenge', 'oh_executor_waiting', 'oh_executor_refused'], seen
+    assert (f'no VsCodeRuntime for conversation {conversation_id}: none opened within 1 s'
+            in seen['events'][2][1]['message']), seen
+    # Full: with room for one, a second executor for the same conversation is refused at once.
+    monkeypatch.setattr(hub_module, 'WAITING_ROOM_PER_CONVERSATION', 1)
+    hub.waiting_room_seconds = 30
+    first = threading.Thread(target=handshake, args=(url, conversation_id),
+                             kwargs={'key': key, 'prove_with': key, 'timeout': 5}, daemon=True)
+    first.start()
+    deadline = time.monotonic() + 10
+    while not hub._waiting.get(conversation_id):
+        assert time.monotonic() < deadline, 'the first executor never waited'
+        time.sleep(0.02)
+    seen = handshake(url, conversation_id, key=key, prove_with=key)
+    assert 'the waiting room for executors that arrive before their runtime is full' in str(
+        seen.get('connect_error')), seen
+    first.join(15)
+    # Without standing keys (embedded mode) there is no waiting room.
+    hub.set_standing_keys([])
+    seen = handshake(url, conversation_id, key=key, prove_with=key)
+    assert f"no VsCodeRuntime for conversation {conversation_id}" in str(
+        seen.get('connect_error')), seen
+
+
+# ---- the executor token file (credentials.py): the refusals and the creation race ----------
+
+
+def test_the_token_file_is_refused_as_a_symlink_foreign_loose_or_short(tmp_path, monkeypatch):
+    from openhands_vscode_runtime.credentials import CredentialError, load_or_create_executor_token
+
+    state = tmp_path / 'state'
+    token, path = load_or_create_executor_token(state / 'executor-token')
+    assert len(token) >= 32 and (path.stat().st_mode & 0o777) == 0o600
+    assert load_or_create_executor_token(path)[0] == token  # reused
+    # A symlink planted at the path (to a file that is itself fine) is not followed.
+    elsewhere = tmp_path / 'elsewhere'
+    elsewhere.write_text(token + '\n')
+    elsewhere.chmod(0o600)
+    link = state / 'linked-token'
+    link.symlink_to(elsewhere)
+    with pytest.raises(OSError):
+        load_or_create_executor_token(link)
+    # Owned by another user: as seen by a process of another uid.
+    monkeypatch.setattr(os, 'getuid', lambda: path.stat().st_uid + 1)
+    with pytest.raises(CredentialError, match='belongs to another user'):
+        load_or_create_executor_token(path)
+    monkeypatch.undo()
+    path.chmod(0o640)
+    with pytest.raises(CredentialError, match=r'can be read by other users \(mode 0640\)'):
+        load_or_create_executor_token(path)
+    path.chmod(0o600)
+    path.write_text('short\n')
+    with pytest.raises(CredentialError, match='empty or too short'):
+        load_or_create_executor_token(path)
+
+
+def _create_token(path: str) -> str:
+    from openhands_vscode_runtime.credentials import load_or_create_executor_token
+
+    return load_or_create_executor_token(Path(path))[0]
+
+
+def test_concurrent_creators_of_the_token_file_agree_on_one_token(tmp_path):
+    """The creation race: every process that finds no file creates a token; the hard link lets
+    exactly one win and the others read the winner's."""
+    import multiprocessing
+
+    path = str(tmp_path / 'race' / 'executor-token')
+    with multiprocessing.get_context('spawn').Pool(6) as pool:
+        tokens = pool.map(_create_token, [path] * 12)
+    assert len(set(tokens)) == 1, tokens
+    assert Path(path).read_text().strip() == tokens[0]
+    assert [p.name for p in Path(path).parent.iterdir()] == ['executor-token']  # no temp left

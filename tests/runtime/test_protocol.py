@@ -1,9 +1,13 @@
-"""The runtime's side of oh-executor/1 (docs/protocol.md), driven by a raw Socket.IO client:
-handshake refusals, welcome, replacement, delegation payloads and reply acknowledgements."""
+"""The runtime's side of oh-executor/2 (docs/protocol.md), driven by a raw Socket.IO client:
+handshake refusals and proofs, welcome, replacement, delegation payloads and reply
+acknowledgements."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
+import secrets
 import uuid
 
 import engineio
@@ -34,13 +38,21 @@ def channel(hub):
     ch.close()
 
 
-class Client:
-    """A scripted executor connection."""
+def proof(key: str, label: str, conversation_id: str, first: str, second: str) -> str:
+    message = '\n'.join((label, conversation_id, first, second)).encode()
+    return hmac.new(key.encode(), message, hashlib.sha256).hexdigest()
 
-    def __init__(self):
+
+class Client:
+    """A scripted executor connection; with `key` it answers the challenge with that key's proof
+    (after checking the server's, recorded in `server_proved`)."""
+
+    def __init__(self, key: str | None = None):
         self.sio = socketio.AsyncClient(reconnection=False)
         self.events: list[tuple[str, object]] = []
         self.got = asyncio.Event()
+        self.key = key
+        self.server_proved: bool | None = None
 
         self.connect_error = None
 
@@ -49,11 +61,27 @@ class Client:
             self.events.append((event, data))
             self.got.set()
 
+        @self.sio.on('oh_executor_challenge', namespace=NAMESPACE)
+        async def challenge(data):
+            self.events.append(('oh_executor_challenge', data))
+            self.got.set()
+            if self.key is None:
+                return
+            conv, nonce, sn = self.conversation_id, self.nonce, data['server_nonce']
+            mine = proof(self.key, 'oh-executor/2 server', conv, nonce, sn)
+            self.server_proved = any(hmac.compare_digest(mine, p) for p in data['server_proofs'])
+            await self.sio.emit('oh_executor_auth', {
+                'proof': proof(self.key, 'oh-executor/2 executor', conv, sn, nonce)},
+                namespace=NAMESPACE)
+
         @self.sio.on('connect_error', namespace=NAMESPACE)
         async def connect_error(data):
             self.connect_error = data
 
     async def connect(self, query: str, auth: dict | None):
+        self.conversation_id = dict(p.split('=', 1) for p in query.split('&')).get(
+            'conversation_id', '')
+        self.nonce = (auth or {}).get('client_nonce', '')
         await self.sio.connect(
             f'{embedded_server().url}?{query}',
             namespaces=[NAMESPACE],
@@ -72,9 +100,12 @@ class Client:
         return [d for e, d in self.events if e == name][-1]
 
 
-def auth(workspace='/tmp', protocol=1):
-    return {'protocol': protocol, 'executor_id': str(uuid.uuid4()), 'workspace': workspace,
-            'client': 'test/0'}
+def auth(workspace='/tmp', protocol=2, nonce=True):
+    a = {'protocol': protocol, 'executor_id': str(uuid.uuid4()), 'workspace': workspace,
+         'client': 'test/0'}
+    if nonce:
+        a['client_nonce'] = secrets.token_hex(32)
+    return a
 
 
 @pytest.mark.parametrize(
@@ -82,11 +113,10 @@ def auth(workspace='/tmp', protocol=1):
     [
         (lambda ch: 'latest_event_id=3', {}, 'oh-executor: conversation_id is required'),
         (lambda ch: 'conversation_id=nobody', {}, 'oh-executor: no VsCodeRuntime for conversation nobody'),
-        (lambda ch: f'conversation_id={ch.conversation_id}&session_api_key=wrong', {},
-         'oh-executor: invalid session_api_key'),
-        (lambda ch: f'conversation_id={ch.conversation_id}', {}, 'oh-executor: missing session_api_key'),
-        (lambda ch: f'conversation_id={ch.conversation_id}&session_api_key=k3y', {'protocol': 2},
-         'oh-executor: protocol mismatch: server speaks 1, executor sent 2'),
+        (lambda ch: f'conversation_id={ch.conversation_id}', {'nonce': False},
+         'oh-executor: missing session_api_key'),
+        (lambda ch: f'conversation_id={ch.conversation_id}', {'protocol': 1},
+         'oh-executor: protocol mismatch: server speaks 2, executor sent 1'),
     ],
 )
 def test_refusals(channel, query_fn, auth_kw, message):
@@ -100,14 +130,28 @@ def test_refusals(channel, query_fn, auth_kw, message):
     assert message in text
 
 
+def test_a_wrong_proof_is_refused_after_the_challenge(channel):
+    async def go():
+        c = Client(key='wrong')
+        await c.connect(f'conversation_id={channel.conversation_id}', auth())
+        refused = await c.wait_for('oh_executor_refused')
+        assert c.server_proved is False  # the hub proved k3y, not 'wrong'
+        assert refused['message'].startswith('oh-executor: invalid session_api_key')
+        assert not any(e == 'oh_executor_welcome' for e, _ in c.events)
+        assert channel.registrations == 0
+        await c.sio.disconnect()
+
+    asyncio.run(go())
+
+
 def test_welcome_delegation_ack_and_replacement(channel):
     async def go():
-        a = Client()
-        await a.connect(f'conversation_id={channel.conversation_id}&session_api_key=k3y',
-                        auth('/ws/a'))
+        a = Client(key='k3y')
+        await a.connect(f'conversation_id={channel.conversation_id}', auth('/ws/a'))
         welcome = await a.wait_for('oh_executor_welcome')
+        assert a.server_proved is True
         assert welcome == {
-            'protocol': 1,
+            'protocol': 2,
             'conversation_id': channel.conversation_id,
             'runtime_session': channel.runtime_session,
             'session': {'no_change_timeout_seconds': 7},
@@ -139,9 +183,8 @@ def test_welcome_delegation_ack_and_replacement(channel):
         obs = await asyncio.wrap_future(fut)
         assert obs.content == 'hi' and obs.exit_code == 0
 
-        b = Client()
-        await b.connect(f'conversation_id={channel.conversation_id}&session_api_key=k3y',
-                        auth('/ws/b'))
+        b = Client(key='k3y')
+        await b.connect(f'conversation_id={channel.conversation_id}', auth('/ws/b'))
         await b.wait_for('oh_executor_welcome')
         await a.wait_for('oh_executor_replaced')
         for _ in range(100):
@@ -158,8 +201,8 @@ def test_welcome_delegation_ack_and_replacement(channel):
 def test_pending_actions_are_resent_after_reconnect(channel):
     async def go():
         rid, fut = await asyncio.to_thread(channel.submit, {'action': 'run', 'args': {'command': 'true'}})
-        c = Client()
-        await c.connect(f'conversation_id={channel.conversation_id}&session_api_key=k3y', auth())
+        c = Client(key='k3y')
+        await c.connect(f'conversation_id={channel.conversation_id}', auth())
         sent = await c.wait_for('oh_event')
         assert sent['id'] == rid
         await c.sio.call('oh_event', {'observation': 'run', 'content': '', 'cause': rid,

@@ -1,4 +1,4 @@
-"""A small backend speaking docs/protocol.md (oh-executor/1) for the VS Code integration tests.
+"""A small backend speaking docs/protocol.md (oh-executor/2) for the VS Code integration tests.
 
 It plays the part of the OpenHands server + VsCodeRuntime without the agent:
 
@@ -10,6 +10,9 @@ It plays the part of the OpenHands server + VsCodeRuntime without the agent:
   (`{"conversation_id", "action": {...event_to_dict...}, "timeout"}`) which allocates an id,
   emits `oh_event` to the registered executor and answers with the observation.
 
+The executor handshake proves `--session-api-key`, or without one the executor token of this
+machine (created like server mode creates it, where VS Code on this machine reads it).
+
 Run: python fake_backend.py [--port 0] [--session-api-key K] [--conversation ID]
 Prints `READY <port>` when listening.
 """
@@ -17,7 +20,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
+import hmac
 import itertools
+import secrets
 import json
 import sys
 import uuid
@@ -26,6 +32,19 @@ import socketio
 from aiohttp import web
 
 NS = '/oh-executor'
+
+
+def proof(key: str, label: str, conversation_id: str, first: str, second: str) -> str:
+    message = '\n'.join((label, conversation_id, first, second)).encode()
+    return hmac.new(key.encode(), message, hashlib.sha256).hexdigest()
+
+
+def executor_key(args: argparse.Namespace) -> str:
+    if args.session_api_key:
+        return args.session_api_key
+    from openhands_vscode_runtime.credentials import load_or_create_executor_token
+
+    return load_or_create_executor_token()[0]
 
 
 class Runtime:
@@ -59,6 +78,8 @@ def build(args: argparse.Namespace) -> web.Application:
     sio.attach(app)
     runtimes: dict[str, Runtime] = {}
     by_sid: dict[str, Runtime] = {}
+    challenged: dict[str, tuple] = {}
+    key = executor_key(args)
     if args.conversation:
         runtimes[args.conversation] = Runtime(args.conversation)
 
@@ -73,18 +94,41 @@ def build(args: argparse.Namespace) -> web.Application:
         rt = runtimes.get(cid)
         if rt is None:
             raise socketio.exceptions.ConnectionRefusedError(f'oh-executor: no VsCodeRuntime for conversation {cid}')
-        if args.session_api_key and (query.get('session_api_key') or [''])[0] != args.session_api_key:
-            raise socketio.exceptions.ConnectionRefusedError('oh-executor: invalid session_api_key')
         auth = auth or {}
-        if auth.get('protocol') != 1:
+        if auth.get('protocol') != 2:
             raise socketio.exceptions.ConnectionRefusedError(
-                f"oh-executor: protocol mismatch: server speaks 1, executor sent {auth.get('protocol')}")
+                f"oh-executor: protocol mismatch: server speaks 2, executor sent {auth.get('protocol')}")
+        client_nonce = auth.get('client_nonce')
+        if not isinstance(client_nonce, str) or len(client_nonce) != 64:
+            raise socketio.exceptions.ConnectionRefusedError('oh-executor: missing session_api_key')
+        server_nonce = secrets.token_hex(32)
+        challenged[sid] = (rt, auth, client_nonce, server_nonce)
+
+        async def challenge():
+            await asyncio.sleep(0)
+            await sio.emit('oh_executor_challenge', {'server_nonce': server_nonce, 'server_proofs': [
+                proof(key, 'oh-executor/2 server', cid, client_nonce, server_nonce)]}, to=sid, namespace=NS)
+
+        asyncio.get_running_loop().create_task(challenge())
+
+    @sio.on('oh_executor_auth', namespace=NS)
+    async def executor_auth(sid, data=None):
+        entry = challenged.pop(sid, None)
+        if entry is None:
+            return
+        rt, auth, client_nonce, server_nonce = entry
+        cid = rt.conversation_id
+        expected = proof(key, 'oh-executor/2 executor', cid, server_nonce, client_nonce)
+        if not isinstance(data, dict) or not hmac.compare_digest(str(data.get('proof')), expected):
+            await sio.emit('oh_executor_refused', {'message': 'oh-executor: invalid session_api_key'}, to=sid, namespace=NS)
+            await sio.disconnect(sid, namespace=NS)
+            return
         old = rt.sid
         rt.sid, rt.executor_id, rt.workspace = sid, auth.get('executor_id'), auth.get('workspace')
         by_sid[sid] = rt
         print(f'executor {auth} registered for {cid} (sid {sid})', flush=True)
         await sio.emit('oh_executor_welcome', {
-            'protocol': 1, 'conversation_id': cid, 'runtime_session': rt.session,
+            'protocol': 2, 'conversation_id': cid, 'runtime_session': rt.session,
             'session': {'no_change_timeout_seconds': args.no_change_timeout},
         }, to=sid, namespace=NS)
         if old and old != sid:

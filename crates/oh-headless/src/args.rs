@@ -1,13 +1,15 @@
 //! The command line, parsed exactly like the Node CLI's (`--flag value` or `--flag=value`).
 
 pub const USAGE: &str = "usage: openhands-vscode-executor --url URL --conversation ID --workspace DIR
-                                 [--session-api-key KEY] [--no-change-timeout SECONDS] [--log-level LEVEL]
+                                 [--session-api-key-file PATH] [--no-change-timeout SECONDS] [--log-level LEVEL]
                                  [--exit-on-stdin-eof]
 
   --url URL                  the OpenHands server / runtime, e.g. http://127.0.0.1:3000
   --conversation ID          the conversation whose VsCodeRuntime delegates to this executor
   --workspace DIR            workspace root (the shell starts there)
-  --session-api-key KEY      when the server requires one (or $OH_SESSION_API_KEY)
+  --session-api-key-file PATH
+                             a file holding the session key (or $OH_SESSION_API_KEY); never on the
+                             command line, where every local user reads it (ps, /proc/PID/cmdline)
   --no-change-timeout N      seconds without output before a command returns (the runtime may override)
   --log-level LEVEL          error | warn | info (default) | debug | trace; logs go to stderr
   --exit-on-stdin-eof        stop (status 0) when standard input reaches end of file: a parent that
@@ -22,7 +24,8 @@ pub struct Args {
     pub url: String,
     pub conversation: String,
     pub workspace: String,
-    pub session_api_key: Option<String>,
+    /// Where to read the session key from (otherwise `$OH_SESSION_API_KEY`).
+    pub session_api_key_file: Option<String>,
     /// Whole seconds (the bash session counts whole seconds).
     pub no_change_timeout: Option<u64>,
     pub log_level: String,
@@ -41,7 +44,7 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
     let mut url = None;
     let mut conversation = None;
     let mut workspace = None;
-    let mut session_api_key = None;
+    let mut session_api_key_file = None;
     let mut no_change = None;
     let mut log_level = None;
     let (mut help, mut version, mut exit_on_stdin_eof) = (false, false, false);
@@ -72,7 +75,12 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
             "--url" => &mut url,
             "--conversation" => &mut conversation,
             "--workspace" => &mut workspace,
-            "--session-api-key" => &mut session_api_key,
+            "--session-api-key" => {
+                return Err("--session-api-key is gone: a key on the command line is readable by every local user (ps, \
+                            /proc/PID/cmdline); pass it in $OH_SESSION_API_KEY or --session-api-key-file PATH"
+                    .into())
+            }
+            "--session-api-key-file" => &mut session_api_key_file,
             "--no-change-timeout" => &mut no_change,
             "--log-level" => &mut log_level,
             _ => return Err(format!("unknown argument {name}")),
@@ -116,7 +124,7 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
         url: url.unwrap_or_default(),
         conversation: conversation.unwrap_or_default(),
         workspace: workspace.unwrap_or_default(),
-        session_api_key: session_api_key.filter(|k| !k.is_empty()),
+        session_api_key_file: session_api_key_file.filter(|k| !k.is_empty()),
         no_change_timeout,
         log_level: log_level.unwrap_or_else(|| "info".into()),
         exit_on_stdin_eof,
@@ -160,5 +168,49 @@ mod tests {
         assert_eq!(p(&["--help", "--url"]).unwrap_err(), "--url needs a value");
         assert_eq!(p(&["-h"]), Ok(Parsed::Help));
         assert_eq!(p(&["--version"]), Ok(Parsed::Version));
+        // The key never on the command line.
+        let err = p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--session-api-key", "k"]).unwrap_err();
+        assert!(err.contains("--session-api-key is gone") && !err.contains(" k "), "{err}");
+        assert!(p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--session-api-key=k"]).is_err());
+        let Ok(Parsed::Run(a)) = p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--session-api-key-file", "/k"]) else {
+            panic!("expected Run")
+        };
+        assert_eq!(a.session_api_key_file.as_deref(), Some("/k"));
+    }
+}
+
+/// The session key: from `file` when given (trailing newline dropped), else from
+/// `OH_SESSION_API_KEY`. Read once; the caller removes the variable from the environment so that
+/// nothing the executor starts (the agent's bash) inherits it.
+pub fn session_key(file: Option<&str>, env: Option<String>) -> Result<Option<String>, String> {
+    match file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("--session-api-key-file {path}: {e}"))?;
+            let key = text.trim_end_matches(['\n', '\r']).to_string();
+            if key.is_empty() {
+                return Err(format!("--session-api-key-file {path}: the file is empty"));
+            }
+            Ok(Some(key))
+        }
+        None => Ok(env.filter(|k| !k.is_empty())),
+    }
+}
+
+#[cfg(test)]
+mod key_tests {
+    #[test]
+    fn key_from_file_or_environment() {
+        let dir = std::env::temp_dir().join(format!("oh-headless-key-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("key");
+        std::fs::write(&f, "s3cret\n").unwrap();
+        let fp = f.to_str().unwrap();
+        assert_eq!(super::session_key(Some(fp), Some("env".into())).unwrap().as_deref(), Some("s3cret"));
+        assert_eq!(super::session_key(None, Some("env".into())).unwrap().as_deref(), Some("env"));
+        assert_eq!(super::session_key(None, Some(String::new())).unwrap(), None);
+        std::fs::write(&f, "\n").unwrap();
+        assert!(super::session_key(Some(fp), None).unwrap_err().contains("empty"));
+        assert!(super::session_key(Some("/nonexistent/oh-key"), None).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -51,6 +51,17 @@ fn main() -> ExitCode {
             return ExitCode::from(66);
         }
     }
+    // Read the key once, then take it out of the environment: nothing this process starts (the
+    // agent's bash) inherits it. Single-threaded here, before the async runtime starts.
+    let session_api_key = match args::session_key(args.session_api_key_file.as_deref(), std::env::var("OH_SESSION_API_KEY").ok()) {
+        Ok(k) => k,
+        Err(msg) => {
+            eprintln!("openhands-vscode-executor: {msg}");
+            return ExitCode::from(66);
+        }
+    };
+    // No other thread exists yet (the tokio runtime is built below).
+    std::env::remove_var("OH_SESSION_API_KEY");
     log::install(&args.log_level);
     // Two workers: the transport and the shell's I/O never need more, and each thread costs memory.
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
@@ -60,20 +71,19 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let code = runtime.block_on(run(args, &workspace));
+    let code = runtime.block_on(run(args, session_api_key, &workspace));
     // The transport may leave blocking reader threads behind; do not wait for them.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     ExitCode::from(code)
 }
 
-async fn run(args: Args, workspace: &Path) -> u8 {
+async fn run(args: Args, session_api_key: Option<String>, workspace: &Path) -> u8 {
     let workspace_str = workspace.to_string_lossy().into_owned();
     let mut config = ExecutorConfig::new(workspace);
     if let Some(secs) = args.no_change_timeout {
         config.shell.no_change_timeout_secs = secs;
     }
     let handler = Arc::new(ExecutorHandler::new(config, Arc::new(LocalFs)));
-    let session_api_key = args.session_api_key.clone().or_else(|| std::env::var("OH_SESSION_API_KEY").ok().filter(|k| !k.is_empty()));
     let mut cfg = TransportConfig::new(&args.url, &args.conversation, &workspace_str);
     cfg.session_api_key = session_api_key;
     // The runtime logs `auth.client`; `+native` tells this binary from the Node CLI.

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use crate::ids::new_uuid;
 
 /// The protocol version this executor speaks (`auth.protocol`, welcome `protocol`).
-pub const PROTOCOL_VERSION: i64 = 1;
+pub const PROTOCOL_VERSION: i64 = 2;
 /// The Socket.IO namespace of the protocol.
 pub const NAMESPACE: &str = "/oh-executor";
 
@@ -17,6 +17,8 @@ pub struct TransportConfig {
     /// Base URL of the server, e.g. `http://127.0.0.1:3000` (the `/socket.io/` path is added).
     pub server_url: String,
     pub conversation_id: String,
+    /// The session key. It never leaves the process: the handshake proves it with HMACs over
+    /// nonces (docs/protocol.md); without it the executor sends no nonce and the server refuses.
     pub session_api_key: Option<String>,
     /// Absolute workspace root, sent in `auth.workspace`.
     pub workspace: String,
@@ -63,7 +65,8 @@ impl TransportConfig {
         }
     }
 
-    /// The connection URL with its query (`conversation_id`, `latest_event_id`, `session_api_key`).
+    /// The connection URL with its query (`conversation_id`, `latest_event_id`). The key is not
+    /// in it (protocol 2 proves the key without sending it).
     pub fn url(&self, latest_event_id: Option<i64>) -> String {
         let mut u = format!("{}/socket.io/?", self.server_url.trim_end_matches('/'));
         let mut q = url::form_urlencoded::Serializer::new(String::new());
@@ -71,16 +74,17 @@ impl TransportConfig {
         if let Some(id) = latest_event_id {
             q.append_pair("latest_event_id", &id.to_string());
         }
-        if let Some(k) = &self.session_api_key {
-            q.append_pair("session_api_key", k);
-        }
         u.push_str(&q.finish());
         u
     }
 
-    /// The `auth` object of the handshake.
-    pub fn auth(&self) -> Value {
+    /// The `auth` object of the handshake; `client_nonce` (fresh for each connection) only when
+    /// the executor has a key to check the server's proof with.
+    pub fn auth(&self, client_nonce: Option<&str>) -> Value {
         let mut auth = json!({"protocol": PROTOCOL_VERSION, "executor_id": self.executor_id, "workspace": self.workspace, "client": self.client});
+        if let Some(nonce) = client_nonce {
+            auth["client_nonce"] = Value::String(nonce.to_string());
+        }
         if let Some(tools) = &self.ide_tools {
             auth["ide_tools"] = tools.clone();
         }

@@ -1,4 +1,5 @@
-//! One Socket.IO connection: connect, wait for the welcome, register, then serve (dispatch
+//! One Socket.IO connection: connect, check the server's proof of the key and prove ours (the
+//! handshake of protocol 2), wait for the welcome, register, then serve (dispatch
 //! actions, send replies one at a time until each is acked) in a single event loop until the
 //! connection ends.
 
@@ -13,6 +14,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::dispatch::Shared;
+use crate::handshake::{check_challenge, new_nonce, proof, EXECUTOR_LABEL};
 use crate::supervisor::FirstRegistration;
 use crate::wire::{ack_object, connect_error_message};
 use crate::{ConnectionState, TransportError, NAMESPACE, PROTOCOL_VERSION};
@@ -28,6 +30,9 @@ pub(crate) enum Outcome {
 
 /// Socket events, copied out of rust_socketio's handlers (which run under the client's lock).
 enum ConnEvent {
+    Challenge(Value),
+    RefusedAfterConnect(Value),
+    Waiting(Value),
     Welcome(Value),
     Action(Value),
     Ack { cause: i64, values: Vec<Value> },
@@ -68,14 +73,22 @@ pub(crate) async fn connection(shared: &Arc<Shared>, shutdown: &mut watch::Recei
     let (tx, rx) = mpsc::unbounded_channel::<ConnEvent>();
     let lost_tx = tx.clone();
     let err_tx = tx.clone();
+    // A fresh nonce per connection: the server's proof covers it, so no recorded proof passes.
+    let client_nonce = match cfg.session_api_key.as_deref().map(|_| new_nonce()).transpose() {
+        Ok(n) => n,
+        Err(e) => return Outcome::Fatal(TransportError::Unreachable(e)),
+    };
     let builder = ClientBuilder::new(cfg.url(shared.latest_id()))
         .namespace(NAMESPACE)
         .transport_type(TransportType::Websocket)
-        .auth(cfg.auth())
+        .auth(cfg.auth(client_nonce.as_deref()))
         .reconnect(true)
         .reconnect_on_disconnect(true)
         .reconnect_delay(1, 1)
         .on("oh_event", forward(tx.clone(), |v| ConnEvent::Action(first_value(v))))
+        .on("oh_executor_challenge", forward(tx.clone(), |v| ConnEvent::Challenge(first_value(v))))
+        .on("oh_executor_waiting", forward(tx.clone(), |v| ConnEvent::Waiting(first_value(v))))
+        .on("oh_executor_refused", forward(tx.clone(), |v| ConnEvent::RefusedAfterConnect(first_value(v))))
         .on("oh_executor_welcome", forward(tx.clone(), |v| ConnEvent::Welcome(first_value(v))))
         .on("oh_executor_replaced", forward(tx.clone(), |v| ConnEvent::Replaced(first_value(v))))
         .on(Event::Close, forward(tx.clone(), |_| ConnEvent::Closed))
@@ -104,25 +117,37 @@ pub(crate) async fn connection(shared: &Arc<Shared>, shutdown: &mut watch::Recei
         },
         _ = shutdown.changed() => return Outcome::Shutdown,
     };
-    let outcome = serve(shared, &client, tx, rx, shutdown, first).await;
+    let outcome = serve(shared, &client, client_nonce.as_deref(), tx, rx, shutdown, first).await;
     disconnect(&client).await;
     outcome
 }
 
-/// The event loop of a connected client: before the welcome, actions wait (events may arrive
-/// before the Connect callback) and the welcome deadline runs; after it, actions are dispatched
-/// and the outbox is drained one acked reply at a time.
+/// Why a server that does not prove it holds the key is left at once, never retried.
+fn unproven(server_url: &str, reason: &str) -> Outcome {
+    Outcome::Fatal(TransportError::ServerUnproven(format!(
+        "oh-executor: the server at {server_url} could not prove it holds the session key: not the OpenHands you configured? \
+         ({reason}; or the key given to this executor is not this server's.) Nothing was sent to it or run."
+    )))
+}
+
+/// The event loop of a connected client. Until the server has proven it holds the key, nothing
+/// it sends is run or kept (actions are dropped, a welcome ends the connection); between the
+/// proof and the welcome, actions wait (events may arrive before the Connect callback) and the
+/// welcome deadline runs; after it, actions are dispatched and the outbox is drained one acked
+/// reply at a time.
 async fn serve(
     shared: &Arc<Shared>,
     client: &Client,
+    client_nonce: Option<&str>,
     tx: mpsc::UnboundedSender<ConnEvent>,
     mut rx: mpsc::UnboundedReceiver<ConnEvent>,
     shutdown: &mut watch::Receiver<bool>,
     first: &mut Option<FirstRegistration>,
 ) -> Outcome {
     let cfg = &shared.config;
-    let welcome_deadline = Instant::now() + cfg.welcome_timeout;
+    let mut welcome_deadline = Instant::now() + cfg.welcome_timeout;
     let mut registered = false;
+    let mut proven = false;
     let mut early = Vec::new();
     let mut inflight: Option<(i64, Instant)> = None;
     loop {
@@ -155,6 +180,38 @@ async fn serve(
         };
         tokio::select! {
             ev = rx.recv() => match ev {
+                Some(ConnEvent::Challenge(v)) if !proven => {
+                    let (Some(key), Some(nonce)) = (cfg.session_api_key.as_deref(), client_nonce) else {
+                        return unproven(&cfg.server_url, "this executor has no key to check the server's proof with");
+                    };
+                    let server_nonce = match check_challenge(key, &cfg.conversation_id, nonce, &v) {
+                        Ok(n) => n,
+                        Err(reason) => return unproven(&cfg.server_url, reason),
+                    };
+                    proven = true;
+                    let ours = proof(key, EXECUTOR_LABEL, &cfg.conversation_id, &server_nonce, nonce);
+                    if let Err(e) = client.emit("oh_executor_auth", serde_json::json!({"proof": ours})).await {
+                        return Outcome::Lost { registered: false, message: format!("sending the executor's proof failed: {e}") };
+                    }
+                }
+                Some(ConnEvent::Challenge(_)) => tracing::debug!("second challenge ignored"),
+                Some(ConnEvent::Waiting(v)) if proven && !registered => {
+                    // The server holds us in its waiting room until the conversation's runtime
+                    // opens (docs/protocol.md); it refuses us itself when that time is over.
+                    let secs = v.get("seconds").and_then(Value::as_f64).filter(|s| s.is_finite() && *s >= 0.0).unwrap_or(0.0).min(3600.0);
+                    welcome_deadline = Instant::now() + Duration::from_secs_f64(secs) + cfg.welcome_timeout;
+                    tracing::info!("the server has no runtime for conversation {} yet: waiting up to {secs} s for it", cfg.conversation_id);
+                    shared.set_status(ConnectionState::Connecting, Some(format!("waiting for the runtime of conversation {}", cfg.conversation_id)));
+                }
+                Some(ConnEvent::Waiting(_)) => tracing::debug!("oh_executor_waiting ignored"),
+                Some(ConnEvent::RefusedAfterConnect(v)) if !registered => {
+                    let message = v.get("message").and_then(Value::as_str).unwrap_or("refused without a message").to_string();
+                    return Outcome::Refused(message);
+                }
+                Some(ConnEvent::RefusedAfterConnect(_)) => tracing::debug!("refusal after the welcome ignored"),
+                Some(ConnEvent::Welcome(_)) if !proven => {
+                    return unproven(&cfg.server_url, "it sent a welcome without a challenge");
+                }
                 Some(ConnEvent::Welcome(v)) if !registered => {
                     if let Err(outcome) = welcome(shared, &v).await {
                         return outcome;
@@ -168,6 +225,9 @@ async fn serve(
                     }
                 }
                 Some(ConnEvent::Welcome(_)) => tracing::debug!("duplicate welcome ignored"),
+                Some(ConnEvent::Action(_)) if !proven => {
+                    tracing::warn!("an action from a server that has not proven the key was dropped, not run");
+                }
                 Some(ConnEvent::Action(v)) if !registered => early.push(v),
                 Some(ConnEvent::Action(v)) => shared.on_action(v),
                 Some(ConnEvent::Ack { cause, values }) => {
@@ -187,6 +247,7 @@ async fn serve(
                     }
                     tracing::debug!("socket error: {text}");
                 }
+                Some(ConnEvent::Replaced(_)) if !proven => tracing::debug!("oh_executor_replaced before the proof ignored"),
                 Some(ConnEvent::Replaced(v)) => {
                     if !registered {
                         return Outcome::Replaced("replaced by a newer executor".into());
@@ -207,7 +268,7 @@ async fn serve(
             _ = shared.outbox_notify.notified(), if registered && inflight.is_none() => {}
             _ = tokio::time::sleep_until(deadline), if !registered || inflight.is_some() => {
                 if !registered {
-                    return Outcome::Lost { registered: false, message: format!("no oh_executor_welcome within {:?}", cfg.welcome_timeout) };
+                    return Outcome::Lost { registered: false, message: "no oh_executor_welcome in time".to_string() };
                 }
                 tracing::warn!(cause = inflight.map(|(c, _)| c), "no ack for a reply: sending it again");
                 inflight = None;

@@ -1,7 +1,8 @@
-//! The executor side of the `oh-executor/1` protocol (docs/protocol.md) over rust_socketio.
+//! The executor side of the `oh-executor/2` protocol (docs/protocol.md) over rust_socketio.
 //!
 //! [`Transport::connect`] registers with a `VsCodeRuntime` (namespace `/oh-executor`), waits for
-//! `oh_executor_welcome`, then runs every delegated `oh_event` at most once through an
+//! the server's proof that it holds the session key (`oh_executor_challenge`, [`handshake`]),
+//! proves its own, waits for `oh_executor_welcome`, then runs every delegated `oh_event` at most once through an
 //! [`ActionHandler`] and sends the reply back until the server acknowledges it. The transport
 //! knows sockets, registration, the exactly-once ledger and backoff; what an action is comes from
 //! `oh-protocol` (decoding, `is_command`) and what runs it from `oh-executor`.
@@ -22,6 +23,7 @@
 pub mod config;
 mod connection;
 mod dispatch;
+pub mod handshake;
 pub mod ids;
 pub mod ledger;
 pub mod reply;

@@ -62,6 +62,9 @@ pub enum TransportError {
     Refused(String),
     /// The welcome announced another protocol version.
     ProtocolMismatch(String),
+    /// The server could not prove that it holds the session key (an impostor on the port, or a
+    /// key that is not this server's): nothing was sent to it or run.
+    ServerUnproven(String),
     /// No registration within the initial timeout (network errors, no welcome).
     Unreachable(String),
     /// Shut down before registering.
@@ -73,6 +76,7 @@ impl std::fmt::Display for TransportError {
         match self {
             TransportError::Refused(m) => write!(f, "connection refused: {m}"),
             TransportError::ProtocolMismatch(m) => write!(f, "{m}"),
+            TransportError::ServerUnproven(m) => write!(f, "{m}"),
             TransportError::Unreachable(m) => write!(f, "cannot reach the runtime: {m}"),
             TransportError::Stopped => write!(f, "stopped before registering"),
         }
@@ -87,6 +91,7 @@ impl TransportError {
         match self {
             TransportError::Refused(message) => ErrorCode::of_refusal(message),
             TransportError::ProtocolMismatch(_) => ErrorCode::Protocol,
+            TransportError::ServerUnproven(_) => ErrorCode::Auth,
             TransportError::Unreachable(_) => ErrorCode::Unreachable,
             TransportError::Stopped => ErrorCode::Stopped,
         }
@@ -100,7 +105,7 @@ pub enum ErrorCode {
     /// The server has no `VsCodeRuntime` for the conversation (yet: it opens one when the
     /// conversation's agent loop starts).
     NoRuntime,
-    /// The session API key is missing or not accepted.
+    /// The session API key is missing or not accepted, or the server could not prove it holds it.
     Auth,
     /// The server refused the registration for another reason (no conversation id, a web
     /// page's origin, a non-websocket transport).

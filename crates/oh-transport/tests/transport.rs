@@ -14,6 +14,8 @@ const T: Duration = Duration::from_secs(10);
 fn config(server: &PyServer) -> TransportConfig {
     let mut c = TransportConfig::new(server.url(), "conv1", "/tmp/ws");
     c.client = "oh-transport-tests/1".into();
+    // server.py's default key.
+    c.session_api_key = Some("test-key".into());
     c.backoff_min = Duration::from_millis(100);
     c.initial_connect_timeout = Duration::from_secs(5);
     c
@@ -66,8 +68,10 @@ async fn handshake_registers_and_round_trips() {
     .await;
     let mut server = server;
     assert_eq!(reg["query"]["conversation_id"], "conv1");
-    assert_eq!(reg["query"]["session_api_key"], "k1");
-    assert_eq!(reg["auth"]["protocol"], 1);
+    assert!(reg["query"].get("session_api_key").is_none(), "the key is never sent: {reg}");
+    assert!(!reg.to_string().contains("k1"), "{reg}");
+    assert_eq!(reg["auth"]["protocol"], 2);
+    assert_eq!(reg["auth"]["client_nonce"].as_str().unwrap().len(), 64);
     assert_eq!(reg["auth"]["workspace"], "/tmp/ws");
     assert_eq!(reg["auth"]["client"], "oh-transport-tests/1");
     assert_eq!(reg["auth"]["executor_id"].as_str().unwrap(), t.executor_id());
@@ -211,7 +215,7 @@ async fn reconnect_case(drop_cmd: &'static str) {
         server.expect("disconnected", T, |_| true);
         // The executor comes back with the same executor_id; the server re-sends 10 and 11.
         let reg = server.expect("registered", T, |_| true);
-        assert_eq!(reg["auth"]["protocol"], 1);
+        assert_eq!(reg["auth"]["protocol"], 2);
         let r10 = server.reply(10, T);
         assert_eq!(r10["content"], "sleep:1500");
         let r11 = server.reply(11, T);
@@ -334,11 +338,17 @@ async fn every_malformed_shape_is_answered_or_dropped_and_the_connection_keeps_s
 async fn refusals_are_reported() {
     init_tracing();
     let Some(server) = PyServer::start(&["--key", "secret"]) else { return };
-    // Wrong key.
+    // Wrong key: the server's proof does not match it, so this executor leaves the server.
     let mut cfg = config(&server);
     cfg.session_api_key = Some("wrong".into());
     let err = Transport::connect(cfg, MockHandler::new(), None).await.err().expect("refused");
-    assert_eq!(err, TransportError::Refused("oh-executor: invalid session_api_key".into()));
+    assert!(matches!(&err, TransportError::ServerUnproven(m) if m.contains("could not prove it holds the session key")), "{err:?}");
+    assert_eq!(err.code().as_str(), "EAUTH");
+    // No key: no nonce, and the server refuses.
+    let mut cfg = config(&server);
+    cfg.session_api_key = None;
+    let err = Transport::connect(cfg, MockHandler::new(), None).await.err().expect("refused");
+    assert_eq!(err, TransportError::Refused("oh-executor: missing session_api_key".into()));
     // Unknown conversation.
     let mut cfg = config(&server);
     cfg.session_api_key = Some("secret".into());
@@ -347,7 +357,7 @@ async fn refusals_are_reported() {
     assert_eq!(err, TransportError::Refused("oh-executor: no VsCodeRuntime for conversation other".into()));
     drop(server);
     // A server speaking another protocol version.
-    let Some(server) = PyServer::start(&["--welcome-protocol", "2"]) else { return };
+    let Some(server) = PyServer::start(&["--welcome-protocol", "3"]) else { return };
     let err = Transport::connect(config(&server), MockHandler::new(), None).await.err().expect("mismatch");
     assert!(matches!(&err, TransportError::ProtocolMismatch(m) if m.contains("protocol mismatch")), "{err:?}");
     // Nobody listening.
@@ -378,9 +388,12 @@ async fn a_newer_executor_replaces_the_older() {
 fn url_and_auth() {
     let mut c = TransportConfig::new("http://h:1/", "a b&c", "/w");
     c.session_api_key = Some("k=1".into());
-    assert_eq!(c.url(Some(4)), "http://h:1/socket.io/?conversation_id=a+b%26c&latest_event_id=4&session_api_key=k%3D1");
-    let a: Value = c.auth();
-    assert_eq!(a["protocol"], 1);
+    // The key is never in the URL (protocol 2 proves it instead).
+    assert_eq!(c.url(Some(4)), "http://h:1/socket.io/?conversation_id=a+b%26c&latest_event_id=4");
+    let a: Value = c.auth(Some("n"));
+    assert_eq!(a["protocol"], 2);
+    assert_eq!(a["client_nonce"], "n");
+    assert!(c.auth(None).get("client_nonce").is_none());
     assert_eq!(a["executor_id"].as_str().unwrap().len(), 36);
 }
 
@@ -459,4 +472,43 @@ async fn server_restart_new_runtime_session() {
     assert!(states.contains(&ConnectionState::Disconnected), "{states:?}");
     assert_eq!(t.status().state, ConnectionState::Connected, "{:?}", seen.lock().unwrap());
     t.shutdown().await;
+}
+
+/// An impostor on the configured port (a real Socket.IO server that does not know the key) learns
+/// nothing and gets nothing run, whether it answers with a challenge it cannot prove or skips the
+/// challenge and welcomes the executor straight away; the real executor core would run its action.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_impostor_server_learns_nothing_and_runs_nothing() {
+    init_tracing();
+    for mode in ["challenge", "welcome"] {
+        let ws = tempfile::tempdir().unwrap();
+        let ws_path = std::fs::canonicalize(ws.path()).unwrap();
+        let marker = ws_path.join("owned");
+        let marker_s = marker.display().to_string();
+        let Some(server) = PyServer::start(&["--impostor", "--impostor-mode", mode, "--marker", &marker_s]) else { return };
+        let handler = Arc::new(oh_executor::ExecutorHandler::new(oh_executor::ExecutorConfig::new(&ws_path), Arc::new(oh_executor::LocalFs)));
+        let mut cfg = config(&server);
+        cfg.workspace = ws_path.display().to_string();
+        let key = "the-real-session-key-0123456789";
+        cfg.session_api_key = Some(key.into());
+        let err = Transport::connect(cfg, handler.clone(), None).await.err().expect("the impostor is left");
+        assert!(
+            matches!(&err, TransportError::ServerUnproven(m) if m.contains(&format!("the server at {} could not prove it holds the session key: not the OpenHands you configured?", server.url()))),
+            "{mode}: {err:?}"
+        );
+        let server = blocking(move || {
+            let mut server = server;
+            // Everything it received, including what arrives after the executor gave up.
+            server.collect("received", Duration::from_millis(1500));
+            server
+        })
+        .await;
+        let received: Vec<&Value> = server.log.iter().filter(|v| v["ev"] == "received").collect();
+        assert!(received.iter().any(|v| v["what"] == "connect"), "{mode}: {:#?}", server.log);
+        let text = serde_json::to_string(&received).unwrap();
+        assert!(!text.contains(key), "{mode}: the impostor received the key: {text}");
+        assert!(!received.iter().any(|v| v["what"] == "oh_executor_auth"), "{mode}: the impostor got a proof: {text}");
+        assert!(!received.iter().any(|v| v["what"] == "oh_event"), "{mode}: the impostor got a reply: {text}");
+        assert!(!marker.exists(), "{mode}: the impostor's action ran");
+    }
 }

@@ -12,11 +12,14 @@ const { tmpdir, PyServer, runAction } = require('./helpers');
 const CLI = process.env.OH_EXECUTOR_CLI || path.join(__dirname, '..', 'bin', 'openhands-vscode-executor.js');
 const COMMAND = CLI.endsWith('.js') ? [process.execPath, CLI] : [CLI];
 
-function run(args) {
-  const child = spawn(COMMAND[0], [...COMMAND.slice(1), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+// The test server's default key (server.py), in the environment: never on the command line.
+function run(args, key = 'test-key') {
+  const env = { ...process.env, OH_SESSION_API_KEY: key };
+  const child = spawn(COMMAND[0], [...COMMAND.slice(1), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stderr: () => stderr })));
+  // 'close': after the exit and the end of its output (a short stderr may still be in flight at 'exit').
+  const exited = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stderr: () => stderr })));
   return { child, exited, stderr: () => stderr };
 }
 
@@ -25,7 +28,7 @@ test('headless round trip and clean exit on SIGTERM', async (t) => {
   if (!server) return t.skip('no python with python-socketio');
   t.after(() => server.close());
   const ws = tmpdir();
-  const p = run(['--url', server.url, '--conversation', 'conv1', '--session-api-key', 'sekret', '--workspace', ws, '--no-change-timeout', '2.5']);
+  const p = run(['--url', server.url, '--conversation', 'conv1', '--workspace', ws, '--no-change-timeout', '2.5'], 'sekret');
   t.after(() => p.child.kill('SIGKILL'));
   const reg = await server.expect('registered', () => true, 20000);
   assert.match(reg.auth.client, /^openhands-vscode-executor-cli\//);
@@ -51,6 +54,13 @@ test('headless round trip and clean exit on SIGTERM', async (t) => {
   for (const t = Date.now(); pgrep() !== '' && Date.now() - t < 10000; ) await new Promise((r) => setTimeout(r, 20));
   assert.strictEqual(pgrep(), '', 'the running command was killed with the shell');
   await server.expect('disconnected');
+});
+
+test('the key is never taken from the command line', async () => {
+  const p = run(['--url', 'http://127.0.0.1:1', '--conversation', 'c', '--workspace', tmpdir(), '--session-api-key', 'sekret']);
+  const { code } = await p.exited;
+  assert.strictEqual(code, 64);
+  assert.match(p.stderr(), /--session-api-key is gone: a key on the command line is readable by every local user/);
 });
 
 test('refused connection: clear message, non-zero exit', async (t) => {
@@ -131,6 +141,7 @@ test('--exit-on-stdin-eof: closing stdin stops a registered executor (status 0, 
   t.after(() => server.close());
   const child = spawn(COMMAND[0], [...COMMAND.slice(1), '--url', server.url, '--conversation', 'conv1', '--workspace', tmpdir(), '--exit-on-stdin-eof'], {
     stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, OH_SESSION_API_KEY: 'test-key' },
   });
   t.after(() => child.kill('SIGKILL'));
   let stderr = '';
@@ -155,6 +166,7 @@ test('without --exit-on-stdin-eof, end of stdin changes nothing', async (t) => {
   t.after(() => server.close());
   const child = spawn(COMMAND[0], [...COMMAND.slice(1), '--url', server.url, '--conversation', 'conv1', '--workspace', tmpdir()], {
     stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, OH_SESSION_API_KEY: 'test-key' },
   });
   t.after(() => child.kill('SIGKILL'));
   let stderr = '';

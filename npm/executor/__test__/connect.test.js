@@ -17,7 +17,7 @@ test('registers, executes delegated actions through JS callbacks, reports status
   const logs = [];
   const actions = [];
   const observations = [];
-  const ex = new Executor({ serverUrl: server.url, conversationId: 'conv1', workspaceRoot: ws, logLevel: 'info' }, jsfs, {
+  const ex = new Executor({ serverUrl: server.url, conversationId: 'conv1', sessionApiKey: 'test-key', workspaceRoot: ws, logLevel: 'info' }, jsfs, {
     onStatus: (s, m) => statuses.push([s, m]),
     onLog: (level, target, message) => logs.push({ level, target, message }),
     onAction: (json) => actions.push(JSON.parse(json)),
@@ -27,7 +27,9 @@ test('registers, executes delegated actions through JS callbacks, reports status
   await ex.start();
   assert.strictEqual(ex.status, 'connected');
   const reg = await server.expect('registered');
-  assert.strictEqual(reg.auth.protocol, 1);
+  assert.strictEqual(reg.auth.protocol, 2);
+  // The key never crosses the wire (protocol 2 proves it).
+  assert.ok(!JSON.stringify(reg).includes('test-key'), JSON.stringify(reg));
   assert.strictEqual(reg.auth.workspace, ws);
   assert.strictEqual(reg.auth.executor_id, ex.executorId);
   assert.strictEqual(reg.query.conversation_id, 'conv1');
@@ -71,9 +73,10 @@ test('refusals reject start() with a code: EAUTH, ENORUNTIME, EPROTOCOL', async 
   const { Executor } = addon();
   const { fs: jsfs } = countingFs();
   const ex = new Executor({ serverUrl: server.url, conversationId: 'conv1', sessionApiKey: 'bad', workspaceRoot: tmpdir() }, jsfs);
-  await assert.rejects(ex.start(), { code: 'EAUTH', message: /invalid session_api_key/ });
+  // A wrong key: the server's proof does not match it, so the executor leaves the server.
+  await assert.rejects(ex.start(), { code: 'EAUTH', message: /could not prove it holds the session key/ });
   assert.strictEqual(ex.status, 'error');
-  assert.match(ex.statusMessage, /invalid session_api_key/);
+  assert.match(ex.statusMessage, /could not prove it holds the session key/);
   await ex.stop();
 
   const unknown = new Executor({ serverUrl: server.url, conversationId: 'nobody', sessionApiKey: 'k', workspaceRoot: tmpdir() }, jsfs);
@@ -85,9 +88,9 @@ test('refusals reject start() with a code: EAUTH, ENORUNTIME, EPROTOCOL', async 
   assert.match(closed.message, /no VsCodeRuntime for conversation nobody/);
   await unknown.stop();
 
-  const mismatch = await PyServer.start(['--welcome-protocol', '2']);
+  const mismatch = await PyServer.start(['--welcome-protocol', '7']);
   t.after(() => mismatch.close());
-  const ex2 = new Executor({ serverUrl: mismatch.url, conversationId: 'conv1', workspaceRoot: tmpdir() }, jsfs);
+  const ex2 = new Executor({ serverUrl: mismatch.url, conversationId: 'conv1', sessionApiKey: 'test-key', workspaceRoot: tmpdir() }, jsfs);
   await assert.rejects(ex2.start(), { code: 'EPROTOCOL', message: /protocol mismatch/ });
   await ex2.stop();
 });
@@ -97,7 +100,7 @@ test('waitUntilClosed says why: replaced by a newer executor, or stopped', async
   if (!server) return t.skip('no python with python-socketio');
   t.after(() => server.close());
   const { Executor } = addon();
-  const options = { serverUrl: server.url, conversationId: 'conv1', workspaceRoot: tmpdir() };
+  const options = { serverUrl: server.url, conversationId: 'conv1', sessionApiKey: 'test-key', workspaceRoot: tmpdir() };
   const first = new Executor(options, null);
   t.after(() => first.stop());
   await first.start();
@@ -113,4 +116,27 @@ test('waitUntilClosed says why: replaced by a newer executor, or stopped', async
   const stopped = await secondClosed;
   assert.strictEqual(stopped.reason, 'stopped', JSON.stringify(stopped));
   assert.strictEqual(stopped.code, undefined);
+});
+
+test('an impostor server on the configured port learns nothing and runs nothing (the addon of the VS Code extension)', async (t) => {
+  const { Executor } = addon();
+  for (const mode of ['challenge', 'welcome']) {
+    const ws = tmpdir();
+    const marker = path.join(ws, 'owned');
+    const server = await PyServer.start(['--impostor', '--impostor-mode', mode, '--marker', marker]);
+    if (!server) return t.skip('no python with python-socketio');
+    t.after(() => server.close());
+    const key = 'the-real-session-key-addon-0123456789';
+    const ex = new Executor({ serverUrl: server.url, conversationId: 'conv1', sessionApiKey: key, workspaceRoot: ws }, null);
+    await assert.rejects(ex.start(), { code: 'EAUTH', message: /could not prove it holds the session key: not the OpenHands you configured\?/ });
+    await ex.stop();
+    await server.expect('received', (ev) => ev.what === 'connect');
+    // Whatever else arrives after the executor left.
+    await new Promise((r) => setTimeout(r, 1500));
+    const received = server.log.filter((ev) => ev.ev === 'received');
+    const text = JSON.stringify(received);
+    assert.ok(!text.includes(key), `${mode}: the impostor received the key: ${text}`);
+    assert.ok(!received.some((ev) => ev.what === 'oh_executor_auth' || ev.what === 'oh_event'), `${mode}: ${text}`);
+    assert.ok(!fs.existsSync(marker), `${mode}: the impostor's action ran`);
+  }
 });

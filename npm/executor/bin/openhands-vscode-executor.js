@@ -8,13 +8,15 @@ const fsp = require('node:fs/promises');
 const path = require('node:path');
 
 const USAGE = `usage: openhands-vscode-executor --url URL --conversation ID --workspace DIR
-                                 [--session-api-key KEY] [--no-change-timeout SECONDS] [--log-level LEVEL]
+                                 [--session-api-key-file PATH] [--no-change-timeout SECONDS] [--log-level LEVEL]
                                  [--exit-on-stdin-eof]
 
   --url URL                  the OpenHands server / runtime, e.g. http://127.0.0.1:3000
   --conversation ID          the conversation whose VsCodeRuntime delegates to this executor
   --workspace DIR            workspace root (the shell starts there)
-  --session-api-key KEY      when the server requires one (or $OH_SESSION_API_KEY)
+  --session-api-key-file PATH
+                             a file holding the session key (or $OH_SESSION_API_KEY); never on the
+                             command line, where every local user reads it (ps, /proc/PID/cmdline)
   --no-change-timeout N      seconds without output before a command returns (the runtime may override)
   --log-level LEVEL          error | warn | info (default) | debug | trace; logs go to stderr
   --exit-on-stdin-eof        stop (status 0) when standard input reaches end of file: a parent that
@@ -29,7 +31,7 @@ function parseArgs(argv) {
   const names = {
     '--url': 'url',
     '--conversation': 'conversation',
-    '--session-api-key': 'sessionApiKey',
+    '--session-api-key-file': 'sessionApiKeyFile',
     '--workspace': 'workspace',
     '--no-change-timeout': 'noChangeTimeout',
     '--log-level': 'logLevel',
@@ -55,6 +57,11 @@ function parseArgs(argv) {
       arg = arg.slice(0, eq);
     }
     const key = names[arg];
+    if (arg === '--session-api-key')
+      throw new Error(
+        '--session-api-key is gone: a key on the command line is readable by every local user (ps, /proc/PID/cmdline); ' +
+          'pass it in $OH_SESSION_API_KEY or --session-api-key-file PATH',
+      );
     if (!key) throw new Error(`unknown argument ${arg}`);
     if (value === undefined) {
       if (i + 1 >= argv.length) throw new Error(`${arg} needs a value`);
@@ -111,12 +118,28 @@ async function main() {
     noChange = Math.max(noChange > 0 ? 1 : 0, Math.round(noChange));
   }
 
+  // The key: from the file, else the environment; then out of the environment, so that nothing
+  // the executor starts (the agent's bash) inherits it.
+  let sessionApiKey = process.env.OH_SESSION_API_KEY || undefined;
+  delete process.env.OH_SESSION_API_KEY;
+  if (args.sessionApiKeyFile) {
+    try {
+      sessionApiKey = (await fsp.readFile(args.sessionApiKeyFile, 'utf8')).replace(/[\r\n]+$/, '');
+    } catch (e) {
+      process.stderr.write(`openhands-vscode-executor: --session-api-key-file ${args.sessionApiKeyFile}: ${e.message}\n`);
+      return 66;
+    }
+    if (!sessionApiKey) {
+      process.stderr.write(`openhands-vscode-executor: --session-api-key-file ${args.sessionApiKeyFile}: the file is empty\n`);
+      return 66;
+    }
+  }
   const { Executor } = require('../index.js');
   const executor = new Executor(
     {
       serverUrl: args.url,
       conversationId: args.conversation,
-      sessionApiKey: args.sessionApiKey || process.env.OH_SESSION_API_KEY || undefined,
+      sessionApiKey,
       workspaceRoot: workspace,
       noChangeTimeoutSeconds: noChange,
       clientName: `openhands-vscode-executor-cli/${require('../package.json').version}`,

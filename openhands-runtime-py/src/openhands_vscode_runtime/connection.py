@@ -76,19 +76,23 @@ class ServerConnection:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-        hub_for(sio, loop)
-        if settings.openhands_session_api_key:
-            return
+        hub = hub_for(sio, loop)
+        openhands_key = settings.openhands_session_api_key
         try:
-            _token, path = load_or_create_executor_token(settings.executor_token_file)
+            token, path = load_or_create_executor_token(settings.executor_token_file)
         except (OSError, CredentialError, UnicodeDecodeError) as e:
             logger.warning('oh-executor: cannot set up the executor token: %s', e)
+            token = None
         else:
-            logger.info(
-                'oh-executor: executors of this server authenticate with the executor token in %s '
-                '(VS Code on this machine reads it by itself)',
-                path,
-            )
+            if not openhands_key:
+                logger.info(
+                    'oh-executor: executors of this server authenticate with the executor token '
+                    'in %s (VS Code on this machine reads it by itself)',
+                    path,
+                )
+        # Valid for every conversation: an executor that proves one before its conversation's
+        # runtime opens waits for it (docs/protocol.md, the waiting room).
+        hub.set_standing_keys(tuple(k for k in (openhands_key, token) if k))
 
     async def open(self) -> Endpoint:
         sio = openhands_sio()
@@ -112,6 +116,7 @@ class ServerConnection:
                 f'VsCodeRuntime: cannot set up the executor token: {e}'
             ) from None
         logger.info('oh-executor: executor token file: %s', token_path)
+        hub.set_standing_keys(tuple(k for k in (openhands_key, token) if k))
         # Executors present OpenHands' key when it has one, or the executor token (always
         # accepted: VS Code on this machine reads it from token_path).
         return Endpoint(

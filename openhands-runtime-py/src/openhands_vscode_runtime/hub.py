@@ -10,7 +10,7 @@ server runs on). Runtime methods run on other threads; they only touch a channel
 hand emits to the loop (`call_soon_threadsafe`), and wait on `concurrent.futures.Future`s, which the
 hub loop resolves. Nothing here awaits a future that belongs to another loop.
 
-The wire protocol is described in docs/protocol.md (`oh-executor/1`).
+The wire protocol is described in docs/protocol.md (`oh-executor/2`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,11 +35,16 @@ except ImportError:  # an OpenHands V1 venv (no openhands-ai): see v1/replies.py
 
 from openhands_vscode_runtime.channel import (  # noqa: F401 - re-exported
     EV_ACTION_OR_OBSERVATION,
+    SERVER_PROOF_LABEL,
     Channel,
     _keys,
     disconnected_message,
+    handshake_proof,
+    is_nonce,
     key_matches,
+    new_nonce,
     orphaned_message,
+    proving_key,
 )
 from openhands_vscode_runtime.settings import (
     ALLOWED_ORIGINS_ENV,
@@ -49,11 +55,46 @@ from openhands_vscode_runtime.settings import (
 logger = logging.getLogger('openhands_vscode_runtime')
 
 NAMESPACE = '/oh-executor'
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 # event names (EV_ACTION_OR_OBSERVATION, `oh_event`, comes from channel.py)
 EV_WELCOME = 'oh_executor_welcome'
 EV_REPLACED = 'oh_executor_replaced'
+EV_CHALLENGE = 'oh_executor_challenge'
+EV_AUTH = 'oh_executor_auth'
+EV_REFUSED = 'oh_executor_refused'
+EV_WAITING = 'oh_executor_waiting'
+
+# How long an executor has to answer the challenge.
+AUTH_TIMEOUT_SECONDS = 10.0
+# The waiting room: executors that proved a standing key (server mode) for a conversation whose
+# runtime is not open yet. Bounded per conversation, in total and in time.
+WAITING_ROOM_PER_CONVERSATION = 4
+WAITING_ROOM_TOTAL = 64
+WAITING_ROOM_SECONDS = 120.0
+
+
+def invalid_proof_message() -> str:
+    return (
+        'oh-executor: invalid session_api_key: the executor\'s proof matches no key this runtime '
+        'accepts'
+    )
+
+
+def waiting_room_timeout_message(conversation_id: str, seconds: float) -> str:
+    return (
+        f'oh-executor: no VsCodeRuntime for conversation {conversation_id}: none opened within '
+        f'{seconds:g} s of the executor\'s arrival (the waiting room keeps an executor that '
+        f'arrives before its runtime that long)'
+    )
+
+
+def waiting_room_full_message(conversation_id: str) -> str:
+    return (
+        f'oh-executor: no VsCodeRuntime for conversation {conversation_id}, and the waiting room '
+        f'for executors that arrive before their runtime is full ({WAITING_ROOM_PER_CONVERSATION} '
+        f'per conversation, {WAITING_ROOM_TOTAL} in all)'
+    )
 
 
 def missing_key_message(token_file: Path | None = None) -> str:
@@ -84,6 +125,31 @@ class ExecutorNamespace(socketio.AsyncNamespace):
     async def on_oh_event(self, sid: str, data: Any) -> dict[str, Any]:
         return await self.hub.handle_reply(sid, data)
 
+    async def on_oh_executor_auth(self, sid: str, data: Any = None) -> None:
+        await self.hub.handle_auth(sid, data)
+
+
+class _Challenged:
+    """A connection that was sent a challenge and has not answered yet."""
+
+    def __init__(self, conversation_id: str, auth: dict[str, Any], keys: tuple[str, ...],
+                 client_nonce: str, server_nonce: str) -> None:
+        self.conversation_id = conversation_id
+        self.auth = auth
+        self.keys = keys
+        self.client_nonce = client_nonce
+        self.server_nonce = server_nonce
+        self.timer: asyncio.TimerHandle | None = None
+
+
+class _Waiting:
+    """An executor that proved a standing key and waits for its conversation's runtime."""
+
+    def __init__(self, key: str, auth: dict[str, Any], timer: asyncio.TimerHandle) -> None:
+        self.key = key
+        self.auth = auth
+        self.timer = timer
+
 
 class ExecutorHub:
     """The `/oh-executor` namespace of one Socket.IO server: its channels and handlers.
@@ -98,7 +164,21 @@ class ExecutorHub:
         self._channels: dict[str, Channel] = {}
         self._by_sid: dict[str, Channel] = {}
         self._lock = threading.Lock()
+        # Hub loop only: connections between the challenge and their proof, and the waiting room
+        # (conversation_id -> sid -> _Waiting, in arrival order).
+        self._challenged: dict[str, _Challenged] = {}
+        self._waiting: dict[str, dict[str, _Waiting]] = {}
+        # Keys an executor may prove before its conversation's runtime exists (server mode: the
+        # executor token and OpenHands' SESSION_API_KEY); empty: no waiting room.
+        self._standing_keys: tuple[str, ...] = ()
+        self.waiting_room_seconds = WAITING_ROOM_SECONDS
         sio.register_namespace(ExecutorNamespace(self))
+
+    def set_standing_keys(self, keys: Sequence[str]) -> None:
+        """Keys valid for every conversation of this server (server mode). An executor that
+        proves one of them before its runtime opens waits for it (bounded) instead of being
+        refused."""
+        self._standing_keys = _keys(tuple(keys))
 
     # ---- registry ------------------------------------------------------------------------
 
@@ -138,6 +218,8 @@ class ExecutorHub:
                 conversation_id,
             )
             old.close()
+        # Executors that arrived first and wait for this conversation are welcomed now.
+        self.call_threadsafe(self._admit_waiting(ch))
         return ch
 
     def channel(self, conversation_id: str) -> Channel | None:
@@ -211,15 +293,6 @@ class ExecutorHub:
             )
         if not conversation_id:
             raise ConnectionRefusedError('oh-executor: conversation_id is required')
-        if ch is None:
-            raise ConnectionRefusedError(
-                f'oh-executor: no VsCodeRuntime for conversation {conversation_id}'
-            )
-        given = (query.get('session_api_key') or [''])[0]
-        if not given:
-            raise ConnectionRefusedError(missing_key_message(ch.token_file))
-        if not key_matches(given, ch.accepted_keys):
-            raise ConnectionRefusedError('oh-executor: invalid session_api_key')
         auth = auth if isinstance(auth, dict) else {}
         protocol = auth.get('protocol')
         if protocol != PROTOCOL_VERSION:
@@ -227,9 +300,122 @@ class ExecutorHub:
                 f'oh-executor: protocol mismatch: server speaks {PROTOCOL_VERSION}, '
                 f'executor sent {protocol}'
             )
-        self._by_sid[sid] = ch
-        # The CONNECT packet is sent after this handler returns; welcome the executor after it.
-        asyncio.get_running_loop().create_task(self._welcome(sid, ch, auth))
+        client_nonce = auth.get('client_nonce')
+        if not is_nonce(client_nonce):
+            # An executor without a key sends no nonce (it could not check our proof).
+            raise ConnectionRefusedError(
+                missing_key_message(ch.token_file if ch is not None else None)
+            )
+        if ch is not None:
+            keys = ch.accepted_keys
+        elif self._standing_keys:
+            waiting_here = len(self._waiting.get(conversation_id, {})) + sum(
+                1 for c in self._challenged.values() if c.conversation_id == conversation_id
+            )
+            waiting_all = sum(len(w) for w in self._waiting.values()) + len(self._challenged)
+            if waiting_here >= WAITING_ROOM_PER_CONVERSATION or waiting_all >= WAITING_ROOM_TOTAL:
+                raise ConnectionRefusedError(waiting_room_full_message(conversation_id))
+            keys = self._standing_keys
+        else:
+            raise ConnectionRefusedError(
+                f'oh-executor: no VsCodeRuntime for conversation {conversation_id}'
+            )
+        server_nonce = new_nonce()
+        pending = _Challenged(conversation_id, auth, keys, client_nonce, server_nonce)
+        self._challenged[sid] = pending
+        pending.timer = asyncio.get_running_loop().call_later(
+            AUTH_TIMEOUT_SECONDS, self._auth_expired, sid, pending
+        )
+        # The CONNECT packet is sent after this handler returns; challenge the executor after it.
+        asyncio.get_running_loop().create_task(self._challenge(sid, pending))
+
+    async def _challenge(self, sid: str, pending: _Challenged) -> None:
+        await asyncio.sleep(0)
+        if self._challenged.get(sid) is not pending:
+            return
+        proofs = [
+            handshake_proof(key, SERVER_PROOF_LABEL, pending.conversation_id,
+                            pending.client_nonce, pending.server_nonce)
+            for key in pending.keys
+        ]
+        await self.sio.emit(
+            EV_CHALLENGE, {'server_nonce': pending.server_nonce, 'server_proofs': proofs},
+            to=sid, namespace=NAMESPACE,
+        )
+
+    def _auth_expired(self, sid: str, pending: _Challenged) -> None:
+        if self._challenged.get(sid) is pending:
+            del self._challenged[sid]
+            self.call_threadsafe(self._refuse(
+                sid, f'oh-executor: no {EV_AUTH} within {AUTH_TIMEOUT_SECONDS:g} s'
+            ))
+
+    async def _refuse(self, sid: str, message: str) -> None:
+        """Refuse a connection after its CONNECT was accepted (the handshake runs after it)."""
+        logger.warning('oh-executor: refused %s: %s', sid, message)
+        try:
+            await self.sio.emit(EV_REFUSED, {'message': message}, to=sid, namespace=NAMESPACE)
+            await self.sio.disconnect(sid, namespace=NAMESPACE)
+        except Exception:  # pragma: no cover - the connection may be gone already
+            logger.debug('oh-executor: could not refuse %s', sid, exc_info=True)
+
+    async def handle_auth(self, sid: str, data: Any) -> None:
+        pending = self._challenged.pop(sid, None)
+        if pending is None:
+            return  # not challenged, or answered already: nothing to do
+        if pending.timer is not None:
+            pending.timer.cancel()
+        proof = data.get('proof') if isinstance(data, dict) else None
+        key = proving_key(proof, pending.keys, pending.conversation_id, pending.server_nonce,
+                          pending.client_nonce)
+        if key is None:
+            await self._refuse(sid, invalid_proof_message())
+            return
+        ch = self.channel(pending.conversation_id)
+        if ch is not None:
+            if not key_matches(key, ch.accepted_keys):
+                await self._refuse(sid, invalid_proof_message())
+                return
+            self._by_sid[sid] = ch
+            await self._welcome(sid, ch, pending.auth)
+            return
+        conversation_id = pending.conversation_id
+        timer = asyncio.get_running_loop().call_later(
+            self.waiting_room_seconds, self._waiting_expired, conversation_id, sid
+        )
+        self._waiting.setdefault(conversation_id, {})[sid] = _Waiting(key, pending.auth, timer)
+        # Tells the executor how long to wait for its welcome (instead of its usual 10 s).
+        await self.sio.emit(EV_WAITING, {'seconds': self.waiting_room_seconds}, to=sid,
+                            namespace=NAMESPACE)
+        logger.info(
+            'oh-executor: executor %s proved its key and waits (up to %gs) for the runtime of '
+            'conversation %s', sid, self.waiting_room_seconds, conversation_id,
+        )
+
+    def _waiting_expired(self, conversation_id: str, sid: str) -> None:
+        room = self._waiting.get(conversation_id, {})
+        if room.pop(sid, None) is None:
+            return
+        if not room:
+            self._waiting.pop(conversation_id, None)
+        self.call_threadsafe(self._refuse(
+            sid, waiting_room_timeout_message(conversation_id, self.waiting_room_seconds)
+        ))
+
+    async def _admit_waiting(self, ch: Channel) -> None:
+        room = self._waiting.pop(ch.conversation_id, None)
+        if not room:
+            return
+        for sid, waiting in room.items():  # arrival order: the last one stays registered
+            waiting.timer.cancel()
+            if ch.closed:
+                await self._refuse(sid, f'oh-executor: no VsCodeRuntime for conversation '
+                                        f'{ch.conversation_id}')
+            elif not key_matches(waiting.key, ch.accepted_keys):
+                await self._refuse(sid, invalid_proof_message())
+            else:
+                self._by_sid[sid] = ch
+                await self._welcome(sid, ch, waiting.auth)
 
     async def _welcome(self, sid: str, ch: Channel, auth: dict[str, Any]) -> None:
         await asyncio.sleep(0)
@@ -277,6 +463,15 @@ class ExecutorHub:
             await self.sio.emit(EV_ACTION_OR_OBSERVATION, payload, to=sid, namespace=NAMESPACE)
 
     async def handle_disconnect(self, sid: str, reason: Any = None) -> None:
+        pending = self._challenged.pop(sid, None)
+        if pending is not None and pending.timer is not None:
+            pending.timer.cancel()
+        for conversation_id, room in list(self._waiting.items()):
+            waiting = room.pop(sid, None)
+            if waiting is not None:
+                waiting.timer.cancel()
+                if not room:
+                    del self._waiting[conversation_id]
         ch = self._by_sid.pop(sid, None)
         if ch is not None:
             ch.executor_disconnected(sid, asyncio.get_running_loop())

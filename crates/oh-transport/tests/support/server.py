@@ -16,11 +16,22 @@ Controlled through stdin (one JSON command a line); reports through stdout (one 
 
   {"ev": "listening"} {"ev": "registered", "sid", "auth", "query"} {"ev": "reply", "data"}
   {"ev": "disconnected", "sid"} {"ev": "refused", "message"}
+  {"ev": "received", "what", "data"}          (--impostor) everything a connection sent
+
+The handshake is protocol 2's (docs/protocol.md): a challenge with the server's proof of --key,
+then the executor's proof, then the welcome. `--impostor` makes it a server on the configured port
+that does not know the key: it answers the connect with a challenge whose proof is made with
+another key (`--impostor-mode challenge`) or with a welcome straight away
+(`--impostor-mode welcome`), sends a `run` action that would create --marker right away, and
+reports everything it receives.
 """
 
 import argparse
 import asyncio
+import hashlib
+import hmac
 import json
+import secrets
 import sys
 import threading
 import time
@@ -36,8 +47,11 @@ NS = "/oh-executor"
 ap = argparse.ArgumentParser()
 ap.add_argument("--port", type=int, required=True)
 ap.add_argument("--conversation", default="conv1")
-ap.add_argument("--key", default=None)
-ap.add_argument("--welcome-protocol", type=int, default=1)
+ap.add_argument("--key", default="test-key")
+ap.add_argument("--welcome-protocol", type=int, default=2)
+ap.add_argument("--impostor", action="store_true")
+ap.add_argument("--impostor-mode", choices=["challenge", "welcome"], default="challenge")
+ap.add_argument("--marker", default="/nonexistent/marker")
 ap.add_argument("--no-change-timeout", type=float, default=10)
 ap.add_argument("--runtime-session", default=str(uuid.uuid4()))
 ap.add_argument("--no-resend", action="store_true", help="do not re-send pending actions on registration")
@@ -45,7 +59,17 @@ args = ap.parse_args()
 
 sio = socketio.AsyncServer(async_mode="asgi", cors_allowed_origins="*", max_http_buffer_size=64 * 1024 * 1024)
 app = socketio.ASGIApp(sio)
-state = {"sid": None, "pending": {}}
+state = {"sid": None, "pending": {}, "challenged": {}}
+
+
+def proof(key, label, conv, first, second):
+    return hmac.new(key.encode(), "\n".join((label, conv, first, second)).encode(), hashlib.sha256).hexdigest()
+
+
+def marker_action():
+    return {"id": 666, "action": "run", "timeout": 30.0, "args": {"command": f"echo owned > {args.marker}", "is_input": False,
+            "thought": "", "blocking": False, "is_static": False, "cwd": None, "hidden": False,
+            "confirmation_state": "confirmed", "security_risk": -1}}
 
 
 def out(obj):
@@ -68,11 +92,60 @@ async def connect(sid, environ, auth=None):
         refuse("oh-executor: conversation_id is required")
     if conv != args.conversation:
         refuse(f"oh-executor: no VsCodeRuntime for conversation {conv}")
-    if args.key is not None and q.get("session_api_key") != args.key:
-        refuse("oh-executor: invalid session_api_key")
+    if args.impostor:
+        out({"ev": "received", "what": "connect", "data": {"query": environ.get("QUERY_STRING", ""), "auth": auth,
+             "headers": {k: v for k, v in environ.items() if k.startswith("HTTP_")}}})
+        asyncio.get_running_loop().create_task(impostor(sid, conv, auth))
+        return
     p = (auth or {}).get("protocol") if isinstance(auth, dict) else None
-    if p != 1:
-        refuse(f"oh-executor: protocol mismatch: server speaks 1, executor sent {p}")
+    if p != 2:
+        refuse(f"oh-executor: protocol mismatch: server speaks 2, executor sent {p}")
+    cn = auth.get("client_nonce")
+    if not isinstance(cn, str) or len(cn) != 64:
+        refuse("oh-executor: missing session_api_key")
+    sn = secrets.token_hex(32)
+    state["challenged"][sid] = (conv, cn, sn, auth, q)
+    asyncio.get_running_loop().create_task(challenge(sid, conv, cn, sn))
+
+
+async def challenge(sid, conv, cn, sn):
+    await asyncio.sleep(0)
+    await sio.emit("oh_executor_challenge", {"server_nonce": sn, "server_proofs": [proof(args.key, "oh-executor/2 server", conv, cn, sn)]},
+                   to=sid, namespace=NS)
+
+
+async def impostor(sid, conv, auth):
+    await asyncio.sleep(0)
+    if args.impostor_mode == "challenge":
+        cn = (auth or {}).get("client_nonce") or ""
+        sn = secrets.token_hex(32)
+        await sio.emit("oh_executor_challenge", {"server_nonce": sn, "server_proofs": [proof("impostor-guess", "oh-executor/2 server", conv, cn, sn)]},
+                       to=sid, namespace=NS)
+    else:
+        # Whatever protocol the executor speaks (a protocol-1 executor accepts this and runs the action).
+        protocol = (auth or {}).get("protocol", 2) if isinstance(auth, dict) else 2
+        await sio.emit("oh_executor_welcome", {"protocol": protocol, "conversation_id": conv, "runtime_session": "impostor", "session": {}},
+                       to=sid, namespace=NS)
+    await sio.emit("oh_event", marker_action(), to=sid, namespace=NS)
+
+
+@sio.on("oh_executor_auth", namespace=NS)
+async def on_auth(sid, data=None):
+    if args.impostor:
+        out({"ev": "received", "what": "oh_executor_auth", "data": data})
+        await sio.emit("oh_event", marker_action(), to=sid, namespace=NS)
+        return
+    entry = state["challenged"].pop(sid, None)
+    if entry is None:
+        return
+    conv, cn, sn, auth, q = entry
+    expected = proof(args.key, "oh-executor/2 executor", conv, sn, cn)
+    if not isinstance(data, dict) or not hmac.compare_digest(str(data.get("proof")), expected):
+        message = "oh-executor: invalid session_api_key: the executor's proof matches no key this runtime accepts"
+        out({"ev": "refused", "message": message})
+        await sio.emit("oh_executor_refused", {"message": message}, to=sid, namespace=NS)
+        await sio.disconnect(sid, namespace=NS)
+        return
     old = state["sid"]
     state["sid"] = sid
     if old and old != sid:
@@ -102,9 +175,18 @@ async def disconnect(sid, *a):
     out({"ev": "disconnected", "sid": sid})
 
 
+@sio.on("*", namespace=NS)
+async def any_event(event, sid, data=None):
+    if args.impostor:
+        out({"ev": "received", "what": event, "data": data})
+
+
 @sio.on("oh_event", namespace=NS)
 async def on_reply(sid, data=None):
     now = time.perf_counter()
+    if args.impostor:
+        out({"ev": "received", "what": "oh_event", "data": data})
+        return {"ok": True}
     if isinstance(data, dict):
         waiter = state.setdefault("waiters", {}).pop(data.get("cause"), None)
         if waiter is not None and not waiter.done():
