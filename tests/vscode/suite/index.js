@@ -142,7 +142,7 @@ exports.run = async () => {
 
   await test('a server that needs a session API key: error with a fix, key stored via the command, then connected', async () => {
     const keyed = process.env.OH_TEST_KEYED_BACKEND;
-    await vscode.workspace.getConfiguration('openhands').update('server.url', keyed, vscode.ConfigurationTarget.Workspace);
+    await vscode.workspace.getConfiguration('openhands').update('server.url', keyed, vscode.ConfigurationTarget.Global);
     await api.start();
     const s = api.snapshot;
     assert(s.state === 'error' && (s.fixes || []).includes('key'), `expected an error offering "Set Session API Key", got ${JSON.stringify(s)}`);
