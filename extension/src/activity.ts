@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { maskSecretExports } from './secretMask';
 
 /** One delegated action as the view lists it. */
 export interface ActivityEntry {
@@ -25,7 +26,8 @@ export function summariseAction(event: Json): { kind: string; summary: string } 
   const args = (event.args as Json | undefined) ?? {};
   switch (kind) {
     case 'run': {
-      const cmd = str(args.command);
+      // OpenHands' secret exports are `run` actions too: their values are masked.
+      const cmd = maskSecretExports(str(args.command));
       if (args.is_input === true || args.is_input === 'true') return { kind, summary: `input: ${oneLine(cmd)}` };
       return { kind, summary: oneLine(cmd) || '(empty command)' };
     }

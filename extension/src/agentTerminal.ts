@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { SecretExportMasker, maskSecretExports } from './secretMask';
 import { ShellStream } from './shellStream';
 import { TerminalSanitizer } from './terminalSanitizer';
 
@@ -75,6 +76,7 @@ export class AgentTerminal implements vscode.Disposable {
   private pty: AgentPty | undefined;
   private readonly sanitizer = new TerminalSanitizer();
   private readonly shell = new ShellStream();
+  private readonly masker = new SecretExportMasker();
   private readonly decoder = new TextDecoder('utf-8');
   private atLineStart = true;
 
@@ -95,7 +97,7 @@ export class AgentTerminal implements vscode.Disposable {
     this.sanitizer.reset();
     let text = this.atLineStart ? '' : '\r\n';
     if (cwd) text += dim(new TerminalSanitizer().push(cwd)) + '\r\n';
-    const lines = new TerminalSanitizer().push(command).split('\r\n');
+    const lines = new TerminalSanitizer().push(maskSecretExports(command)).split('\r\n');
     text += lines.map((l, i) => (i === 0 ? bold('$ ') : bold('> ')) + l).join('\r\n') + '\r\n';
     this.emit(text);
     if (this.options.revealOnCommand()) this.terminal?.show(true);
@@ -110,9 +112,17 @@ export class AgentTerminal implements vscode.Disposable {
     const text = typeof raw === 'string' ? raw : this.decoder.decode(raw, { stream: true });
     for (const seg of this.shell.push(text)) {
       if (seg.type === 'text') {
+        // Masked before sanitising: the masker sees bash's own bytes (secretMask.ts).
+        const shown = this.masker.push(seg.text);
+        if (shown === '') continue;
         this.ensure();
-        this.emit(this.sanitizer.push(seg.text));
+        this.emit(this.sanitizer.push(shown));
       } else {
+        const held = this.masker.flush();
+        if (held !== '') {
+          this.ensure();
+          this.emit(this.sanitizer.push(held));
+        }
         this.prompt(seg.exitCode, seg.cwd);
       }
     }

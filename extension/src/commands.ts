@@ -9,13 +9,13 @@ export function registerCommands(ctx: OpenHandsContext): vscode.Disposable[] {
     run('openhands.stop', () => ctx.executor.stop()),
     run('openhands.reconnect', () => ctx.executor.reconnect()),
     run('openhands.setSessionApiKey', async () => {
-      if (await ctx.secrets.prompt()) {
+      if (await ctx.secrets.prompt(ctx.config.current.serverUrl)) {
         ctx.log.info('session API key updated');
         if (ctx.executor.running || ctx.executor.snapshot.state === 'error') await ctx.executor.reconnect();
       }
     }),
     run('openhands.clearSessionApiKey', async () => {
-      await ctx.secrets.clear();
+      await ctx.secrets.clear(ctx.config.current.serverUrl);
       ctx.log.info('session API key removed');
     }),
     run('openhands.showLogs', () => ctx.log.show()),

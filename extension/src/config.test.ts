@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONNECTION_KEYS, DEFAULTS, normaliseServerUrl, readConfig, validateConfig } from './config';
+import { CONNECTION_KEYS, DEFAULTS, ignoredWorkspaceValues, normaliseServerUrl, readConfig, serverOrigin, USER_ONLY_KEYS, validateConfig } from './config';
 
 const getter = (values: Record<string, unknown>) => ({
   get: <T>(key: string, def: T): T => (key in values ? (values[key] as T) : def),
@@ -47,5 +47,31 @@ describe('config', () => {
     readConfig({ get: <T>(key: string, def: T): T => (read.push(key), def) });
     expect(read.sort()).toEqual(contributed.sort());
     for (const k of CONNECTION_KEYS) expect(contributed).toContain(k);
+  });
+
+  it('takes where secrets go from the user settings only: a workspace value is ignored and reported', () => {
+    const inspected = {
+      get: <T>(_key: string, def: T): T => def,
+      inspect: <T>(key: string) =>
+        key === 'server.url'
+          ? ({ defaultValue: 'http://localhost:3000', globalValue: 'http://127.0.0.1:3000', workspaceValue: 'http://127.0.0.1:4444' } as unknown as { globalValue?: T })
+          : undefined,
+    };
+    expect(readConfig(inspected).serverUrl).toBe('http://127.0.0.1:3000');
+    expect(ignoredWorkspaceValues(inspected)).toEqual([{ key: 'openhands.server.url', value: 'http://127.0.0.1:4444' }]);
+    const onlyWorkspace = { ...inspected, inspect: <T>(key: string) => (key === 'server.url' ? ({ workspaceFolderValue: 'http://evil:1' } as unknown as { globalValue?: T }) : undefined) };
+    expect(readConfig(onlyWorkspace).serverUrl).toBe(DEFAULTS.serverUrl);
+  });
+
+  it('declares those settings application-scoped, so VS Code itself ignores workspace values', () => {
+    const pkg = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8'));
+    const props = Object.assign({}, ...pkg.contributes.configuration.map((g: { properties: object }) => g.properties));
+    for (const k of USER_ONLY_KEYS) expect(props[`openhands.${k}`].scope).toBe('application');
+  });
+
+  it('normalises server origins', () => {
+    expect(serverOrigin('http://127.0.0.1:3000/')).toBe('http://127.0.0.1:3000');
+    expect(serverOrigin('HTTP://LocalHost:80/x')).toBe('http://localhost');
+    expect(serverOrigin('https://a.example:443')).toBe('https://a.example');
   });
 });

@@ -36,8 +36,56 @@ export const CONNECTION_KEYS = [
   'executor.noChangeTimeoutSeconds',
 ] as const;
 
+interface Inspected<T> {
+  defaultValue?: T;
+  globalValue?: T;
+  workspaceValue?: T;
+  workspaceFolderValue?: T;
+}
+
 interface Getter {
   get<T>(key: string, defaultValue: T): T;
+  inspect?<T>(key: string): Inspected<T> | undefined;
+}
+
+/**
+ * Settings that say where the extension sends the session key, the executor credential and the
+ * LLM key. A repository must not choose them: a committed `.vscode/settings.json` pointing
+ * `openhands.server.url` elsewhere would receive the key before the user consents to anything.
+ * They are `application`-scoped in package.json (VS Code then ignores workspace values) and read
+ * here from the user's own value only, whatever the host does with the scope.
+ */
+export const USER_ONLY_KEYS = ['server.url'] as const;
+
+/** The user's (global) value of a setting, or its default: never a workspace or folder value. */
+function userValue<T>(section: Getter, key: string, fallback: T): T {
+  if (!section.inspect) return section.get<T>(key, fallback);
+  const i = section.inspect<T>(key);
+  return i?.globalValue ?? i?.defaultValue ?? fallback;
+}
+
+/** A workspace or folder value of a user-only setting that is being ignored, for a warning. */
+export function ignoredWorkspaceValues(section: Getter): { key: string; value: unknown }[] {
+  const out: { key: string; value: unknown }[] = [];
+  if (!section.inspect) return out;
+  for (const key of USER_ONLY_KEYS) {
+    const i = section.inspect<unknown>(key);
+    const value = i?.workspaceFolderValue ?? i?.workspaceValue;
+    if (value !== undefined) out.push({ key: `${SECTION}.${key}`, value });
+  }
+  return out;
+}
+
+/**
+ * The origin (`scheme://host:port`, lower-case, default port dropped) the session key and the
+ * execution consent are stored under: a key given for one server is never sent to another.
+ */
+export function serverOrigin(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url.trim().toLowerCase();
+  }
 }
 
 /** Reads and normalises the settings from a configuration object. */
@@ -45,7 +93,7 @@ export function readConfig(section: Getter): OpenHandsConfig {
   const mode = section.get<string>('conversation.mode', DEFAULTS.conversationMode);
   const timeout = Number(section.get<number>('executor.noChangeTimeoutSeconds', DEFAULTS.noChangeTimeoutSeconds));
   return {
-    serverUrl: normaliseServerUrl(section.get<string>('server.url', DEFAULTS.serverUrl)),
+    serverUrl: normaliseServerUrl(userValue<string>(section, 'server.url', DEFAULTS.serverUrl)),
     // Anything but attach follows the tab.
     conversationMode: mode === 'attach' ? 'attach' : 'tab',
     conversationId: String(section.get<string>('conversation.id', '') ?? '').trim(),
@@ -90,8 +138,20 @@ export class Config implements vscode.Disposable {
     });
   }
 
+  private warned = new Set<string>();
+
   get current(): OpenHandsConfig {
-    return readConfig(vscode.workspace.getConfiguration(SECTION));
+    const section = vscode.workspace.getConfiguration(SECTION);
+    for (const { key, value } of ignoredWorkspaceValues(section)) {
+      const id = `${key}=${JSON.stringify(value)}`;
+      if (this.warned.has(id)) continue;
+      this.warned.add(id);
+      void vscode.window.showWarningMessage(
+        `OpenHands ignores "${key}" from this workspace's settings (${JSON.stringify(value)}): ` +
+          'where the session key goes is a user setting only. Set it in your user settings if you trust that server.',
+      );
+    }
+    return readConfig(section);
   }
 
   /** True when the change touches a setting the running executor was started with. */

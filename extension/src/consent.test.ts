@@ -17,7 +17,7 @@ describe('consent', () => {
     expect(await c.ensure('ws', 'http://x')).toBe('granted');
     expect(await c.ensure('ws', 'http://x')).toBe('granted');
     expect(ask).toHaveBeenCalledTimes(1);
-    expect(state.get(CONSENT_KEY)).toBe(true);
+    expect(state.get(CONSENT_KEY)).toEqual(['http://x']);
     expect(ask.mock.calls[0][0]).toContain('"ws"');
   });
 
@@ -37,10 +37,35 @@ describe('consent', () => {
 
   it('can be revoked', async () => {
     const state = new MemoryMemento();
-    await state.update(CONSENT_KEY, true);
+    await state.update(CONSENT_KEY, ['http://x:3000']);
     const c = new Consent(state as any, { isTrusted: () => true, ask: vi.fn() });
-    expect(c.granted).toBe(true);
+    expect(c.grantedFor('http://x:3000/')).toBe(true);
     await c.revoke();
-    expect(c.granted).toBe(false);
+    expect(c.grantedFor('http://x:3000')).toBe(false);
+  });
+
+  it('is per server origin: another origin asks again, the same origin does not', async () => {
+    const state = new MemoryMemento();
+    const ask = vi.fn().mockResolvedValue('Allow');
+    const c = new Consent(state as any, { isTrusted: () => true, ask });
+    expect(await c.ensure('ws', 'http://127.0.0.1:3000')).toBe('granted');
+    expect(await c.ensure('ws', 'http://127.0.0.1:3000/')).toBe('granted');
+    expect(ask).toHaveBeenCalledTimes(1);
+    ask.mockResolvedValueOnce("Don't Allow");
+    expect(await c.ensure('ws', 'http://127.0.0.1:4000')).toBe('declined');
+    expect(ask).toHaveBeenCalledTimes(2);
+    expect(ask.mock.calls[1][1]).toContain('http://127.0.0.1:4000');
+    expect(await c.ensure('ws', 'https://127.0.0.1:3000')).toBe('granted');
+    expect(ask).toHaveBeenCalledTimes(3);
+    expect(state.get(CONSENT_KEY)).toEqual(['http://127.0.0.1:3000', 'https://127.0.0.1:3000']);
+  });
+
+  it('a consent recorded before it was per origin names no server: asked again', async () => {
+    const state = new MemoryMemento();
+    await state.update(CONSENT_KEY, true);
+    const ask = vi.fn().mockResolvedValue(undefined);
+    const c = new Consent(state as any, { isTrusted: () => true, ask });
+    expect(await c.ensure('ws', 'http://evil.example:3000')).toBe('declined');
+    expect(ask).toHaveBeenCalledTimes(1);
   });
 });

@@ -75,7 +75,7 @@ export class OpenHandsContext implements vscode.Disposable {
         const c = this.config.current;
         return c.conversationMode === 'attach' && c.conversationId ? c.conversationId : undefined;
       },
-      sessionKey: () => this.secrets.get(),
+      sessionKey: () => this.secrets.get(this.config.current.serverUrl),
       state: vscodeContext.workspaceState,
       secrets: vscodeContext.secrets,
       executor: this.executor,
@@ -109,6 +109,8 @@ export class OpenHandsContext implements vscode.Disposable {
       this.config.onDidChange((e) => {
         // The tab first: it drops the old server's conversation before the executor reconnects.
         if (Config.affectsConnection(e)) void this.chat.open();
+        // Keys are per server origin: another server may have none.
+        if (Config.affectsConnection(e)) void this.refreshKey();
         if (Config.affectsConnection(e) && this.executor.running) {
           this.log.info('connection settings changed: reconnecting');
           void this.executor.reconnect();
@@ -126,13 +128,13 @@ export class OpenHandsContext implements vscode.Disposable {
 
   /** SecretStorage, else the runtime's token file when the server is on this machine (credentials.ts). */
   private async executorCredential(): Promise<string | undefined> {
-    const found = await findExecutorCredential(await this.secrets.get(), this.config.current.serverUrl);
+    const found = await findExecutorCredential(await this.secrets.get(this.config.current.serverUrl), this.config.current.serverUrl);
     this.log.info(`executor credential: ${found.detail}`);
     return found.key;
   }
 
   private async refreshKey(): Promise<void> {
-    this.hasKey = Boolean(await this.secrets.get());
+    this.hasKey = Boolean(await this.secrets.get(this.config.current.serverUrl));
     this.refresh();
   }
 

@@ -119,7 +119,7 @@ PORT="$(awk '/^READY/ {print $2; exit}' "$BACKEND_LOG")"
 KEYED_PORT="$(awk '/^READY/ {print $2; exit}' "$KEYED_LOG")"
 if [ -z "$PORT" ] || [ -z "$KEYED_PORT" ]; then cat "$BACKEND_LOG" "$KEYED_LOG"; fail "start the protocol backends"; finish; fi
 cat > "$WS/.vscode/settings.json" <<JSON
-{ "openhands.server.url": "http://127.0.0.1:$PORT", "openhands.conversation.mode": "attach", "openhands.conversation.id": "$CONV" }
+{ "openhands.conversation.mode": "attach", "openhands.conversation.id": "$CONV" }
 JSON
 
 NODE24="$CACHE/node24/bin/node"
@@ -194,7 +194,7 @@ rm -f "$ARTIFACTS/openhands-tab.png" "$ARTIFACTS/terminal.txt" "$ARTIFACTS"/host
 if want standin; then
 ENV_JSON="{\"OH_TEST_BACKEND\":\"http://127.0.0.1:$PORT\",\"OH_TEST_KEYED_BACKEND\":\"http://127.0.0.1:$KEYED_PORT\",\"OH_TEST_KEY\":\"$KEY\",\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS\"}"
 "$NODE24" "$HERE/host.mjs" --workspace "$WS" --dev "$HERE/harness-ext" --tests "$HERE/suite/index.js" \
-  --env "$ENV_JSON" --extensions-dir "$EXT" --artifacts "$ARTIFACTS" --click-dialog Allow --timeout 240 \
+  --env "$ENV_JSON" --settings "{\"openhands.server.url\":\"http://127.0.0.1:$PORT\"}" --extensions-dir "$EXT" --artifacts "$ARTIFACTS" --click-dialog Allow --timeout 240 \
   2>&1 | tee "$ARTIFACTS/host-standin.log" | grep -E '@@oh-test|\[host|oh-test' | sed -E 's/^.*(@@oh-test|oh-test)/\1/'
 cp "$ARTIFACTS/host-standin.log" "$ARTIFACTS/host.log"
 fi
@@ -204,7 +204,7 @@ if want untrusted; then
 WS2="$SESSION/untrusted"; mkdir -p "$WS2/.vscode"
 cp "$WS/.vscode/settings.json" "$WS2/.vscode/settings.json" 2>/dev/null
 "$NODE24" "$HERE/host.mjs" --workspace "$WS2" --dev "$HERE/harness-ext" --tests "$HERE/suite/untrusted.js" \
-  --env "$ENV_JSON" --extensions-dir "$EXT" --artifacts "$ARTIFACTS/untrusted" --untrusted 1 --timeout 120 \
+  --env "$ENV_JSON" --settings "{\"openhands.server.url\":\"http://127.0.0.1:$PORT\"}" --extensions-dir "$EXT" --artifacts "$ARTIFACTS/untrusted" --untrusted 1 --timeout 120 \
   > "$ARTIFACTS/host-untrusted.log" 2>&1
 show_host_log "$ARTIFACTS/host-untrusted.log"
 fi
@@ -219,15 +219,22 @@ TRUST_PID=$!
 for _ in $(seq 1 100); do grep -q '^READY' "$TRUST_LOG" && break; sleep 0.1; done
 TRUST_PORT="$(awk '/^READY/ {print $2; exit}' "$TRUST_LOG")"
 WS_TRUST="$SESSION/trust"; mkdir -p "$WS_TRUST/.vscode" "$ARTIFACTS/trust"
+# A repository's own .vscode/settings.json names another server (the decoy: a listening socket
+# that records every connection); the server URL is a user setting only, so nothing may reach it.
+DECOY_LOG="$ARTIFACTS/trust/decoy.log"; rm -f "$DECOY_LOG"
+setsid "$PY" "$HERE/decoy_listener.py" "$DECOY_LOG" > "$ARTIFACTS/trust/decoy.out" 2>&1 &
+DECOY_PID=$!; TRUST_PID="$TRUST_PID $DECOY_PID"
+for _ in $(seq 1 100); do grep -q '^READY' "$ARTIFACTS/trust/decoy.out" && break; sleep 0.1; done
+DECOY_PORT="$(awk '/^READY/ {print $2; exit}' "$ARTIFACTS/trust/decoy.out")"
 cat > "$WS_TRUST/.vscode/settings.json" <<JSON
-{ "openhands.server.url": "http://127.0.0.1:$TRUST_PORT", "openhands.conversation.mode": "attach", "openhands.conversation.id": "$TRUST_CONV" }
+{ "openhands.server.url": "http://127.0.0.1:$DECOY_PORT", "openhands.conversation.mode": "attach", "openhands.conversation.id": "$TRUST_CONV" }
 JSON
 "$NODE24" "$HERE/host.mjs" --workspace "$WS_TRUST" --dev "$HERE/harness-ext" --tests "$HERE/suite/trust.js" \
-  --env "{\"OH_TEST_BACKEND\":\"http://127.0.0.1:$TRUST_PORT\",\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS/trust\"}" \
-  --settings '{"files.autoSave":"off"}' --extensions-dir "$EXT" --artifacts "$ARTIFACTS/trust" --timeout 240 \
+  --env "{\"OH_TEST_BACKEND\":\"http://127.0.0.1:$TRUST_PORT\",\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS/trust\",\"OH_TEST_DECOY_LOG\":\"$DECOY_LOG\",\"OH_TEST_DECOY_URL\":\"http://127.0.0.1:$DECOY_PORT\"}" \
+  --settings "{\"files.autoSave\":\"off\",\"openhands.server.url\":\"http://127.0.0.1:$TRUST_PORT\"}" --extensions-dir "$EXT" --artifacts "$ARTIFACTS/trust" --timeout 240 \
   > "$ARTIFACTS/host-trust.log" 2>&1
 show_host_log "$ARTIFACTS/host-trust.log" 'oh-test fs'
-kill -- -"$TRUST_PID" 2>/dev/null
+for p in $TRUST_PID; do kill -- -"$p" 2>/dev/null; done
 fi
 # 6. the IDE tools through their MCP endpoint, in a TypeScript workspace (suite/ide.js)
 if want ide; then
@@ -243,7 +250,7 @@ fi
 
 # 7. the OpenHands tab against the REAL OpenHands server (openhands.server.listen:app, VsCodeRuntime
 # in server mode, CodeActAgent) with the scripted stand-in LLM; the server starts without LLM
-# settings, as on first use. Nothing in settings.json but the server URL.
+# settings, as on first use. Nothing in the settings but the server URL (a user setting).
 WS_CONV="$SESSION/conversation"; mkdir -p "$WS_CONV/.vscode"
 CONV_ART="$ARTIFACTS/conversation"; mkdir -p "$CONV_ART"; rm -f "$CONV_ART"/*.png
 export LITELLM_LOCAL_MODEL_COST_MAP=True
@@ -301,10 +308,10 @@ if [ -z "$LLM_BASE_URL" ] || [ -z "$SERVER_URL" ]; then
   tail -20 "$CONV_ART/scripted-llm.log" "$CONV_ART/oh-server.log"
   fail "start the real OpenHands server and the scripted LLM (see $CONV_ART)"
 else
-  echo "{ \"openhands.server.url\": \"$SERVER_URL\" }" > "$WS_CONV/.vscode/settings.json"
+  echo '{}' > "$WS_CONV/.vscode/settings.json"
   CONV_ENV="{\"OH_TEST_SERVER\":\"$SERVER_URL\",\"OH_TEST_SERVER_KEY\":\"$SERVER_KEY\",\"OH_TEST_LLM_BASE_URL\":\"$LLM_BASE_URL\",\"OH_TEST_ARTIFACTS\":\"$CONV_ART\"}"
   "$NODE24" "$HERE/host.mjs" --workspace "$WS_CONV" --dev "$HERE/harness-ext" --tests "$HERE/suite/conversation.js" \
-    --env "$CONV_ENV" --extensions-dir "$EXT" --artifacts "$CONV_ART" --click-dialog Allow --timeout 360 \
+    --env "$CONV_ENV" --settings "{\"openhands.server.url\":\"$SERVER_URL\"}" --extensions-dir "$EXT" --artifacts "$CONV_ART" --click-dialog Allow --timeout 360 \
     > "$ARTIFACTS/host-conversation.log" 2>&1
   show_host_log "$ARTIFACTS/host-conversation.log"
   if [ -f "$CONV_ART/openhands-tab-conversation.png" ]; then
@@ -328,10 +335,10 @@ else
   HOST_PIDS=()
   for role in a b; do
     W="$SESSION/two-$role"; mkdir -p "$W/.vscode"; echo "window-$role" > "$W/marker.txt"
-    echo "{ \"openhands.server.url\": \"$SERVER2_URL\" }" > "$W/.vscode/settings.json"
+    echo '{}' > "$W/.vscode/settings.json"
     TWO_ENV="{\"OH_TEST_ROLE\":\"$role\",\"OH_TEST_SHARED\":\"$SESSION/two-shared\",\"OH_TEST_SERVER_KEY\":\"$SERVER2_KEY\",\"OH_TEST_ARTIFACTS\":\"$TWO_ART/$role\"}"
     "$NODE24" "$HERE/host.mjs" --workspace "$W" --dev "$HERE/harness-ext" --tests "$HERE/suite/two-windows.js" \
-      --env "$TWO_ENV" --extensions-dir "$EXT" --artifacts "$TWO_ART/$role" --click-dialog Allow --timeout 300 \
+      --env "$TWO_ENV" --settings "{\"openhands.server.url\":\"$SERVER2_URL\"}" --extensions-dir "$EXT" --artifacts "$TWO_ART/$role" --click-dialog Allow --timeout 300 \
       > "$ARTIFACTS/host-two-$role.log" 2>&1 &
     HOST_PIDS+=($!)
   done
@@ -352,10 +359,10 @@ CONFIRM_LLM="$(first_line_field "$CONFIRM_ART/oh-server.out" llm_base_url)"
 if [ -z "$CONFIRM_URL" ]; then
   tail -20 "$CONFIRM_ART/oh-server.log"; fail "start the real OpenHands server for the confirmation-mode test (see $CONFIRM_ART)"
 else
-  echo "{ \"openhands.server.url\": \"$CONFIRM_URL\" }" > "$WS_CONFIRM/.vscode/settings.json"
+  echo '{}' > "$WS_CONFIRM/.vscode/settings.json"
   CONFIRM_ENV="{\"OH_TEST_SERVER\":\"$CONFIRM_URL\",\"OH_TEST_SERVER_KEY\":\"$CONFIRM_KEY\",\"OH_TEST_LLM_BASE_URL\":\"$CONFIRM_LLM\",\"OH_TEST_ARTIFACTS\":\"$CONFIRM_ART\"}"
   "$NODE24" "$HERE/host.mjs" --workspace "$WS_CONFIRM" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-confirm.js" \
-    --env "$CONFIRM_ENV" --extensions-dir "$EXT" --artifacts "$CONFIRM_ART" --click-dialog Allow --timeout 360 \
+    --env "$CONFIRM_ENV" --settings "{\"openhands.server.url\":\"$CONFIRM_URL\"}" --extensions-dir "$EXT" --artifacts "$CONFIRM_ART" --click-dialog Allow --timeout 360 \
     > "$ARTIFACTS/host-confirm.log" 2>&1
   show_host_log "$ARTIFACTS/host-confirm.log"
 fi
@@ -372,10 +379,10 @@ AGENT_LLM="$(first_line_field "$AGENT_ART/oh-server.out" llm_base_url)"
 if [ -z "$AGENT_URL" ]; then
   tail -20 "$AGENT_ART/oh-server.log"; fail "start the real OpenHands server for the IDE-tools agent test (see $AGENT_ART)"
 else
-  echo "{ \"openhands.server.url\": \"$AGENT_URL\" }" > "$WS_AGENT/.vscode/settings.json"
+  echo '{}' > "$WS_AGENT/.vscode/settings.json"
   AGENT_ENV="{\"OH_TEST_SERVER\":\"$AGENT_URL\",\"OH_TEST_SERVER_KEY\":\"$AGENT_KEY\",\"OH_TEST_LLM_BASE_URL\":\"$AGENT_LLM\",\"OH_TEST_ARTIFACTS\":\"$AGENT_ART\"}"
   "$NODE24" "$HERE/host.mjs" --workspace "$WS_AGENT" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-agent.js" \
-    --env "$AGENT_ENV" --settings '{"files.autoSave":"off"}' --extensions-dir "$EXT" --artifacts "$AGENT_ART" --timeout 420 \
+    --env "$AGENT_ENV" --settings "{\"files.autoSave\":\"off\",\"openhands.server.url\":\"$AGENT_URL\"}" --extensions-dir "$EXT" --artifacts "$AGENT_ART" --timeout 420 \
     > "$ARTIFACTS/host-ide-agent.log" 2>&1
   show_host_log "$ARTIFACTS/host-ide-agent.log"
 fi
@@ -395,10 +402,10 @@ if wait_ready "$BENCH_ART/bench.out" "$BENCH_PID"; then
   B_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["url"])' "$BENCH_ART/bench.out")"
   B_CONV="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["conversation_id"])' "$BENCH_ART/bench.out")"
   B_KEY="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session_api_key"])' "$BENCH_ART/bench.out")"
-  echo "{ \"openhands.server.url\": \"$B_URL\", \"openhands.conversation.mode\": \"attach\", \"openhands.conversation.id\": \"$B_CONV\" }" > "$WS_BENCH/.vscode/settings.json"
+  echo "{ \"openhands.conversation.mode\": \"attach\", \"openhands.conversation.id\": \"$B_CONV\" }" > "$WS_BENCH/.vscode/settings.json"
   B_ENV="{\"OH_TEST_KEY\":\"$B_KEY\",\"OH_TEST_BENCH_RESULT\":\"$BENCH_ART/runtime-bench.json\",\"OH_TEST_ARTIFACTS\":\"$BENCH_ART\"}"
   "$NODE24" "$HERE/host.mjs" --workspace "$WS_BENCH" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-bench.js" \
-    --env "$B_ENV" --settings '{"files.autoSave":"off"}' --extensions-dir "$EXT" --artifacts "$BENCH_ART" --timeout 660 \
+    --env "$B_ENV" --settings "{\"files.autoSave\":\"off\",\"openhands.server.url\":\"$B_URL\"}" --extensions-dir "$EXT" --artifacts "$BENCH_ART" --timeout 660 \
     > "$ARTIFACTS/host-ide-bench.log" 2>&1
   show_host_log "$ARTIFACTS/host-ide-bench.log" 'oh-test bench'
 else

@@ -73,8 +73,12 @@
 //!   `wcwidth`. Full-screen programs are rendered approximately (the reference leaves them
 //!   uncharacterised).
 //! * No `~/.bashrc`/profile is read (`--norc --noprofile`), `LANG`/`LC_ALL` are `C.UTF-8`,
-//!   `TERM=tmux-256color` (what the reference's panes have), `VSCODE_*`/`ELECTRON_RUN_AS_NODE` are removed; tmux's own
+//!   `TERM=tmux-256color` (what the reference's panes have), `VSCODE_*`/`ELECTRON_RUN_AS_NODE` and the executor's credentials (`OH_SESSION_API_KEY`,
+//!   `SESSION_API_KEY`, `OH_SESSION_API_KEYS_*`) are removed; tmux's own
 //!   `TMUX`/`TMUX_PANE` variables are not set.
+//! * `HISTFILE` is exported empty, so neither this bash nor one it starts reads or writes a
+//!   history file (the reference's bash appends the agent's commands to `~/.bash_history` on
+//!   exit). History is kept in memory as usual (`history`, `!!` work).
 
 mod command;
 mod keys;

@@ -66,7 +66,12 @@ impl Proc {
         cmd.cwd(work_dir);
         for (k, _) in std::env::vars_os() {
             let ks = k.to_string_lossy();
-            if ks.starts_with("VSCODE_") || ks == "ELECTRON_RUN_AS_NODE" {
+            // The executor's own credential (and OpenHands' keys, should the executor's process
+            // have them) is for the executor's connection, not for the agent's commands.
+            let credential = ks == "OH_SESSION_API_KEY"
+                || ks == "SESSION_API_KEY"
+                || ks.starts_with("OH_SESSION_API_KEYS_");
+            if ks.starts_with("VSCODE_") || ks == "ELECTRON_RUN_AS_NODE" || credential {
                 cmd.env_remove(&k);
             }
         }
@@ -78,6 +83,13 @@ impl Proc {
         cmd.env("PS2", "");
         cmd.env("PROMPT_COMMAND", "__oh_ps1");
         cmd.env("BASH_FUNC___oh_ps1%%", PS1_FUNCTION);
+        // No history file: an interactive bash appends its history to `$HISTFILE`
+        // (`~/.bash_history` by default, or whatever the user's own environment names) on `exit`
+        // and SIGHUP, and truncates it to `HISTFILESIZE` lines: the agent's commands, secret
+        // exports included, would land in the user's own history. An empty value (not unset:
+        // bash sets the default when the variable is missing) keeps history in memory only,
+        // and being exported it also covers the interactive bashes the agent starts itself.
+        cmd.env("HISTFILE", "");
         for (k, v) in &cfg.env {
             cmd.env(k, v);
         }

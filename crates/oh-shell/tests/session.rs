@@ -424,3 +424,42 @@ async fn interrupt_stops_the_running_command() {
     s.close().await;
     let _ = std::fs::remove_dir_all(d);
 }
+
+/// The agent's bash must not touch the user's shell history: neither on `exit` nor on SIGHUP
+/// (bash appends its in-memory history to `$HISTFILE` and truncates the file to
+/// `HISTFILESIZE` lines, 500 by default), so a 1,000-line `~/.bash_history` stays byte for byte
+/// what it was, and a secret the agent exported is not written anywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_history_file_written_on_exit_or_sighup() {
+    for (name, last) in [("histexit", "exit"), ("histhup", "kill -HUP $$")] {
+        let d = tmpdir(name);
+        let home = d.join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let hist = home.join(".bash_history");
+        let before: String = (1..=1000).map(|i| format!("user command {i}\n")).collect();
+        std::fs::write(&hist, &before).unwrap();
+        let mut cfg = ShellConfig::new(&d);
+        cfg.env.push(("HOME".into(), home.display().to_string()));
+        let s = BashSession::start(cfg).await.unwrap();
+        let o = s.execute(&run("export GITHUB_TOKEN=\"ghp_secret_value\"")).await;
+        assert_eq!(md(&o).exit_code, 0, "{o:?}");
+        let o = s.execute(&run("echo agent-was-here; history | tail -n 2")).await;
+        // History still works in memory.
+        assert!(o.content.contains("echo agent-was-here"), "{o:?}");
+        // The reply to `exit` / SIGHUP comes once bash has exited, i.e. after it wrote its
+        // history file; a short grace covers a slow exit anyway.
+        let _ = s.execute(&run(last)).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let written = std::fs::read_to_string(&hist).unwrap() != before;
+        s.close().await;
+        let after = std::fs::read_to_string(&hist).unwrap();
+        assert!(!written && after == before, "{last}: history file changed: {} lines, ends {:?}",
+            after.lines().count(), after.lines().rev().take(3).collect::<Vec<_>>());
+        let leaked: Vec<_> = std::fs::read_dir(&home).unwrap().flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != ".bash_history")
+            .collect();
+        assert!(leaked.is_empty(), "{last}: files appeared in HOME: {leaked:?}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

@@ -17,6 +17,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from openhands_vscode_runtime.private_dir import UnsafeDirectory, ensure_private_dir
 from openhands_vscode_runtime.settings import (
     ALLOW_EXPOSED_ENV,
     TOKEN_FILE_ENV,  # noqa: F401 - re-exported
@@ -77,7 +78,10 @@ def load_or_create_executor_token(path: Path | None = None) -> tuple[str, Path]:
     """
     path = path or token_file_path()
     directory = path.parent
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        ensure_private_dir(directory)
+    except UnsafeDirectory as e:
+        raise CredentialError(str(e)) from None
     try:
         return _read_token(path), path
     except FileNotFoundError:

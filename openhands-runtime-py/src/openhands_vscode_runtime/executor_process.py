@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from openhands_vscode_runtime.agent_env import agent_environment
 from openhands_vscode_runtime.settings import (  # noqa: F401 - the names are re-exported
     EXECUTOR_ENV,
     NODE_ENV,
@@ -104,8 +105,9 @@ class ExecutorProcess:
         # another process's arguments (ps, /proc/PID/cmdline), only its owner its environment.
         # `base_env`: the environment to start from (default: this process's); the V1 tools pass
         # OpenHands V1's sanitised terminal environment.
-        env = dict(os.environ if base_env is None else base_env)
-        env.pop('OH_SESSION_API_KEY', None)
+        # Credentials of this process (in server mode: the OpenHands server's) stay out of the
+        # executor and so out of the agent's shell (agent_env.py).
+        env = agent_environment(os.environ if base_env is None else base_env)
         if session_api_key:
             env['OH_SESSION_API_KEY'] = session_api_key
         if no_change_timeout is not None:

@@ -11,7 +11,6 @@ import asyncio
 import collections
 import concurrent.futures
 import copy
-import json
 import logging
 import os
 import shutil
@@ -50,6 +49,7 @@ from openhands.runtime.base import Runtime
 from openhands.runtime.plugins import PluginRequirement
 from openhands.runtime.runtime_status import RuntimeStatus
 
+from openhands_vscode_runtime.agent_env import bash_export
 from openhands_vscode_runtime.connection import (
     DEFAULT_SERVER_URL,  # noqa: F401 - re-exported
     EMBEDDED_CONNECT_TIMEOUT,  # noqa: F401 - re-exported
@@ -310,6 +310,10 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
             # A stopped active executor still ends its pending actions after the grace period.
             logging.getLogger('openhands_vscode_runtime').info('%s; the channel keeps serving through any executor that replaced it', reason)
             return
+        tail = self._process.log_tail() if self._process is not None else ''
+        logging.getLogger('openhands_vscode_runtime').warning(
+            '%s; its output ends with:\n%s', reason, tail
+        )
         fut = channel.registration_future()
         if not fut.done():
             fut.set_exception(RuntimeError(reason))
@@ -336,6 +340,9 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
             self._channel.close()
         if self._process is not None:
             self._process.stop()
+            # The log is a temporary file in /tmp; what it says about a failure was put in the
+            # error message (no registration) or the server log (a crash) already.
+            self._process.remove_log()
         self._runtime_initialized = False
         super().close()
 
@@ -351,7 +358,9 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
         for key, value in env.items():
             if isinstance(value, SecretStr):
                 value = value.get_secret_value()
-            parts.append(f'export {key}={json.dumps(str(value))};')
+            # Quoted so the value arrives verbatim: OpenHands' own `json.dumps` quoting leaves
+            # `$(...)`, backticks and `$VAR` in a secret to bash, which runs them.
+            parts.append(f'{bash_export(key, str(value))};')
         command = ' '.join(parts)
         last: Observation | None = None
         for attempt in range(_ENV_RETRIES):

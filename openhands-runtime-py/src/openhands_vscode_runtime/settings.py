@@ -5,7 +5,8 @@ variables (they can also be set in the environment of `openhands serve` or of a 
 are read once, when a runtime is created (`RuntimeSettings.from_env()`), and handed to the parts
 that need them (connection strategies, hub channels, credentials, executor process); no other
 module of this package reads `os.environ` for a setting. (The demo program reads its own LLM
-variables; a spawned executor inherits this process's environment.)
+variables; a spawned executor inherits this process's environment minus its credentials,
+agent_env.py.)
 """
 
 from __future__ import annotations

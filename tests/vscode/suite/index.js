@@ -142,8 +142,16 @@ exports.run = async () => {
 
   await test('a server that needs a session API key: error with a fix, key stored via the command, then connected', async () => {
     const keyed = process.env.OH_TEST_KEYED_BACKEND;
-    await vscode.workspace.getConfiguration('openhands').update('server.url', keyed, vscode.ConfigurationTarget.Workspace);
-    await api.start();
+    await vscode.workspace.getConfiguration('openhands').update('server.url', keyed, vscode.ConfigurationTarget.Global);
+    const starting = api.start();
+    // Another server origin: consent is per origin, so it is asked again (the runner clicks Allow).
+    const asked = await waitFor('consent to be asked again for the new origin', () => {
+      const x = api.snapshot;
+      return (x.state === 'starting' && /permission to execute/.test(x.message || '')) || ['connected', 'error'].includes(x.state) ? x : undefined;
+    }, 30000, 50);
+    assert(asked.state === 'starting', `consent was not asked again for ${keyed}: ${JSON.stringify(asked)}`);
+    await vscode.commands.executeCommand('notifications.showList');
+    await starting;
     const s = api.snapshot;
     assert(s.state === 'error' && (s.fixes || []).includes('key'), `expected an error offering "Set Session API Key", got ${JSON.stringify(s)}`);
     // As a user would: the command opens a password box; the runner types the key into it.

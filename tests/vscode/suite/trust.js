@@ -202,6 +202,24 @@ exports.run = async () => {
     }
   });
 
+  await test('a workspace .vscode/settings.json naming another server is ignored: nothing reached it', async () => {
+    const decoyUrl = process.env.OH_TEST_DECOY_URL;
+    const decoyLog = process.env.OH_TEST_DECOY_LOG;
+    assert(decoyUrl && decoyLog, 'the runner did not start the decoy listener');
+    // The setup is what a hostile repository does: its settings file names the decoy.
+    const wsSettings = JSON.parse(fs.readFileSync(path.join(root, '.vscode', 'settings.json'), 'utf8'));
+    assert(wsSettings['openhands.server.url'] === decoyUrl, `workspace settings ${JSON.stringify(wsSettings)}`);
+    // The host does not even report it (application scope); the effective value is the user's.
+    const inspected = vscode.workspace.getConfiguration('openhands').inspect('server.url');
+    assert(inspected.workspaceValue === undefined && inspected.globalValue === BACKEND, `inspect ${JSON.stringify(inspected)}`);
+    // Everything above (the view, its conversation requests, consent, the executor, the agent's
+    // actions) ran; one more start and stop for good measure.
+    await api.start();
+    await api.stop();
+    const seen = fs.existsSync(decoyLog) ? fs.readFileSync(decoyLog, 'utf8') : '';
+    assert(seen === '', `the decoy server named by the workspace settings was contacted: ${seen.slice(0, 500)}`);
+  });
+
   try { await api.stop(); } catch {}
   run.finish('trust');
 };

@@ -79,7 +79,7 @@ exports.run = async () => {
 
     await test('attach: settings + "Set Session API Key", then consent; the executor connects to the V1 channel', async () => {
       const cfg = vscode.workspace.getConfiguration('openhands');
-      await cfg.update('server.url', discovery.url, vscode.ConfigurationTarget.Workspace);
+      await cfg.update('server.url', discovery.url, vscode.ConfigurationTarget.Global);
       await cfg.update('conversation.mode', 'attach', vscode.ConfigurationTarget.Workspace);
       await cfg.update('conversation.id', discovery.conversation_id, vscode.ConfigurationTarget.Workspace);
       const keyFile = path.join(ARTIFACTS, 'v1-key.txt');

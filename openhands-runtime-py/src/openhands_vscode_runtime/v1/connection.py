@@ -22,6 +22,7 @@ from typing import Any
 from openhands_vscode_runtime.embedded import embedded_server
 from openhands_vscode_runtime.executor_process import ExecutorProcess, find_executor
 from openhands_vscode_runtime.hub import NAMESPACE
+from openhands_vscode_runtime.private_dir import ensure_private_dir
 from openhands_vscode_runtime.v1.replies import ErrorObservation, V1Reply
 
 logger = logging.getLogger('openhands_vscode_runtime.v1')
@@ -46,7 +47,7 @@ def write_discovery_file(info: dict[str, Any]) -> str:
     """`<dir>/<conversation_id>.json`, 0600 in a 0700 directory: it holds the executor secret,
     which only this user may read (the same rule as the executor token file)."""
     directory = discovery_dir()
-    os.makedirs(directory, mode=0o700, exist_ok=True)
+    ensure_private_dir(directory)
     path = os.path.join(directory, f"{info['conversation_id']}.json")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, 'w') as f:

@@ -1,0 +1,70 @@
+"""The V1 discovery file holds an executor secret: `write_discovery_file` creates it 0600 in a
+0700 folder, never through a planted file or symlink (O_EXCL|O_NOFOLLOW), and a folder left open
+to other users is tightened, another user's folder refused (private_dir.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from openhands_vscode_runtime.private_dir import UnsafeDirectory
+from openhands_vscode_runtime.v1.connection import write_discovery_file
+
+INFO = {'conversation_id': 'conv1', 'url': 'http://127.0.0.1:1', 'session_api_key': 'secret-key'}
+
+
+@pytest.fixture
+def discovery(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    d = tmp_path / 'state' / 'v1'
+    monkeypatch.setenv('OH_VSCODE_V1_DISCOVERY_DIR', str(d))
+    return d
+
+
+def mode(p: Path) -> int:
+    return stat.S_IMODE(os.lstat(p).st_mode)
+
+
+def test_new_file_is_0600_in_a_0700_folder(discovery: Path) -> None:
+    path = Path(write_discovery_file(INFO))
+    assert path == discovery / 'conv1.json'
+    assert json.loads(path.read_text()) == INFO
+    assert mode(path) == 0o600
+    assert mode(discovery) == 0o700
+
+
+def test_an_existing_file_is_never_reused_or_overwritten(discovery: Path) -> None:
+    discovery.mkdir(parents=True, mode=0o700)
+    planted = discovery / 'conv1.json'
+    planted.write_text('planted')
+    with pytest.raises(FileExistsError):
+        write_discovery_file(INFO)
+    assert planted.read_text() == 'planted'
+
+
+def test_a_planted_symlink_is_not_followed(discovery: Path, tmp_path: Path) -> None:
+    discovery.mkdir(parents=True, mode=0o700)
+    target = tmp_path / 'elsewhere.json'  # does not exist: O_CREAT alone would create it
+    (discovery / 'conv1.json').symlink_to(target)
+    with pytest.raises(OSError):
+        write_discovery_file(INFO)
+    assert not target.exists(), 'the secret was written through the symlink'
+
+
+def test_a_loose_existing_folder_is_made_private(discovery: Path) -> None:
+    discovery.mkdir(parents=True)
+    os.chmod(discovery, 0o777)
+    write_discovery_file(INFO)
+    assert mode(discovery) == 0o700
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason='handing a folder to another user needs root')
+def test_another_users_folder_is_refused(discovery: Path) -> None:
+    discovery.mkdir(parents=True, mode=0o700)
+    os.chown(discovery, 54321, 54321)
+    with pytest.raises(UnsafeDirectory):
+        write_discovery_file(INFO)
+    assert not (discovery / 'conv1.json').exists()
