@@ -14,6 +14,7 @@
 //! and the reply `{"cause": N, "observation": "v1_terminal" | "v1_file_editor", "content": text,
 //! "extras": {...V1 fields...}}`.
 
+use oh_files::{TextRule, WholeFileEdit};
 use oh_protocol::{
     CmdOutputMetadata, CmdRunAction, Extras, FileEditAction, ImplSource, Observation, V1FileEditorAction, V1TerminalAction,
 };
@@ -243,50 +244,43 @@ impl Executor {
         Observation { content: text.into(), extras: Extras::V1 { kind: "v1_interrupt", fields: f } }
     }
 
-    /// Run one `v1_file_editor` action with the V0 editor (OH_ACI).
+    /// Run one `v1_file_editor` action with the V0 editor (OH_ACI), under V1's binary rule.
     pub(crate) async fn v1_file_editor(&self, a: &V1FileEditorAction) -> Observation {
         let command = a.command.clone();
-        let path = a.path.clone();
-        let obs = match &a.view_range {
-            // `view` with a range goes through the read action, as V0's agent sends it.
-            Some(range) if command == "view" => {
-                let read = oh_protocol::FileReadAction {
-                    path: a.path.clone(),
-                    start: 0,
-                    end: -1,
-                    impl_source: ImplSource::OhAci,
-                    view_range: Some(range.clone()),
-                };
-                self.files.read(&read, &self.shell.cwd()).await
-            }
-            _ => {
-                let edit = FileEditAction {
-                    file_text: a.file_text.clone(),
-                    old_str: a.old_str.clone(),
-                    new_str: a.new_str.clone(),
-                    insert_line: a.insert_line.map(Value::from),
-                    ..FileEditAction::oh_aci(a.path.clone(), a.command.clone())
-                };
-                self.files.edit(&edit).await
-            }
-        };
         let error = |content: &str| editor_obs(v1_editor_error_text(content), true, &command, None, true, None, None);
         // V1 reports the path as `str(Path(path))`; `prev_exist` is false only for `create`.
-        let v1_path = py_path_str(&path);
-        match obs.extras {
-            Extras::Error { .. } => error(&obs.content),
-            _ if obs.content.starts_with("ERROR:\n") => error(&obs.content),
-            Extras::Edit { old_content, new_content, .. } => {
-                let (prev_exist, old, new) = if command == "create" {
-                    (false, None, a.file_text.clone())
-                } else {
-                    (true, old_content, new_content)
-                };
-                editor_obs(v1_cat_n(&obs.content), false, &command, Some(&v1_path), prev_exist, old, new)
-            }
-            Extras::Read { .. } => editor_obs(v1_cat_n(&obs.content), false, &command, Some(&v1_path), true, None, None),
-            _ => editor_obs(obs.content, true, &command, None, false, None, None),
+        let v1_path = py_path_str(&a.path);
+        if let (Some(range), "view") = (&a.view_range, command.as_str()) {
+            // A ranged `view` streams the file (the editor's read path), as V0's agent sends it.
+            let read = oh_protocol::FileReadAction {
+                path: a.path.clone(),
+                start: 0,
+                end: -1,
+                impl_source: ImplSource::OhAci,
+                view_range: Some(range.clone()),
+            };
+            let obs = self.files.v1_view_range(&read).await;
+            return match obs.extras {
+                Extras::Error { .. } => error(&obs.content),
+                _ if obs.content.starts_with("ERROR:\n") => error(&obs.content),
+                _ => editor_obs(v1_cat_n(&obs.content), false, &command, Some(&v1_path), true, None, None),
+            };
         }
+        let edit = FileEditAction {
+            file_text: a.file_text.clone(),
+            old_str: a.old_str.clone(),
+            new_str: a.new_str.clone(),
+            insert_line: a.insert_line.map(Value::from),
+            ..FileEditAction::oh_aci(a.path.clone(), a.command.clone())
+        };
+        let WholeFileEdit { content, old_content, new_content } = self.files.edit_whole_file(&edit, TextRule::V1).await;
+        if content.starts_with("ERROR:\n") {
+            return error(&content);
+        }
+        // V1's FileEditorObservation carries the whole file before and after the edit: `create`
+        // the new text only, `view` neither (the editor gives none for it).
+        let (prev_exist, old, new) = if command == "create" { (false, None, new_content) } else { (true, old_content, new_content) };
+        editor_obs(v1_cat_n(&content), false, &command, Some(&v1_path), prev_exist, old, new)
     }
 }
 
