@@ -354,3 +354,85 @@ mod tests {
         assert_eq!(v1_cat_n(empty), "Here's the result of running `cat -n` on /a:\n");
     }
 }
+
+#[cfg(test)]
+mod executor_tests {
+    use std::sync::Arc;
+
+    use oh_protocol::{ActionEvent, Extras};
+    use serde_json::{json, Value};
+
+    use crate::{Executor, ExecutorConfig, LocalFs};
+
+    async fn run(ex: &Executor, action: &str, args: Value) -> (String, serde_json::Map<String, Value>) {
+        let event = ActionEvent::from_value(json!({"id": 1, "action": action, "args": args})).unwrap();
+        let obs = ex.observe(&event.parse().unwrap()).await;
+        match obs.extras {
+            Extras::V1 { fields, .. } => (obs.content, fields),
+            Extras::Edit { old_content, new_content, .. } => {
+                let mut f = serde_json::Map::new();
+                f.insert("old_content".into(), old_content.map_or(Value::Null, Value::from));
+                f.insert("new_content".into(), new_content.map_or(Value::Null, Value::from));
+                (obs.content, f)
+            }
+            other => panic!("unexpected extras {other:?}"),
+        }
+    }
+
+    async fn executor(dir: &std::path::Path) -> Executor {
+        Executor::start(ExecutorConfig::new(dir), Arc::new(LocalFs)).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn v1_edits_carry_the_whole_file_before_and_after_and_v0_edits_the_edited_strings() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.txt");
+        std::fs::write(&p, "one\r\ntwo\nthree\n").unwrap();
+        let path = p.to_str().unwrap();
+        let ex = executor(dir.path()).await;
+        let (_, f) = run(&ex, "v1_file_editor", json!({"command": "str_replace", "path": path, "old_str": "two", "new_str": "2"})).await;
+        // V1 reads with universal newlines: the CRLF is gone from the text before, too.
+        assert_eq!(f["old_content"], "one\ntwo\nthree\n");
+        assert_eq!(f["new_content"], "one\n2\nthree\n");
+        let (_, f) = run(&ex, "v1_file_editor", json!({"command": "insert", "path": path, "insert_line": 1, "new_str": "1.5"})).await;
+        assert_eq!(f["old_content"], "one\n2\nthree\n");
+        assert_eq!(f["new_content"], "one\n1.5\n2\nthree\n");
+        let (_, f) = run(&ex, "v1_file_editor", json!({"command": "undo_edit", "path": path})).await;
+        assert_eq!(f["old_content"], "one\n1.5\n2\nthree\n");
+        assert_eq!(f["new_content"], "one\n2\nthree\n");
+        let (_, f) = run(&ex, "v1_file_editor", json!({"command": "view", "path": path})).await;
+        assert!(f["old_content"].is_null() && f["new_content"].is_null());
+        // V0 (OH_ACI through the action server) keeps its edited strings.
+        let (_, f) = run(&ex, "edit", json!({"command": "str_replace", "path": path, "old_str": "three", "new_str": "3", "impl_source": "oh_aci"})).await;
+        assert_eq!(f["old_content"], "three");
+        assert_eq!(f["new_content"], "3");
+        ex.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn short_non_ascii_text_is_text_for_v1_and_binary_for_v0() {
+        let dir = tempfile::tempdir().unwrap();
+        // binaryornot calls a lone two-byte character binary (chardet: not confident).
+        let p = dir.path().join("u.txt");
+        std::fs::write(&p, "é").unwrap();
+        let path = p.to_str().unwrap();
+        let nul = dir.path().join("n.txt");
+        std::fs::write(&nul, b"\xe9\x00\x01").unwrap();
+        let ex = executor(dir.path()).await;
+        let (text, f) = run(&ex, "v1_file_editor", json!({"command": "view", "path": path})).await;
+        assert_eq!(f["is_error"], false, "{text}");
+        assert!(text.contains("1\té"), "{text}");
+        let (text, f) = run(&ex, "v1_file_editor", json!({"command": "view", "path": path, "view_range": [1, 1]})).await;
+        assert_eq!(f["is_error"], false, "{text}");
+        let (_, f) = run(&ex, "v1_file_editor", json!({"command": "str_replace", "path": path, "old_str": "é", "new_str": "è"})).await;
+        assert_eq!((&f["old_content"], &f["new_content"]), (&json!("é"), &json!("è")));
+        // Control bytes keep a file binary in V1 too, with the editor's message.
+        let (text, f) = run(&ex, "v1_file_editor", json!({"command": "view", "path": nul.to_str().unwrap(), "view_range": [1, 1]})).await;
+        assert_eq!(f["is_error"], true);
+        assert!(text.starts_with("File validation failed for "), "{text}");
+        // V0 keeps OHEditor's verdict.
+        let (text, _) = run(&ex, "edit", json!({"command": "view", "path": path, "impl_source": "oh_aci"})).await;
+        assert!(text.contains("File appears to be binary"), "{text}");
+        ex.shutdown().await;
+    }
+}
