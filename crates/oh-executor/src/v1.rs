@@ -15,6 +15,7 @@
 //! "extras": {...V1 fields...}}`.
 
 use oh_files::{TextRule, WholeFileEdit};
+use oh_shell::SplitRule;
 use oh_protocol::{
     CmdOutputMetadata, CmdRunAction, Extras, FileEditAction, ImplSource, Observation, V1FileEditorAction, V1TerminalAction,
 };
@@ -208,12 +209,12 @@ impl Executor {
             if strip(&a.command).is_empty() {
                 return terminal_obs(RESET_TEXT.into(), false, "[RESET]", Some(0), &CmdOutputMetadata::default());
             }
-            let obs = terminal_from_v0(self.shell.execute(&run(a.command.clone(), false, a.timeout)).await, &a.command);
+            let obs = terminal_from_v0(self.shell.execute_with(&run(a.command.clone(), false, a.timeout), SplitRule::V1).await, &a.command);
             let Extras::V1 { mut fields, kind } = obs.extras else { unreachable!("terminal_from_v0 builds V1 observations") };
             fields.insert("command".into(), format!("[RESET] {}", a.command).into());
             return Observation { content: format!("{RESET_TEXT}\n\n{}", obs.content), extras: Extras::V1 { kind, fields } };
         }
-        terminal_from_v0(self.shell.execute(&run(a.command.clone(), a.is_input, a.timeout)).await, strip(&a.command))
+        terminal_from_v0(self.shell.execute_with(&run(a.command.clone(), a.is_input, a.timeout), SplitRule::V1).await, strip(&a.command))
     }
 
     /// A fresh shell in the workspace (V1's reset starts the new session in the original
@@ -433,6 +434,48 @@ mod executor_tests {
         // V0 keeps OHEditor's verdict.
         let (text, _) = run(&ex, "edit", json!({"command": "view", "path": path, "impl_source": "oh_aci"})).await;
         assert!(text.contains("File appears to be binary"), "{text}");
+        ex.shutdown().await;
+    }
+}
+
+#[cfg(test)]
+mod heredoc_tests {
+    use std::sync::Arc;
+
+    use oh_protocol::{ActionEvent, Extras};
+    use serde_json::json;
+
+    use crate::{Executor, ExecutorConfig, LocalFs};
+
+    async fn terminal(ex: &Executor, command: &str) -> (String, serde_json::Map<String, serde_json::Value>) {
+        let event = ActionEvent::from_value(json!({"id": 1, "action": "v1_terminal", "args": {"command": command}})).unwrap();
+        let obs = ex.observe(&event.parse().unwrap()).await;
+        let Extras::V1 { fields, .. } = obs.extras else { panic!("not a V1 observation") };
+        (obs.content, fields)
+    }
+
+    #[tokio::test]
+    async fn a_heredoc_followed_by_commands_runs_whole_as_in_v1() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = ExecutorConfig::new(dir.path());
+        config.shell.no_change_timeout_secs = 5;
+        let ex = Executor::start(config, Arc::new(LocalFs)).await.unwrap();
+        // V0's rule refuses this as two commands; V1 runs both and shows both outputs.
+        let (text, f) = terminal(&ex, "cat <<EOF\nx\nEOF\necho after").await;
+        assert_eq!(text, "cat <<EOF\nx\nEOF\nx\n\n\necho after\nafter");
+        assert_eq!(f["exit_code"], 0);
+        // A line the parser refuses is sent whole: it must not end at the first prompt.
+        let (text, f) = terminal(&ex, "cat <<'EOF' > f.sh\necho from-script\nEOF\nbash f.sh; false").await;
+        assert!(text.ends_with("bash f.sh; false\nfrom-script"), "{text:?}");
+        assert_eq!(f["exit_code"], 1);
+        assert!(!text.contains("__OHB"), "{text:?}");
+        // The end mark leaves the session as it was: `$?` is the last statement's.
+        let (text, _) = terminal(&ex, "echo $?").await;
+        assert_eq!(text, "1");
+        // Statements on separate lines without a heredoc are still refused, as in V1.
+        let (text, f) = terminal(&ex, "echo a\necho b").await;
+        assert_eq!(f["is_error"], true);
+        assert!(text.starts_with("Cannot execute multiple commands at once."), "{text}");
         ex.shutdown().await;
     }
 }
