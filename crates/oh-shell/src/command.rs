@@ -197,7 +197,13 @@ impl Inner {
                 seen_markers = markers;
                 let cap = proc.pane.lock().expect("pane lock").term.capture();
                 let m = find_ps1(&cap);
-                let marked = self.boundary.as_ref().is_none_or(|b| b.reached(&cap));
+                // With an end mark, the prompt that counts is the one after the mark (the
+                // boundary line's own): one before it would leave that prompt to arrive later,
+                // into the next command's screen.
+                let marked = match &self.boundary {
+                    None => true,
+                    Some(b) => b.mark_at(&cap).is_some_and(|at| m.last().is_some_and(|p| p.start > at)),
+                };
                 if marked && (m.len() > initial_count || py_rstrip(&cap).ends_with(PS1_END)) {
                     let (cap, m) = match self.boundary.take() {
                         Some(b) => {

@@ -178,9 +178,9 @@ impl Boundary {
         }
     }
 
-    /// Whether the mark (the token followed by the exit status) is on the screen.
-    fn reached(&self, screen: &str) -> bool {
-        screen.match_indices(&self.token).any(|(i, _)| screen[i + self.token.len()..].starts_with(|c: char| c.is_ascii_digit()))
+    /// Where the mark (the token followed by the exit status) is on the screen, if it is.
+    fn mark_at(&self, screen: &str) -> Option<usize> {
+        screen.match_indices(&self.token).map(|(i, _)| i).find(|&i| screen[i + self.token.len()..].starts_with(|c: char| c.is_ascii_digit()))
     }
 
     /// The screen without the typed line and the mark.
