@@ -472,6 +472,17 @@ mod heredoc_tests {
         // The end mark leaves the session as it was: `$?` is the last statement's.
         let (text, _) = terminal(&ex, "echo $?").await;
         assert_eq!(text, "1");
+        // C-c to a heredoc command that timed out: the key flushes the unread boundary line, and
+        // the call ends at the prompt (not at the no-change timeout).
+        let event = ActionEvent::from_value(json!({"id": 2, "action": "v1_terminal", "args": {"command": "cat <<EOF\nx\nEOF\nsleep 30", "timeout": 1}})).unwrap();
+        let obs = ex.observe(&event.parse().unwrap()).await;
+        assert!(obs.content.contains("x"), "{:?}", obs.content);
+        let t0 = std::time::Instant::now();
+        let event = ActionEvent::from_value(json!({"id": 3, "action": "v1_terminal", "args": {"command": "C-c", "is_input": true}})).unwrap();
+        let obs = ex.observe(&event.parse().unwrap()).await;
+        let Extras::V1 { fields, .. } = obs.extras else { panic!("not a V1 observation") };
+        assert_eq!(fields["exit_code"], 130, "{:?}", obs.content);
+        assert!(t0.elapsed() < std::time::Duration::from_secs(4), "{:?}", t0.elapsed());
         // Statements on separate lines without a heredoc are still refused, as in V1.
         let (text, f) = terminal(&ex, "echo a\necho b").await;
         assert_eq!(f["is_error"], true);

@@ -200,8 +200,11 @@ impl Inner {
                 // With an end mark, the prompt that counts is the one after the mark (the
                 // boundary line's own): one before it would leave that prompt to arrive later,
                 // into the next command's screen.
+                // A control key (C-c, C-d, C-z) makes the terminal flush the input bash has not
+                // read yet, the boundary line with it: the prompt alone ends that call.
                 let marked = match &self.boundary {
                     None => true,
+                    Some(_) if is_input && is_special_key(&command) => true,
                     Some(b) => b.mark_at(&cap).is_some_and(|at| m.last().is_some_and(|p| p.start > at)),
                 };
                 if marked && (m.len() > initial_count || py_rstrip(&cap).ends_with(PS1_END)) {
