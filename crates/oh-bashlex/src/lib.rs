@@ -233,6 +233,74 @@ pub fn split_bash_commands(command: &str) -> Vec<String> {
     try_split_bash_commands(command).unwrap_or_else(|_| vec![command.to_string()])
 }
 
+/// How OpenHands V1 (openhands-tools 1.58, tree-sitter-bash) splits a command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct V1Split {
+    /// The commands V1 would list when it refuses the line (one part: accepted).
+    pub parts: Vec<String>,
+    /// How many top-level statements the accepted line holds: bash prints one prompt after each.
+    pub statements: usize,
+    /// V1's `needs_heredoc_completion_boundary`: the line may show a prompt before bash has read
+    /// all of it (a statement follows a heredoc on a later line; or the line does not parse and
+    /// its last heredoc is closed), so the end of the command must be marked by other means.
+    pub heredoc_boundary: bool,
+}
+
+/// V1's `split_bash_commands`: top-level statements separated by newlines are separate commands,
+/// except a statement that follows a completed heredoc (`cat <<EOF` … `EOF` then `echo after`),
+/// which stays with it; bash then runs them all. Each part runs from its first statement to the
+/// next part, right-stripped (comments between fold into the preceding part). The statements
+/// come from this crate's bashlex parse; a line it cannot parse is one part and one statement.
+pub fn split_bash_commands_v1(command: &str) -> V1Split {
+    let s: Vec<char> = command.chars().collect();
+    let whole = |heredoc_boundary| V1Split { parts: vec![command.to_string()], statements: 1, heredoc_boundary };
+    if is_blank(&s) {
+        return V1Split { parts: vec![String::new()], statements: 1, heredoc_boundary: false };
+    }
+    let mut arena = Arena::new();
+    let Ok(nodes) = bashlex_parse(&s, &mut arena) else { return whole(last_heredoc_closed(command)) };
+    if nodes.is_empty() {
+        return whole(false);
+    }
+    let mut heredoc_boundary = false;
+    let mut starts = vec![arena[nodes[0]].pos.0];
+    for w in nodes.windows(2) {
+        let (prev, next) = (w[0], w[1]);
+        let ends_with_heredoc = heredoc_end(&arena, prev).is_some_and(|h| h >= arena[prev].pos.1);
+        if ends_with_heredoc {
+            heredoc_boundary = true;
+        } else {
+            starts.push(arena[next].pos.0);
+        }
+    }
+    starts.push(s.len());
+    let parts = starts.windows(2).map(|w| rstrip(slice(&s, w[0], w[1])).iter().collect()).collect();
+    V1Split { parts, statements: nodes.len(), heredoc_boundary }
+}
+
+/// For a line the parser refuses: whether it has a heredoc and the last one's delimiter line
+/// has come (V1's `_last_heredoc_is_closed`, on the text: the last `<<`, its word without
+/// quotes or `-`, and a later line that is that word).
+fn last_heredoc_closed(command: &str) -> bool {
+    let heredoc = command
+        .match_indices("<<")
+        .map(|(i, _)| i)
+        .filter(|&i| !command[i + 2..].starts_with('<') && !command[..i].ends_with('<'))
+        .last();
+    let Some(at) = heredoc else { return false };
+    let rest = command[at + 2..].trim_start_matches('-').trim_start();
+    let word: String = rest
+        .chars()
+        .take_while(|c| !c.is_whitespace() && !";|&<>()".contains(*c))
+        .filter(|c| *c != '\'' && *c != '"')
+        .collect();
+    if word.is_empty() {
+        return false;
+    }
+    let Some(nl) = command[at..].find('\n') else { return false };
+    command[at + nl + 1..].lines().any(|l| l.trim() == word)
+}
+
 /// `re.sub(r'\\([;&|><])', r'\\\\\1', text)`
 fn escape_text(out: &mut String, text: &[char]) {
     let mut i = 0;
@@ -350,6 +418,27 @@ pub fn escape_bash_special_chars(command: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn v1_keeps_a_statement_after_a_heredoc_with_it() {
+        let one = |c: &str, n: usize, b: bool| V1Split { parts: vec![c.to_string()], statements: n, heredoc_boundary: b };
+        assert_eq!(split_bash_commands_v1("cat <<EOF\nx\nEOF\necho after"), one("cat <<EOF\nx\nEOF\necho after", 2, true));
+        assert_eq!(split_bash_commands_v1("cat <<EOF\nx\nEOF"), one("cat <<EOF\nx\nEOF", 1, false));
+        assert_eq!(split_bash_commands_v1("echo hi"), one("echo hi", 1, false));
+        assert_eq!(split_bash_commands_v1("  "), one("", 1, false));
+        assert_eq!(
+            split_bash_commands_v1("echo a\necho b"),
+            V1Split { parts: vec!["echo a".into(), "echo b".into()], statements: 2, heredoc_boundary: false }
+        );
+        // A line the parser refuses is one command; a closed heredoc in it still needs the mark.
+        let c = "cat <<'EOF' > f\nx\nEOF\npython3 f";
+        assert_eq!(split_bash_commands_v1(c), one(c, 1, true));
+        assert!(!split_bash_commands_v1("cat <<'EOF' > f\nx").heredoc_boundary);
+        // A heredoc inside a compound does not end it: V0's rule.
+        assert_eq!(split_bash_commands_v1("if true; then cat <<EOF\nx\nEOF\nfi\necho b").parts.len(), 2);
+        // V0 still rejects the heredoc case.
+        assert_eq!(split_bash_commands("cat <<EOF\nx\nEOF\necho after").len(), 2);
+    }
 
     fn sp(s: &str) -> Vec<String> {
         split_bash_commands(s)

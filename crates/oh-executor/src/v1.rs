@@ -14,6 +14,8 @@
 //! and the reply `{"cause": N, "observation": "v1_terminal" | "v1_file_editor", "content": text,
 //! "extras": {...V1 fields...}}`.
 
+use oh_files::{TextRule, WholeFileEdit};
+use oh_shell::SplitRule;
 use oh_protocol::{
     CmdOutputMetadata, CmdRunAction, Extras, FileEditAction, ImplSource, Observation, V1FileEditorAction, V1TerminalAction,
 };
@@ -207,12 +209,12 @@ impl Executor {
             if strip(&a.command).is_empty() {
                 return terminal_obs(RESET_TEXT.into(), false, "[RESET]", Some(0), &CmdOutputMetadata::default());
             }
-            let obs = terminal_from_v0(self.shell.execute(&run(a.command.clone(), false, a.timeout)).await, &a.command);
+            let obs = terminal_from_v0(self.shell.execute_with(&run(a.command.clone(), false, a.timeout), SplitRule::V1).await, &a.command);
             let Extras::V1 { mut fields, kind } = obs.extras else { unreachable!("terminal_from_v0 builds V1 observations") };
             fields.insert("command".into(), format!("[RESET] {}", a.command).into());
             return Observation { content: format!("{RESET_TEXT}\n\n{}", obs.content), extras: Extras::V1 { kind, fields } };
         }
-        terminal_from_v0(self.shell.execute(&run(a.command.clone(), a.is_input, a.timeout)).await, strip(&a.command))
+        terminal_from_v0(self.shell.execute_with(&run(a.command.clone(), a.is_input, a.timeout), SplitRule::V1).await, strip(&a.command))
     }
 
     /// A fresh shell in the workspace (V1's reset starts the new session in the original
@@ -243,50 +245,43 @@ impl Executor {
         Observation { content: text.into(), extras: Extras::V1 { kind: "v1_interrupt", fields: f } }
     }
 
-    /// Run one `v1_file_editor` action with the V0 editor (OH_ACI).
+    /// Run one `v1_file_editor` action with the V0 editor (OH_ACI), under V1's binary rule.
     pub(crate) async fn v1_file_editor(&self, a: &V1FileEditorAction) -> Observation {
         let command = a.command.clone();
-        let path = a.path.clone();
-        let obs = match &a.view_range {
-            // `view` with a range goes through the read action, as V0's agent sends it.
-            Some(range) if command == "view" => {
-                let read = oh_protocol::FileReadAction {
-                    path: a.path.clone(),
-                    start: 0,
-                    end: -1,
-                    impl_source: ImplSource::OhAci,
-                    view_range: Some(range.clone()),
-                };
-                self.files.read(&read, &self.shell.cwd()).await
-            }
-            _ => {
-                let edit = FileEditAction {
-                    file_text: a.file_text.clone(),
-                    old_str: a.old_str.clone(),
-                    new_str: a.new_str.clone(),
-                    insert_line: a.insert_line.map(Value::from),
-                    ..FileEditAction::oh_aci(a.path.clone(), a.command.clone())
-                };
-                self.files.edit(&edit).await
-            }
-        };
         let error = |content: &str| editor_obs(v1_editor_error_text(content), true, &command, None, true, None, None);
         // V1 reports the path as `str(Path(path))`; `prev_exist` is false only for `create`.
-        let v1_path = py_path_str(&path);
-        match obs.extras {
-            Extras::Error { .. } => error(&obs.content),
-            _ if obs.content.starts_with("ERROR:\n") => error(&obs.content),
-            Extras::Edit { old_content, new_content, .. } => {
-                let (prev_exist, old, new) = if command == "create" {
-                    (false, None, a.file_text.clone())
-                } else {
-                    (true, old_content, new_content)
-                };
-                editor_obs(v1_cat_n(&obs.content), false, &command, Some(&v1_path), prev_exist, old, new)
-            }
-            Extras::Read { .. } => editor_obs(v1_cat_n(&obs.content), false, &command, Some(&v1_path), true, None, None),
-            _ => editor_obs(obs.content, true, &command, None, false, None, None),
+        let v1_path = py_path_str(&a.path);
+        if let (Some(range), "view") = (&a.view_range, command.as_str()) {
+            // A ranged `view` streams the file (the editor's read path), as V0's agent sends it.
+            let read = oh_protocol::FileReadAction {
+                path: a.path.clone(),
+                start: 0,
+                end: -1,
+                impl_source: ImplSource::OhAci,
+                view_range: Some(range.clone()),
+            };
+            let obs = self.files.v1_view_range(&read).await;
+            return match obs.extras {
+                Extras::Error { .. } => error(&obs.content),
+                _ if obs.content.starts_with("ERROR:\n") => error(&obs.content),
+                _ => editor_obs(v1_cat_n(&obs.content), false, &command, Some(&v1_path), true, None, None),
+            };
         }
+        let edit = FileEditAction {
+            file_text: a.file_text.clone(),
+            old_str: a.old_str.clone(),
+            new_str: a.new_str.clone(),
+            insert_line: a.insert_line.map(Value::from),
+            ..FileEditAction::oh_aci(a.path.clone(), a.command.clone())
+        };
+        let WholeFileEdit { content, old_content, new_content } = self.files.edit_whole_file(&edit, TextRule::V1).await;
+        if content.starts_with("ERROR:\n") {
+            return error(&content);
+        }
+        // V1's FileEditorObservation carries the whole file before and after the edit: `create`
+        // the new text only, `view` neither (the editor gives none for it).
+        let (prev_exist, old, new) = if command == "create" { (false, None, new_content) } else { (true, old_content, new_content) };
+        editor_obs(v1_cat_n(&content), false, &command, Some(&v1_path), prev_exist, old, new)
     }
 }
 
@@ -358,5 +353,140 @@ mod tests {
         assert_eq!(v1_cat_n(mid), mid);
         let empty = "Here's the result of running `cat -n` on /a:\n     1\t\n";
         assert_eq!(v1_cat_n(empty), "Here's the result of running `cat -n` on /a:\n");
+    }
+}
+
+#[cfg(test)]
+mod executor_tests {
+    use std::sync::Arc;
+
+    use oh_protocol::{ActionEvent, Extras};
+    use serde_json::{json, Value};
+
+    use crate::{Executor, ExecutorConfig, LocalFs};
+
+    async fn run(ex: &Executor, action: &str, args: Value) -> (String, serde_json::Map<String, Value>) {
+        let event = ActionEvent::from_value(json!({"id": 1, "action": action, "args": args})).unwrap();
+        let obs = ex.observe(&event.parse().unwrap()).await;
+        match obs.extras {
+            Extras::V1 { fields, .. } => (obs.content, fields),
+            Extras::Edit { old_content, new_content, .. } => {
+                let mut f = serde_json::Map::new();
+                f.insert("old_content".into(), old_content.map_or(Value::Null, Value::from));
+                f.insert("new_content".into(), new_content.map_or(Value::Null, Value::from));
+                (obs.content, f)
+            }
+            other => panic!("unexpected extras {other:?}"),
+        }
+    }
+
+    async fn executor(dir: &std::path::Path) -> Executor {
+        Executor::start(ExecutorConfig::new(dir), Arc::new(LocalFs)).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn v1_edits_carry_the_whole_file_before_and_after_and_v0_edits_the_edited_strings() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.txt");
+        std::fs::write(&p, "one\r\ntwo\nthree\n").unwrap();
+        let path = p.to_str().unwrap();
+        let ex = executor(dir.path()).await;
+        let (_, f) = run(&ex, "v1_file_editor", json!({"command": "str_replace", "path": path, "old_str": "two", "new_str": "2"})).await;
+        // V1 reads with universal newlines: the CRLF is gone from the text before, too.
+        assert_eq!(f["old_content"], "one\ntwo\nthree\n");
+        assert_eq!(f["new_content"], "one\n2\nthree\n");
+        let (_, f) = run(&ex, "v1_file_editor", json!({"command": "insert", "path": path, "insert_line": 1, "new_str": "1.5"})).await;
+        assert_eq!(f["old_content"], "one\n2\nthree\n");
+        assert_eq!(f["new_content"], "one\n1.5\n2\nthree\n");
+        let (_, f) = run(&ex, "v1_file_editor", json!({"command": "undo_edit", "path": path})).await;
+        assert_eq!(f["old_content"], "one\n1.5\n2\nthree\n");
+        assert_eq!(f["new_content"], "one\n2\nthree\n");
+        let (_, f) = run(&ex, "v1_file_editor", json!({"command": "view", "path": path})).await;
+        assert!(f["old_content"].is_null() && f["new_content"].is_null());
+        // V0 (OH_ACI through the action server) keeps its edited strings.
+        let (_, f) = run(&ex, "edit", json!({"command": "str_replace", "path": path, "old_str": "three", "new_str": "3", "impl_source": "oh_aci"})).await;
+        assert_eq!(f["old_content"], "three");
+        assert_eq!(f["new_content"], "3");
+        ex.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn short_non_ascii_text_is_text_for_v1_and_binary_for_v0() {
+        let dir = tempfile::tempdir().unwrap();
+        // binaryornot calls a lone two-byte character binary (chardet: not confident).
+        let p = dir.path().join("u.txt");
+        std::fs::write(&p, "é").unwrap();
+        let path = p.to_str().unwrap();
+        let nul = dir.path().join("n.txt");
+        std::fs::write(&nul, b"\xe9\x00\x01").unwrap();
+        let ex = executor(dir.path()).await;
+        let (text, f) = run(&ex, "v1_file_editor", json!({"command": "view", "path": path})).await;
+        assert_eq!(f["is_error"], false, "{text}");
+        assert!(text.contains("1\té"), "{text}");
+        let (text, f) = run(&ex, "v1_file_editor", json!({"command": "view", "path": path, "view_range": [1, 1]})).await;
+        assert_eq!(f["is_error"], false, "{text}");
+        let (_, f) = run(&ex, "v1_file_editor", json!({"command": "str_replace", "path": path, "old_str": "é", "new_str": "è"})).await;
+        assert_eq!((&f["old_content"], &f["new_content"]), (&json!("é"), &json!("è")));
+        // Control bytes keep a file binary in V1 too, with the editor's message.
+        let (text, f) = run(&ex, "v1_file_editor", json!({"command": "view", "path": nul.to_str().unwrap(), "view_range": [1, 1]})).await;
+        assert_eq!(f["is_error"], true);
+        assert!(text.starts_with("File validation failed for "), "{text}");
+        // V0 keeps OHEditor's verdict.
+        let (text, _) = run(&ex, "edit", json!({"command": "view", "path": path, "impl_source": "oh_aci"})).await;
+        assert!(text.contains("File appears to be binary"), "{text}");
+        ex.shutdown().await;
+    }
+}
+
+#[cfg(test)]
+mod heredoc_tests {
+    use std::sync::Arc;
+
+    use oh_protocol::{ActionEvent, Extras};
+    use serde_json::json;
+
+    use crate::{Executor, ExecutorConfig, LocalFs};
+
+    async fn terminal(ex: &Executor, command: &str) -> (String, serde_json::Map<String, serde_json::Value>) {
+        let event = ActionEvent::from_value(json!({"id": 1, "action": "v1_terminal", "args": {"command": command}})).unwrap();
+        let obs = ex.observe(&event.parse().unwrap()).await;
+        let Extras::V1 { fields, .. } = obs.extras else { panic!("not a V1 observation") };
+        (obs.content, fields)
+    }
+
+    #[tokio::test]
+    async fn a_heredoc_followed_by_commands_runs_whole_as_in_v1() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = ExecutorConfig::new(dir.path());
+        config.shell.no_change_timeout_secs = 5;
+        let ex = Executor::start(config, Arc::new(LocalFs)).await.unwrap();
+        // V0's rule refuses this as two commands; V1 runs both and shows both outputs.
+        let (text, f) = terminal(&ex, "cat <<EOF\nx\nEOF\necho after").await;
+        assert_eq!(text, "cat <<EOF\nx\nEOF\nx\n\n\necho after\nafter");
+        assert_eq!(f["exit_code"], 0);
+        // A line the parser refuses is sent whole: it must not end at the first prompt.
+        let (text, f) = terminal(&ex, "cat <<'EOF' > f.sh\necho from-script\nEOF\nbash f.sh; false").await;
+        assert!(text.ends_with("bash f.sh; false\nfrom-script"), "{text:?}");
+        assert_eq!(f["exit_code"], 1);
+        assert!(!text.contains("__OHB"), "{text:?}");
+        // The end mark leaves the session as it was: `$?` is the last statement's.
+        let (text, _) = terminal(&ex, "echo $?").await;
+        assert_eq!(text, "1");
+        // C-c to a heredoc command that timed out: the key flushes the unread boundary line, and
+        // the call ends at the prompt (not at the no-change timeout).
+        let event = ActionEvent::from_value(json!({"id": 2, "action": "v1_terminal", "args": {"command": "cat <<EOF\nx\nEOF\nsleep 30", "timeout": 1}})).unwrap();
+        let obs = ex.observe(&event.parse().unwrap()).await;
+        assert!(obs.content.contains("x"), "{:?}", obs.content);
+        let t0 = std::time::Instant::now();
+        let event = ActionEvent::from_value(json!({"id": 3, "action": "v1_terminal", "args": {"command": "C-c", "is_input": true}})).unwrap();
+        let obs = ex.observe(&event.parse().unwrap()).await;
+        let Extras::V1 { fields, .. } = obs.extras else { panic!("not a V1 observation") };
+        assert_eq!(fields["exit_code"], 130, "{:?}", obs.content);
+        assert!(t0.elapsed() < std::time::Duration::from_secs(4), "{:?}", t0.elapsed());
+        // Statements on separate lines without a heredoc are still refused, as in V1.
+        let (text, f) = terminal(&ex, "echo a\necho b").await;
+        assert_eq!(f["is_error"], true);
+        assert!(text.starts_with("Cannot execute multiple commands at once."), "{text}");
+        ex.shutdown().await;
     }
 }

@@ -103,16 +103,37 @@ fn check_size_of(path: &str, size: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// `validate_file`'s binary check, on the file's first bytes.
-fn check_not_binary(path: &str, stat: &FileStat, head: &[u8]) -> Result<(), String> {
+/// Which editor's `validate_file` decides that a file is binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextRule {
+    /// openhands-aci's `OHEditor` (V0): binaryornot on the first 1 KiB.
+    OhEditor,
+    /// openhands-tools 1.58's `FileEditor` (V1): binaryornot, overruled when the whole file
+    /// decodes to text without control characters (`[\x00-\x08\x0e-\x1f\x7f]`). Those are
+    /// ASCII bytes in every codec V1 tries (UTF-8, cp1252, Latin-1, cp1251), and multi-byte
+    /// UTF-8 never contains them, so the test is on the bytes.
+    V1,
+}
+
+/// Whether `bytes` hold one of the control characters V1's `BINARY_CONTROL_CHARS` matches.
+fn has_binary_control_byte(bytes: &[u8]) -> bool {
+    bytes.iter().any(|&b| matches!(b, 0x00..=0x08 | 0x0e..=0x1f | 0x7f))
+}
+
+/// `validate_file`'s binary check, on the file's bytes (`bytes` is the whole file, except for a
+/// streamed `view_range` and a full view of a file over 1 MiB, where it is the head read).
+fn check_not_binary(rule: TextRule, path: &str, stat: &FileStat, bytes: &[u8]) -> Result<(), String> {
     if stat.kind == FileKind::File {
-        check_text_head(path, head)?;
+        check_text(rule, path, bytes)?;
     }
     Ok(())
 }
 
-fn check_text_head(path: &str, head: &[u8]) -> Result<(), String> {
-    if !is_supported_binary(path) && file_text::is_binary(path, Some(head)) {
+fn check_text(rule: TextRule, path: &str, bytes: &[u8]) -> Result<(), String> {
+    if !is_supported_binary(path)
+        && file_text::is_binary(path, Some(&bytes[..bytes.len().min(1024)]))
+        && (rule == TextRule::OhEditor || has_binary_control_byte(bytes))
+    {
         return Err(format!(
             "File validation failed for {path}: File appears to be binary and this file type cannot be read or edited by this tool."
         ));
@@ -133,10 +154,10 @@ struct Written {
 }
 
 impl Written {
-    fn of(path: &str, data: &[u8]) -> Self {
+    fn of(rule: TextRule, path: &str, data: &[u8]) -> Self {
         Written {
             size: data.len() as u64,
-            text_check: check_text_head(path, &data[..data.len().min(1024)]),
+            text_check: check_text(rule, path, data),
         }
     }
 
@@ -201,6 +222,7 @@ impl Editor {
         new_str: Option<&str>,
         insert_line: InsertLine,
         pre: Option<Preloaded>,
+        rule: TextRule,
     ) -> Result<EditorResult, String> {
         let path = norm_path(raw_path);
         let (stat, pre_bytes, pre_lines) = match pre {
@@ -218,13 +240,13 @@ impl Editor {
         let stat = stat.ok();
         match command {
             "view" => {
-                self.view(&path, stat, pre_bytes, pre_lines, view_range)
+                self.view(rule, &path, stat, pre_bytes, pre_lines, view_range)
                     .await
             }
             "create" => {
                 let file_text = file_text.ok_or_else(|| missing(command, "file_text"))?;
                 // `create` does not read the new file back: no revalidation.
-                let _ = self.write_encoded(&path, file_text, Encoding::Utf8, 0).await?;
+                let _ = self.write_encoded(rule, &path, file_text, Encoding::Utf8, 0).await?;
                 let file_text = Arc::new(file_text.to_string());
                 self.push_history(&path, file_text.clone());
                 Ok(EditorResult {
@@ -243,7 +265,7 @@ impl Editor {
                     ));
                 }
                 let stat = stat.expect("validated");
-                self.str_replace(&path, &stat, old_str, new_str.unwrap_or("")).await
+                self.str_replace(rule, &path, &stat, old_str, new_str.unwrap_or("")).await
             }
             "insert" => {
                 if matches!(insert_line, InsertLine::Missing) {
@@ -251,11 +273,11 @@ impl Editor {
                 }
                 let new_str = new_str.ok_or_else(|| missing(command, "new_str"))?;
                 let stat = stat.expect("validated");
-                self.insert(&path, &stat, insert_line, new_str).await
+                self.insert(rule, &path, &stat, insert_line, new_str).await
             }
             "undo_edit" => {
                 let stat = stat.expect("validated");
-                self.undo_edit(&path, &stat).await
+                self.undo_edit(rule, &path, &stat).await
             }
             other => Err(format!(
                 "Unrecognized command {other}. The allowed commands for the {TOOL_NAME} tool are: view, create, str_replace, insert, undo_edit"
@@ -318,11 +340,12 @@ impl Editor {
     /// `validate_file` + `read_file` in one read: size, binary check, decode.
     async fn load(
         &self,
+        rule: TextRule,
         path: &str,
         stat: &FileStat,
         pre: Option<Vec<u8>>,
     ) -> Result<Loaded, String> {
-        let bytes = self.load_bytes(path, stat, pre).await?;
+        let bytes = self.load_bytes(rule, path, stat, pre).await?;
         let (enc, text, verbatim) = file_text::read_text_verbatim(bytes);
         Ok(Loaded {
             enc,
@@ -334,6 +357,7 @@ impl Editor {
     /// [`Self::load`] up to the decoding: size check, read, binary check.
     async fn load_bytes(
         &self,
+        rule: TextRule,
         path: &str,
         stat: &FileStat,
         pre: Option<Vec<u8>>,
@@ -352,7 +376,7 @@ impl Editor {
                 buf
             }
         };
-        check_not_binary(path, stat, &bytes)?;
+        check_not_binary(rule, path, stat, &bytes)?;
         Ok(bytes)
     }
 
@@ -360,6 +384,7 @@ impl Editor {
     /// 6 MB file edited near its end is then written from there on, not whole).
     async fn write_encoded(
         &self,
+        rule: TextRule,
         path: &str,
         text: &str,
         enc: Encoding,
@@ -382,11 +407,12 @@ impl Editor {
                     os_error_str(&e, path)
                 )
             })?;
-        Ok(Written::of(path, &data))
+        Ok(Written::of(rule, path, &data))
     }
 
     async fn str_replace(
         &self,
+        rule: TextRule,
         path: &str,
         stat: &FileStat,
         old_str: &str,
@@ -396,7 +422,7 @@ impl Editor {
             enc,
             text: content,
             verbatim,
-        } = self.load(path, stat, None).await?;
+        } = self.load(rule, path, stat, None).await?;
         let mut old_str = old_str;
         let mut new_str = new_str;
         let mut found = find_all(&content, old_str);
@@ -438,7 +464,7 @@ impl Editor {
         new_content.push_str(&content[idx + old_str.len()..]);
         let unchanged = if verbatim { idx } else { 0 };
         let written = self
-            .write_encoded(path, &new_content, enc, unchanged)
+            .write_encoded(rule, path, &new_content, enc, unchanged)
             .await?;
         let content = Arc::new(content);
         self.push_history(path, content.clone());
@@ -483,6 +509,7 @@ impl Editor {
 
     async fn insert(
         &self,
+        rule: TextRule,
         path: &str,
         stat: &FileStat,
         insert_line: InsertLine,
@@ -492,7 +519,7 @@ impl Editor {
             enc,
             text: content,
             verbatim,
-        } = self.load(path, stat, None).await?;
+        } = self.load(rule, path, stat, None).await?;
         let num_lines = file_text::count_lines(&content) as i64;
         let (line, shown) = match insert_line {
             InsertLine::Int(n, s) => (n, s),
@@ -524,7 +551,7 @@ impl Editor {
         new_content.push_str(&content[split_at..]);
         let unchanged = if verbatim { split_at } else { 0 };
         // Before the history entry, as in the reference: its snippet read comes first.
-        self.write_encoded(path, &new_content, enc, unchanged)
+        self.write_encoded(rule, path, &new_content, enc, unchanged)
             .await?
             .revalidate(path)?;
         // As in `str_replace`, only `new_str` can bring a CR.
@@ -556,12 +583,12 @@ impl Editor {
         })
     }
 
-    async fn undo_edit(&self, path: &str, stat: &FileStat) -> Result<EditorResult, String> {
+    async fn undo_edit(&self, rule: TextRule, path: &str, stat: &FileStat) -> Result<EditorResult, String> {
         let Loaded {
             enc,
             text: current,
             verbatim,
-        } = self.load(path, stat, None).await?;
+        } = self.load(rule, path, stat, None).await?;
         let old = self
             .pop_history(path)
             .ok_or_else(|| format!("No edit history found for {path}."))?;
@@ -571,7 +598,7 @@ impl Editor {
             0
         };
         // `undo_edit` does not read the file back: no revalidation.
-        let _ = self.write_encoded(path, &old, enc, unchanged).await?;
+        let _ = self.write_encoded(rule, path, &old, enc, unchanged).await?;
         let output = format!(
             "Last edit to {path} undone successfully. {}",
             file_text::make_output(&old, path, 1)

@@ -22,6 +22,18 @@ use oh_protocol::{
 use serde_json::Value;
 
 use editor::{Editor, EditorResult, InsertLine, Preloaded};
+pub use editor::TextRule;
+
+/// [`FileActions::edit_whole_file`]'s result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WholeFileEdit {
+    /// The editor's text; an error starts with `ERROR:\n`.
+    pub content: String,
+    /// The whole file before the edit (`str_replace`, `insert`, `undo_edit`).
+    pub old_content: Option<String>,
+    /// The whole file after the edit (`create`: the new file's text).
+    pub new_content: Option<String>,
+}
 
 /// The file half of the action execution server (read, write, OH_ACI edit), with the editor's
 /// undo history.
@@ -104,14 +116,21 @@ impl FileActions {
     /// `FileReadAction`; relative paths resolve against the shell's cwd.
     pub async fn read(&self, action: &FileReadAction, shell_cwd: &str) -> Observation {
         match action.impl_source {
-            ImplSource::OhAci => self.read_oh_aci(action).await,
+            ImplSource::OhAci => self.read_oh_aci(action, TextRule::OhEditor).await,
             ImplSource::Default => self.read_default(action, shell_cwd).await,
         }
     }
 
-    async fn read_oh_aci(&self, action: &FileReadAction) -> Observation {
+    /// OpenHands V1's `file_editor` `view` with a `view_range`: V1's editor and its binary rule,
+    /// without the V0 server's `ERROR_BINARY_FILE` pre-check (V1 has no such server).
+    pub async fn v1_view_range(&self, action: &FileReadAction) -> Observation {
+        self.read_oh_aci(action, TextRule::V1).await
+    }
+
+    async fn read_oh_aci(&self, action: &FileReadAction, rule: TextRule) -> Observation {
         // The server's binaryornot pre-check reads the path as given; the editor then stats and
         // reads it again. One stat and one read serve both here.
+        let precheck = rule == TextRule::OhEditor;
         let norm = pypath::norm_path(&action.path);
         let ranged = action
             .view_range
@@ -125,7 +144,7 @@ impl FileActions {
                 // Too large for the editor anyway: only the head is needed for the check.
                 Ok(s) if s.kind != FileKind::Dir && s.size > editor::MAX_FILE_SIZE => {
                     let head = self.fs.read_head(&norm, 1024).await.ok();
-                    if file_text::is_binary(&action.path, head.as_deref()) {
+                    if precheck && file_text::is_binary(&action.path, head.as_deref()) {
                         return Observation::error("ERROR_BINARY_FILE");
                     }
                     None
@@ -150,7 +169,7 @@ impl FileActions {
                     let read = self.fs.read_pieces(&norm, &mut |p| scan.feed(p)).await;
                     match (read, scan.outcome()) {
                         (Ok(()), editor::ScanOutcome::Lines(l)) => {
-                            if file_text::is_binary(&action.path, Some(&l.head)) {
+                            if precheck && file_text::is_binary(&action.path, Some(&l.head)) {
                                 return Observation::error("ERROR_BINARY_FILE");
                             }
                             lines = Some(l);
@@ -163,10 +182,10 @@ impl FileActions {
                 Ok(s) if s.kind != FileKind::Dir => self.fs.read(&norm).await.ok(),
                 _ => None,
             };
-            if bytes.is_some() && file_text::is_binary(&action.path, bytes.as_deref()) {
+            if precheck && bytes.is_some() && file_text::is_binary(&action.path, bytes.as_deref()) {
                 return Observation::error("ERROR_BINARY_FILE");
             }
-            if bytes.is_none() && action.path.ends_with(".pyc") {
+            if precheck && bytes.is_none() && action.path.ends_with(".pyc") {
                 return Observation::error("ERROR_BINARY_FILE");
             }
             Some(Preloaded {
@@ -175,7 +194,7 @@ impl FileActions {
                 lines,
             })
         } else {
-            if action.path.ends_with(".pyc") {
+            if precheck && action.path.ends_with(".pyc") {
                 return Observation::error("ERROR_BINARY_FILE");
             }
             None
@@ -192,6 +211,7 @@ impl FileActions {
                 None,
                 InsertLine::Missing,
                 pre,
+                rule,
             )
             .await
         {
@@ -347,7 +367,7 @@ impl FileActions {
 
     /// `FileEditAction` (OH_ACI).
     pub async fn edit(&self, action: &FileEditAction) -> Observation {
-        let (content, before, after) = self.run_editor(action).await;
+        let (content, before, after) = self.run_editor(action, TextRule::OhEditor).await;
         let diff = oh_difflib::get_diff(
             before.as_deref().map_or("", String::as_str),
             after.as_deref().map_or("", String::as_str),
@@ -370,15 +390,31 @@ impl FileActions {
     /// The editor and its wrapper without the diff: the benchmark's "editor only" figure.
     #[doc(hidden)]
     pub async fn edit_without_diff(&self, action: &FileEditAction) -> String {
-        let (content, before, after) = self.run_editor(action).await;
+        let (content, before, after) = self.run_editor(action, TextRule::OhEditor).await;
         self.editor.recycle(before, after);
         content
+    }
+
+    /// An OH_ACI edit as OpenHands V1's `file_editor` reports it: the editor's text (with V0's
+    /// `ERROR:\n` header on errors) and the whole file before and after the edit, which V1's
+    /// `FileEditorObservation` carries as `old_content`/`new_content` (V0's carries the edited
+    /// strings). `rule` chooses whose binary check applies.
+    ///
+    /// The texts are the editor's own buffers handed over, not copies, except where the undo
+    /// history still holds the same text (the text before a `str_replace`/`insert`): that one is
+    /// copied once, since the reply needs an owned string. They are not recycled into the
+    /// editor's buffer pool, which V0 edits reuse.
+    pub async fn edit_whole_file(&self, action: &FileEditAction, rule: TextRule) -> WholeFileEdit {
+        let (content, before, after) = self.run_editor(action, rule).await;
+        let owned = |t: Arc<String>| Arc::try_unwrap(t).unwrap_or_else(|shared| shared.as_str().to_owned());
+        WholeFileEdit { content, old_content: before.map(owned), new_content: after.map(owned) }
     }
 
     /// `_execute_file_editor`: the wrapper text and the before/after texts.
     async fn run_editor(
         &self,
         action: &FileEditAction,
+        rule: TextRule,
     ) -> (String, Option<Arc<String>>, Option<Arc<String>>) {
         let insert_line = match &action.insert_line {
             None | Some(Value::Null) => InsertLine::Missing,
@@ -415,6 +451,7 @@ impl FileActions {
                 action.new_str.as_deref(),
                 insert_line,
                 None,
+                rule,
             )
             .await;
         match result {

@@ -75,7 +75,7 @@ impl Inner {
         content
     }
 
-    pub(crate) async fn execute(&mut self, action: &CmdRunAction, nct: u64) -> Observation {
+    pub(crate) async fn execute(&mut self, action: &CmdRunAction, nct: u64, rule: SplitRule) -> Observation {
         let mut command = py_strip(&action.command).to_string();
         let is_input = action.is_input;
         if self.status == Status::Idle {
@@ -96,7 +96,13 @@ impl Inner {
                 );
             }
         }
-        let parts = oh_bashlex::split_bash_commands(&command);
+        let (parts, heredoc_boundary) = match rule {
+            SplitRule::V0 => (oh_bashlex::split_bash_commands(&command), false),
+            SplitRule::V1 => {
+                let split = oh_bashlex::split_bash_commands_v1(&command);
+                (split.parts, split.heredoc_boundary)
+            }
+        };
         if parts.len() > 1 {
             let list: Vec<String> = parts
                 .iter()
@@ -135,6 +141,12 @@ impl Inner {
 
         let mut start = Instant::now();
         let sent = !command.is_empty();
+        // A new command forgets the last one's end mark (an input or a poll keeps it).
+        let mut boundary_line = None;
+        if sent && !is_input {
+            self.boundary = heredoc_boundary.then(Boundary::new);
+            boundary_line = self.boundary.as_ref().map(|b| b.line.clone());
+        }
         if sent {
             let special = is_special_key(&command);
             let original = command.clone();
@@ -144,6 +156,10 @@ impl Inner {
             let typed = typed_text(&original, &command, is_input);
             let mut bytes = keys::encode(&typed, app_cursor);
             if !special {
+                bytes.push(b'\r');
+            }
+            if let Some(line) = boundary_line {
+                bytes.extend_from_slice(line.as_bytes());
                 bytes.push(b'\r');
             }
             let written = if bytes.iter().any(|b| signal_of(*b).is_some()) {
@@ -181,7 +197,25 @@ impl Inner {
                 seen_markers = markers;
                 let cap = proc.pane.lock().expect("pane lock").term.capture();
                 let m = find_ps1(&cap);
-                if m.len() > initial_count || py_rstrip(&cap).ends_with(PS1_END) {
+                // With an end mark, the prompt that counts is the one after the mark (the
+                // boundary line's own): one before it would leave that prompt to arrive later,
+                // into the next command's screen.
+                // A control key (C-c, C-d, C-z) makes the terminal flush the input bash has not
+                // read yet, the boundary line with it: the prompt alone ends that call.
+                let marked = match &self.boundary {
+                    None => true,
+                    Some(_) if is_input && is_special_key(&command) => true,
+                    Some(b) => b.mark_at(&cap).is_some_and(|at| m.last().is_some_and(|p| p.start > at)),
+                };
+                if marked && (m.len() > initial_count || py_rstrip(&cap).ends_with(PS1_END)) {
+                    let (cap, m) = match self.boundary.take() {
+                        Some(b) => {
+                            let cap = b.strip(&cap);
+                            let m = find_ps1(&cap);
+                            (cap, m)
+                        }
+                        None => (cap, m),
+                    };
                     return self.completed(&command, cap, m, action.hidden);
                 }
             }
@@ -294,6 +328,10 @@ impl Inner {
             .expect("pane lock")
             .term
             .capture();
+        let cap = match &self.boundary {
+            Some(b) => b.strip(&cap),
+            None => cap,
+        };
         let m = find_ps1(&cap);
         let raw = combine_outputs(&cap, &m, false);
         let mut md = CmdOutputMetadata {

@@ -150,12 +150,58 @@ fn io_err(e: impl std::fmt::Display) -> std::io::Error {
     std::io::Error::other(e.to_string())
 }
 
+/// Which generation's rule decides that a command line holds several commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplitRule {
+    /// V0's (bashlex): every top-level statement on its own line is a separate command, refused.
+    V0,
+    /// OpenHands V1's (openhands-tools 1.58): a statement that follows a completed heredoc stays
+    /// with it and runs, and the command ends when all of it has run
+    /// (`oh_bashlex::split_bash_commands_v1`).
+    V1,
+}
+
+/// The end mark of a V1 command whose prompts do not tell when it has ended (a heredoc followed
+/// by more statements): a line typed after the command prints `{token}{exit status}__` to the
+/// terminal and exits with the same status, as V1's own session does.
+struct Boundary {
+    /// `__OHB<id>_`: never in the typed line itself (its printf format splits it).
+    token: String,
+    /// The typed line, removed from the output with the mark.
+    line: String,
+}
+
+impl Boundary {
+    fn new() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        let id = format!("{:08x}{:x}", nanos, NEXT.fetch_add(1, Ordering::Relaxed));
+        Boundary {
+            token: format!("__OHB{id}_"),
+            line: format!("(__oh_s=$?; printf '\\n__OHB%s_%s__\\n' {id} \"$__oh_s\" > /dev/tty; exit \"$__oh_s\")"),
+        }
+    }
+
+    /// Where the mark (the token followed by the exit status) is on the screen, if it is.
+    fn mark_at(&self, screen: &str) -> Option<usize> {
+        screen.match_indices(&self.token).map(|(i, _)| i).find(|&i| screen[i + self.token.len()..].starts_with(|c: char| c.is_ascii_digit()))
+    }
+
+    /// The screen without the typed line and the mark.
+    fn strip(&self, screen: &str) -> String {
+        let line = self.line.trim();
+        screen.split_inclusive('\n').filter(|l| l.trim() != line && !l.contains(&self.token)).collect()
+    }
+}
+
 struct Inner {
     proc: Option<Proc>,
     status: Status,
     prev_output: String,
     /// Where a respawned shell starts.
     cwd: String,
+    /// The end mark of the running (or last) V1 heredoc command.
+    boundary: Option<Boundary>,
 }
 
 /// One persistent bash.
@@ -193,6 +239,7 @@ impl BashSession {
                 status: Status::Idle,
                 prev_output: String::new(),
                 cwd: cwd.clone(),
+                boundary: None,
             }),
             init_commands,
             keys: StdMutex::new(None),
@@ -241,10 +288,15 @@ impl BashSession {
         if action.is_static {
             return self.execute_static(action).await;
         }
-        self.execute_session(action).await
+        self.execute_session(action, SplitRule::V0).await
     }
 
-    async fn execute_session(&self, action: &CmdRunAction) -> Observation {
+    /// Run one session command (not `is_static`) under `rule`'s multi-command rule.
+    pub async fn execute_with(&self, action: &CmdRunAction, rule: SplitRule) -> Observation {
+        self.execute_session(action, rule).await
+    }
+
+    async fn execute_session(&self, action: &CmdRunAction, rule: SplitRule) -> Observation {
         let mut inner = self.inner.lock().await;
         if inner.proc.is_none() {
             let dir = inner.cwd.clone();
@@ -261,7 +313,7 @@ impl BashSession {
             }
         }
         let nct = self.no_change_timeout.load(Ordering::Relaxed);
-        let obs = inner.execute(action, nct).await;
+        let obs = inner.execute(action, nct, rule).await;
         let alive = match inner.proc.as_mut() {
             Some(p) => {
                 !p.pane.lock().expect("pane lock").exited && matches!(p.child.try_wait(), Ok(None))
@@ -288,7 +340,7 @@ impl BashSession {
         cfg.output_sink = None;
         match BashSession::start_with(cfg, false).await {
             Ok(s) => {
-                let obs = s.execute_session(action).await;
+                let obs = s.execute_session(action, SplitRule::V0).await;
                 s.close().await;
                 obs
             }

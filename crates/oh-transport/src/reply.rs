@@ -105,6 +105,22 @@ mod tests {
     }
 
     #[test]
+    fn a_v1_edit_over_the_limit_loses_its_whole_file_contents_first() {
+        use oh_protocol::Extras;
+        let mut fields = serde_json::Map::new();
+        fields.insert("is_error".into(), false.into());
+        fields.insert("command".into(), "str_replace".into());
+        fields.insert("old_content".into(), "a".repeat(3000).into());
+        fields.insert("new_content".into(), "b".repeat(3000).into());
+        let obs = Observation { content: "The file /w/f has been edited.".into(), extras: Extras::V1 { kind: "v1_file_editor", fields } };
+        let v: Value = serde_json::from_str(&encode_reply(ObservationEvent::reply(Some(1), obs), 1, 2000)).unwrap();
+        assert_eq!(v["observation"], "v1_file_editor");
+        assert!(v["extras"]["old_content"].is_null() && v["extras"]["new_content"].is_null(), "{v}");
+        // The text the LLM sees is whole.
+        assert_eq!(v["content"], "The file /w/f has been edited.");
+    }
+
+    #[test]
     fn big_replies_are_shrunk_to_the_limit() {
         let r = ObservationEvent::reply(Some(1), Observation::error("y".repeat(10_000)));
         let json = encode_reply(r, 1, 2000);

@@ -6,6 +6,7 @@ use super::*;
 impl Editor {
     pub(super) async fn view(
         &self,
+        rule: TextRule,
         path: &str,
         stat: Option<FileStat>,
         pre: Option<Vec<u8>>,
@@ -24,7 +25,7 @@ impl Editor {
             return self.view_dir(path).await;
         }
         if is_supported_binary(path) {
-            let _ = self.load(path, &stat, pre).await?;
+            let _ = self.load(rule, path, &stat, pre).await?;
             // Markdown conversion of office/PDF/audio files is not available in this runtime.
             return Err(format!(
                 "Error in converting file to Markdown: conversion of {} files is not supported by this runtime. Please use Python code to read {path}",
@@ -53,18 +54,18 @@ impl Editor {
             pre = Some(file_text::trim_partial_utf8(head));
         }
         let Some(vr) = vr else {
-            let text = self.load(path, &stat, pre).await?.text;
+            let text = self.load(rule, path, &stat, pre).await?.text;
             return Ok(EditorResult::output(file_text::make_output(&text, path, 1)));
         };
         let (num_lines, whole, lines) = match pre_lines {
             // Streamed by the caller (see `range_scan`): the count and the lines asked for.
             Some(l) => {
                 check_size(path, &stat)?;
-                check_not_binary(path, &stat, &l.head)?;
+                check_not_binary(rule, path, &stat, &l.head)?;
                 (l.num_lines as i64, String::new(), Some(l.text))
             }
             None => {
-                let text = self.load(path, &stat, pre).await?.text;
+                let text = self.load(rule, path, &stat, pre).await?.text;
                 (file_text::count_lines(&text) as i64, text, None)
             }
         };

@@ -14,6 +14,7 @@ import logging
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from openhands.sdk.llm import TextContent
 from openhands.sdk.tool import ToolExecutor, register_tool
 from openhands.tools.file_editor.definition import (
     FileEditorAction,
@@ -123,9 +124,11 @@ class VsCodeTerminalExecutor(ToolExecutor[TerminalAction, TerminalObservation]):
             obs = self._run(
                 {'command': action.command, 'is_input': False, 'timeout': action.timeout, 'reset': False}
             )
+            # As V1 does: the command's observation, its text after the reset notice. (Not
+            # through `from_text`, which would need every required field of a new observation.)
             obs = obs.model_copy(
                 update={
-                    'content': TerminalObservation.from_text(text=f'{RESET_TEXT}\n\n{obs.text}').content,
+                    'content': [TextContent(text=f'{RESET_TEXT}\n\n{obs.text}')],
                     'command': f'[RESET] {action.command}',
                 }
             )
