@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 export OH_VENV := $(VENV)
 
 .PHONY: help deps deps-system deps-python deps-node build build-rust addon demo test test-rust \
-        test-conformance test-v1 deps-python-v1 test-node test-runtime test-e2e test-vscode test-dist dist check-versions reference-constraints bench vsix clean
+        test-conformance test-v1 test-v1-oldest deps-python-v1 test-node test-runtime test-e2e test-vscode test-dist dist check-versions reference-constraints bench vsix clean
 
 help:
 	@echo "make demo   - build what is needed, run the real agent loop (CodeActAgent) on VsCodeRuntime + the headless executor"
@@ -74,10 +74,15 @@ test-conformance: deps-python deps-node
 	tests/conformance/run.sh --driver socket
 	tests/conformance/run.sh --driver hub
 
-# OpenHands V1 (software-agent-sdk 1.58.0): the executor's V1 mode against openhands-tools' own
-# TerminalExecutor and FileEditor, in a venv of its own (scripts/setup-python-v1.sh).
+# OpenHands V1 (software-agent-sdk): the executor's V1 mode against openhands-tools' own
+# TerminalExecutor and FileEditor, in a venv of its own per release (scripts/setup-python-v1.sh).
+# `test-v1` runs the newest supported release (part of `make test`), `test-v1-oldest` the oldest
+# (.ci/run runs it after `make test`; docs/v1.md, "Versions").
 test-v1: deps-system
 	tests/v1/run.sh
+
+test-v1-oldest: deps-system
+	source scripts/venv-lib.sh && V1_VERSION=$$V1_OLDEST tests/v1/run.sh
 
 # The V1 venv (idempotent: a stamp keyed by its inputs); OH_VENV_V1 overrides its place.
 deps-python-v1: deps-system

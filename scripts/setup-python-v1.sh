@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# Create (once) the V1 venv: OpenHands' software-agent-sdk (openhands-sdk, openhands-tools,
-# openhands-agent-server 1.58.0) next to our Python package. It is a venv of its own because the
-# SDK does not co-install with openhands-ai 1.6.0 (pip: ResolutionImpossible).
-# 1.58.1+ need a certifi release the package registry here does not carry, hence the pin.
+# Create (once per version) a V1 venv: OpenHands' software-agent-sdk (openhands-sdk,
+# openhands-tools, openhands-agent-server) next to our Python package. It is a venv of its own
+# because the SDK does not co-install with openhands-ai 1.6.0 (pip: ResolutionImpossible).
+#
+# V1_VERSION picks the release (default: the newest supported, V1_NEWEST below; docs/v1.md says
+# which are supported). Each version has its own venv (scripts/venv-lib.sh, v1_venv_path):
+# OH_VENV_V1 (default ~/.cache/openhands-vscode-runtime/venv-v1) is the newest's, any other
+# version's is the same path with `-VERSION` appended, so switching versions never reinstalls.
 # Our package's source is put on the path with a .pth file (its declared dependency on
 # openhands-ai is V0's, which this venv must not have); its V1 module imports no V0 code.
-# Idempotent: a stamp keyed by the inputs' hash skips the work on a second run.
+# Idempotent: a stamp keyed by the version and the inputs' hash skips the work on a second run.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-venv=${OH_VENV_V1:-$HOME/.cache/openhands-vscode-runtime/venv-v1}
-V1_VERSION=1.58.0
-hash=$( (echo "$repo"; echo "$V1_VERSION"; cat "$0") | sha256sum | cut -c1-16)
 source "$repo/scripts/venv-lib.sh"
-venv_prepare setup-python-v1 "$venv" "$hash"
-echo "setup-python-v1: installing openhands-sdk/tools/agent-server $V1_VERSION and test tools" >&2
+V1_VERSION=${V1_VERSION:-$V1_NEWEST}
+venv=$(v1_venv_path "$V1_VERSION")
+hash=$( (echo "$repo"; echo "$V1_VERSION"; cat "$0") | sha256sum | cut -c1-16)
+venv_prepare "setup-python-v1 ($V1_VERSION)" "$venv" "$V1_VERSION-$hash"
+echo "setup-python-v1: installing openhands-sdk/tools/agent-server $V1_VERSION and test tools into $venv" >&2
 "$venv/bin/python" -m pip install -q \
   "openhands-sdk==$V1_VERSION" "openhands-tools==$V1_VERSION" "openhands-agent-server==$V1_VERSION" \
   'python-socketio>=5.11' 'uvicorn>=0.30' pytest pytest-timeout

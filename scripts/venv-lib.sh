@@ -3,7 +3,20 @@
 #                                 stamp for KEY (the hash of the caller's inputs); otherwise makes
 #                                 sure VENV exists with Python 3.12 and a current pip.
 #   venv_stamp                  - records KEY as done (call last, after every install succeeded).
+#   v1_venv_path VERSION        - the V1 venv of an openhands-sdk/tools/agent-server release:
+#                                 OH_VENV_V1 (default ~/.cache/openhands-vscode-runtime/venv-v1)
+#                                 for V1_NEWEST, that path + `-VERSION` for any other.
 # The stamp is written only at the end, so an interrupted install is redone on the next run.
+
+# The V1 releases the suites run (docs/v1.md, "Versions"): the newest is the default reference
+# (`make test-v1`), the oldest runs in `make test-v1-oldest`.
+V1_NEWEST=1.58.2
+V1_OLDEST=1.58.0
+
+v1_venv_path() {
+  local base=${OH_VENV_V1:-$HOME/.cache/openhands-vscode-runtime/venv-v1}
+  if [ "$1" = "$V1_NEWEST" ]; then echo "$base"; else echo "$base-$1"; fi
+}
 
 venv_prepare() {
   _venv_name=$1 _venv_dir=$2
