@@ -221,7 +221,7 @@ fi
 # 4. the suite inside the extension host
 rm -f "$ARTIFACTS/openhands-tab.png" "$ARTIFACTS/terminal.txt" "$ARTIFACTS"/host*.log
 if want standin; then
-ENV_JSON="{\"OH_TEST_BACKEND\":\"http://127.0.0.1:$PORT\",\"OH_TEST_KEYED_BACKEND\":\"http://127.0.0.1:$KEYED_PORT\",\"OH_TEST_KEY\":\"$KEY\",\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS\"}"
+ENV_JSON="{\"OH_TEST_REPO\":\"$REPO\",\"OH_TEST_EXTENSIONS_DIR\":\"$EXT\",\"OH_TEST_BACKEND\":\"http://127.0.0.1:$PORT\",\"OH_TEST_KEYED_BACKEND\":\"http://127.0.0.1:$KEYED_PORT\",\"OH_TEST_KEY\":\"$KEY\",\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS\"}"
 "$NODE24" "$HERE/host.mjs" --workspace "$WS" --dev "$HERE/harness-ext" --tests "$HERE/suite/index.js" \
   --env "$ENV_JSON" --extensions-dir "$EXT" --artifacts "$ARTIFACTS" --click-dialog Allow --timeout 240 \
   2>&1 | tee "$ARTIFACTS/host-standin.log" | grep -E '@@oh-test|\[host|oh-test' | sed -E 's/^.*(@@oh-test|oh-test)/\1/'
@@ -261,13 +261,14 @@ HOST_RC[trust]=$?
 show_host_log "$ARTIFACTS/host-trust.log" 'oh-test fs'
 kill -- -"$TRUST_PID" 2>/dev/null
 fi
-# 6. the IDE tools through their MCP endpoint, in a TypeScript workspace (suite/ide.js)
+# 6. the IDE tools through their MCP endpoint, in a TypeScript workspace (suite/ide.js). The suite
+# answers and counts the consent prompts itself (no --click-dialog).
 if want ide; then
 WS3="$SESSION/ide-workspace"; cp -r "$HERE/fixtures/ide-workspace" "$WS3"
 mkdir -p "$ARTIFACTS/ide"
 IDE_ENV="{\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS/ide\",\"OPENHANDS_VSCODE_MCP_DIR\":\"$SESSION/mcp-discovery\"${OH_IDE_BENCH:+,\"OH_IDE_BENCH\":\"$OH_IDE_BENCH\"}}"
 "$NODE24" "$HERE/host.mjs" --workspace "$WS3" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide.js" \
-  --env "$IDE_ENV" --settings '{"files.autoSave":"off"}' --extensions-dir "$EXT" --artifacts "$ARTIFACTS/ide" --click-dialog Allow --timeout 300 \
+  --env "$IDE_ENV" --settings '{"files.autoSave":"off"}' --extensions-dir "$EXT" --artifacts "$ARTIFACTS/ide" --timeout 300 \
   > "$ARTIFACTS/host-ide.log" 2>&1
 HOST_RC[ide]=$?
 show_host_log "$ARTIFACTS/host-ide.log" 'oh-test bench'
