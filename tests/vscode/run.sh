@@ -179,9 +179,9 @@ run_v1_session() {
 }
 # The number of tests each host session reports (its suite's `test(...)` calls): a session that
 # stops early, or whose FAIL line is lost, reports fewer and fails here. Update with the suite.
-declare -A EXPECTED=([standin]=7 [untrusted]=3 [trust]=4 [ide]=30 [conversation]=6
+declare -A EXPECTED=([standin]=7 [untrusted]=3 [trust]=4 [ide]=29 [conversation]=6
   [two-a]=1 [two-b]=1 [confirm]=4 [ide-agent]=4 [v1]=3 [ide-bench]=1)
-[ -z "${OH_IDE_BENCH:-}" ] || EXPECTED[ide]=31  # suite/ide.js adds its latency bench as a test
+[ -z "${OH_IDE_BENCH:-}" ] || EXPECTED[ide]=30  # suite/ide.js adds its latency bench as a test
 # Judges one host session from its log and exit code: each PASS/FAIL line counts, then the session
 # must have printed exactly one SUMMARY whose counts are the lines seen, reported as many tests as
 # expected, and exited 0 exactly when nothing failed (a host that crashed or a suite that threw
