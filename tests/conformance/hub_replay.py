@@ -59,7 +59,10 @@ def main() -> int:
         run_case(case['workspace'], str(case['no_change_timeout']), lines, out)
         out.write(json.dumps({'__closed__': True}) + '\n')
         out.flush()
-    return 0
+    # Every runtime is closed; threads OpenHands left behind (non-daemon) would keep the process
+    # alive after the end of input, and the harness would wait for each worker in turn.
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def run_case(workspace: str, no_change_timeout: str, lines, out) -> None:
