@@ -31,7 +31,7 @@ deps-python: deps-system
 	@scripts/setup-python.sh
 
 deps-node:
-	@if [ -f npm/executor/package.json ]; then scripts/setup-node.sh npm/executor; fi
+	@scripts/setup-node.sh npm/executor
 
 ## ---- build -------------------------------------------------------------------------------
 
@@ -40,7 +40,7 @@ build-rust:
 
 # The napi addon (debug build) and its generated JS loader.
 addon: deps-node
-	@if [ -f npm/executor/build.sh ]; then npm/executor/build.sh; else echo "addon: npm/executor/build.sh not present yet"; fi
+	npm/executor/build.sh
 
 build: build-rust addon
 
@@ -89,10 +89,10 @@ deps-python-v1: deps-system
 	scripts/setup-python-v1.sh
 
 test-node: deps-node deps-python
-	@if [ -x npm/executor/test.sh ]; then npm/executor/test.sh; else echo "node: suite not present"; fi
+	npm/executor/test.sh
 
 test-runtime: deps-python addon
-	@if [ -x tests/runtime/run.sh ]; then tests/runtime/run.sh; else echo "runtime: suite not present"; fi
+	tests/runtime/run.sh
 	tests/faults/run.sh
 
 # The real OpenHands server app + CodeActAgent + VsCodeRuntime + the headless executor, driven like
@@ -125,8 +125,8 @@ bench: deps-python
 	cargo bench -p oh-difflib
 	bench/editor.sh   # runs the oh-files bench and OHEditor in one run
 	bench/memory.sh   # peak RSS: 100 MB of output, a 50 MB read
-	@if [ -x npm/executor/bench/run.sh ]; then npm/executor/bench/run.sh; fi
-	@if [ -f openhands-runtime-py/bench/bench_runtime.py ]; then $(PY) openhands-runtime-py/bench/bench_runtime.py; fi
+	npm/executor/bench/run.sh
+	$(PY) openhands-runtime-py/bench/bench_runtime.py
 	$(PY) openhands-runtime-py/bench/bench_agent_loop.py   # VsCodeRuntime vs LocalRuntime vs CLIRuntime in the agent loop
 	$(PY) openhands-runtime-py/bench/bench_ide_tools.py    # an IDE tool call through VsCodeRuntime vs a read (stand-in host)
 	bench/v1.sh       # OpenHands V1: its own terminal/file editor vs ours, and the agent loop with each

@@ -10,6 +10,7 @@ root=$(cd "$here/../.." && pwd)
 "$here/build.sh" debug
 (cd "$root" && cargo build -p oh-headless --bin openhands-vscode-executor)
 cd "$here"
-node --test --test-concurrency=1 __test__/
+# The test files, not the folder: Node 22+ reads a folder argument as a file to run (and fails).
+node --test --test-concurrency=1 __test__/*.test.js
 echo "node: the CLI cases against the native executor (target/debug/openhands-vscode-executor)"
 OH_EXECUTOR_CLI="$root/target/debug/openhands-vscode-executor" node --test --test-concurrency=1 __test__/cli.test.js

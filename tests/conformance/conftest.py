@@ -134,4 +134,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 def pytest_sessionfinish(session, exitstatus):
     if _pool is not None:
         _pool.shutdown(wait=True, cancel_futures=True)
+    harness.stop_hub_workers()  # the hub driver's long-lived processes log into the base dir
     harness.cleanup_base()

@@ -25,13 +25,22 @@ from harness_setup import (  # noqa: F401
     DRIVER, HERE, REPO, Case, _without_modes, base_dir, cleanup_base, load_cases,
     pin_env, prepare_workspace, snapshot_workspace,
 )
-from harness_sides import OursSide, RefAsOurs, RefSide, _ref, canonical_action  # noqa: F401
+from harness_sides import HubSide, OursSide, RefAsOurs, RefSide, _ref, canonical_action, stop_hub_workers  # noqa: F401
 
 RESULTS: dict[str, 'CaseResult'] = {}  # every run_case result of this process, by case id (summary line)
 
 
 # --------------------------------------------------------------------------------------------
 # Running a case
+
+
+def _umask() -> int:
+    """This process's umask, read without changing it (os.umask would, for every thread)."""
+    with open('/proc/self/status') as f:
+        for line in f:
+            if line.startswith('Umask:'):
+                return int(line.split()[1], 8)
+    raise RuntimeError('no Umask line in /proc/self/status')
 
 
 @dataclass
@@ -62,6 +71,7 @@ class CaseResult:
     steps: list[Step] = field(default_factory=list)
     ref_ws: dict | None = None
     ours_ws: dict | None = None
+    setup_ws: dict | None = None  # our workspace right after the case's setup, before any action
     error: str | None = None
     seconds: float = 0.0
 
@@ -70,8 +80,30 @@ class CaseResult:
         if self.case.compare_workspace is False:
             return True
         if self.case.compare_workspace == 'ignore_modes':
-            return _without_modes(self.ref_ws) == _without_modes(self.ours_ws)
+            return _without_modes(self.ref_ws) == _without_modes(self.ours_ws) and not self.mode_problems
         return self.ref_ws == self.ours_ws
+
+    @property
+    def mode_problems(self) -> list[str]:
+        """For an `ignore_modes` case, where the reference's modes are not the oracle: every path
+        of ours that existed after the setup must still have its setup mode (write/insert/undo keep
+        a file's mode), and a path the actions created must have a new path's mode under the
+        umask (0666 or 0777 less the umask: what `create` gives, whatever edits followed)."""
+        if self.case.compare_workspace != 'ignore_modes' or self.ours_ws is None or self.setup_ws is None:
+            return []
+        problems = []
+        for rel, entry in sorted(self.ours_ws.items()):
+            if 'mode' not in entry:
+                continue
+            before = self.setup_ws.get(rel)
+            if before is not None and 'mode' in before:
+                want, source = before['mode'], 'the mode the setup gave it'
+            else:
+                full = 0o777 if entry['type'] == 'dir' else 0o666
+                want, source = oct(full & ~_umask()), 'a new path under the umask'
+            if entry['mode'] != want:
+                problems.append(f'{rel}: ours has mode {entry["mode"]}, expected {want} ({source})')
+        return problems
 
     @property
     def identical(self) -> bool:
@@ -108,6 +140,8 @@ class CaseResult:
                 if show_all:
                     out.append('reference: ' + pretty(s.ref_norm))
                     out.append('ours:      ' + pretty(s.ours_norm))
+        for p in self.mode_problems:
+            out.append(f'--- mode not kept: {p}')
         if self.case.compare_workspace and self.ref_ws is not None and self.ours_ws is not None and not self.workspace_identical:
             out.append('--- final workspace differs:')
             out.extend(
@@ -136,6 +170,7 @@ def run_case(case: Case, ref: bool = True, ours: bool = True, ours_cls: type | N
     try:
         prepare_workspace(ws_ref, case.setup)
         prepare_workspace(ws_ours, case.setup)
+        result.setup_ws = snapshot_workspace(ws_ours)
         raw_actions = case.actions
         lines_ref = [canonical_action(a, ws_ref, i + 1) for i, a in enumerate(raw_actions)]
         lines_ours = [canonical_action(a, ws_ours, i + 1) for i, a in enumerate(raw_actions)]
@@ -168,7 +203,9 @@ def run_case(case: Case, ref: bool = True, ours: bool = True, ours_cls: type | N
                 return
             side = None
             try:
-                if ours_cls is None:
+                if ours_cls is None and DRIVER == 'hub':
+                    side = HubSide(ws_ours, case.no_change_timeout, os.path.join(case_dir, 'ours.stderr'))
+                elif ours_cls is None:
                     side = OursSide(ws_ours, case.no_change_timeout, os.path.join(case_dir, 'ours.stderr'))
                 else:
                     side = ours_cls(ws_ours, case.no_change_timeout, os.path.join(case_dir, 'ours.stderr'), case.needs_shell)

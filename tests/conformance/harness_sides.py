@@ -278,3 +278,90 @@ class OursSide:
             self.proc.kill()
             self.proc.wait()
         self.stderr_file.close()
+
+
+class _HubWorker:
+    """One `hub_replay.py --serve` process: OpenHands imported once, then one VsCodeRuntime per
+    case. Kept per harness thread (HubSide)."""
+
+    def __init__(self, log_path: str):
+        self.log_path = log_path
+        self.stderr_file = open(log_path, 'ab')
+        self.proc = subprocess.Popen(
+            [sys.executable, str(HERE / 'hub_replay.py'), '--serve'],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr_file,
+            cwd=os.getcwd(), env=pinned_env(),
+        )
+        self.lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            self.lines.put(raw.decode('utf-8', errors='replace'))
+        self.lines.put(None)
+
+    def send(self, d: dict) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps(d) + '\n').encode('utf-8'))
+        self.proc.stdin.flush()
+
+    def stop(self) -> None:
+        try:
+            if self.proc.stdin:
+                self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+        except Exception:
+            self.proc.kill()
+            self.proc.wait()
+        self.stderr_file.close()
+
+
+_HUB = threading.local()
+_HUB_ALL: list[_HubWorker] = []
+
+
+def stop_hub_workers() -> None:
+    """Ends every `--serve` process this run started (conftest, at the end of the session)."""
+    while _HUB_ALL:
+        _HUB_ALL.pop().stop()
+
+
+class HubSide(OursSide):
+    """The `hub` driver: a case on this thread's long-lived `hub_replay.py --serve` process (a
+    fresh VsCodeRuntime, workspace and executor per case; OpenHands is imported once per worker,
+    not once per case). A worker that misbehaves (no reply, no close) is dropped and replaced."""
+
+    def __init__(self, ws: str, no_change_timeout: int, stderr_path: str, needs_shell: bool = True):
+        worker = getattr(_HUB, 'worker', None)
+        if worker is None or worker.proc.poll() is not None:
+            worker = _HubWorker(os.path.join(os.path.dirname(os.path.dirname(stderr_path)), f'hub-worker-{threading.get_ident()}.log'))
+            _HUB.worker = worker
+            _HUB_ALL.append(worker)
+        self.worker = worker
+        self.proc = worker.proc
+        self.lines = worker.lines
+        self.stderr_path = worker.log_path
+        self.stderr_file = worker.stderr_file
+        self.healthy = True
+        worker.send({'__case__': {'workspace': ws, 'no_change_timeout': no_change_timeout}})
+
+    def execute(self, line: dict, wait: float) -> dict:
+        out = super().execute(line, wait)
+        if '__ours_error__' in out:
+            self.healthy = False
+        return out
+
+    def close(self) -> None:
+        try:
+            if self.healthy:
+                self.worker.send({'__end__': True})
+                if json.loads(self.lines.get(timeout=60) or 'null') == {'__closed__': True}:
+                    return
+        except Exception:
+            pass
+        # Out of step with its input: never reuse it for another case.
+        _HUB.worker = None
+        if self.worker in _HUB_ALL:
+            _HUB_ALL.remove(self.worker)
+        self.worker.stop()

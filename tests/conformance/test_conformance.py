@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -29,18 +30,20 @@ def test_conformance(request, case: harness.Case):
     pytest.fail(report, pytrace=False)
 
 
-def _deviation_case_ids(section: str) -> set[str]:
-    """Case ids named in backticks in the first column of a DEVIATIONS.md table section."""
+def _deviation_rows(section: str) -> list[list[str]]:
+    """The rows of a DEVIATIONS.md table section whose first column names a case in backticks,
+    as their backticked values (case id first)."""
     text = (harness.HERE / 'DEVIATIONS.md').read_text(encoding='utf-8')
     start = text.index(section)
     rest = text[start + len(section):]
     end = rest.find('\n## ')
     body = rest if end < 0 else rest[:end]
-    ids = set()
-    for line in body.splitlines():
-        if line.startswith('| `'):
-            ids.add(line.split('`')[1])
-    return ids
+    return [[cell.strip().strip('`') for cell in line.split('|')[1:-1]] for line in body.splitlines() if line.startswith('| `')]
+
+
+def _deviation_case_ids(section: str) -> set[str]:
+    """Case ids named in backticks in the first column of a DEVIATIONS.md table section."""
+    return {row[0] for row in _deviation_rows(section)}
 
 
 def test_racy_cases_are_listed():
@@ -54,3 +57,22 @@ def test_xfail_cases_are_listed():
     xfail = {c.id for c in CASES if c.xfail}
     listed = _deviation_case_ids('## xfail cases')
     assert xfail == listed, f'xfail not listed: {sorted(xfail - listed)}; listed but not xfail: {sorted(listed - xfail)}'
+
+
+def test_workspace_exceptions_are_listed():
+    """Every case not compared on its whole final workspace is listed, with its value."""
+    cases = {c.id: json.dumps(c.compare_workspace) for c in CASES if c.compare_workspace is not True}
+    listed = {row[0]: row[1] for row in _deviation_rows('## Workspace comparison exceptions (`compare_workspace`)')}
+    assert cases == listed, f'in the case files: {cases}; in DEVIATIONS.md: {listed}'
+
+
+def test_regex_fields_are_listed():
+    """Every `expect_regex` field of a case is listed in DEVIATIONS.md (case and field)."""
+    used = {(c.id, f) for c in CASES for a in c.actions for f in a.get('expect_regex', {})}
+    rows = _deviation_rows('## Regex-compared fields (`expect_regex`)')
+    fields = {}
+    for row in rows:
+        # "same" in the field column repeats the row above.
+        fields[row[0]] = fields[rows[rows.index(row) - 1][0]] if row[1] == 'same' else row[1]
+    listed = set(fields.items())
+    assert used == listed, f'used but not listed: {sorted(used - listed)}; listed but not used: {sorted(listed - used)}'

@@ -8,7 +8,6 @@ docs/reliability.md at the end of the run.
 
 from __future__ import annotations
 
-import concurrent.futures
 import os
 import signal
 import time
@@ -139,16 +138,12 @@ def test_own_executor_killed_fails_at_once_and_next_executor_serves(temp_dir, pr
     rt = load_runtime(temp_dir)
     second = None
     try:
-        ws = Path(rt.config.workspace_mount_path_in_sandbox)
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            action = CmdRunAction(COMMAND)
-            action.set_hard_timeout(60)
-            pending = pool.submit(rt.run_action, action)
-            wait_until(lambda: (ws / 'started').exists(), 30, 'the command to start')
-            t0 = time.monotonic()
-            os.kill(rt.executor_process.pid, signal.SIGKILL)
-            obs = pending.result(timeout=grace + 5)
-            t_err = time.monotonic() - t0
+        action, ws = start_in_stream(rt)
+        t0 = time.monotonic()
+        os.kill(rt.executor_process.pid, signal.SIGKILL)
+        wait_until(lambda: observations_of(rt, action), grace + 5, 'the observation in the stream')
+        t_err = time.monotonic() - t0
+        obs = observations_of(rt, action)[0]
         assert isinstance(obs, ErrorObservation), obs
         assert obs.content.startswith('Runtime disconnected:'), obs.content
         assert 'exited with code' in obs.content
@@ -160,11 +155,15 @@ def test_own_executor_killed_fails_at_once_and_next_executor_serves(temp_dir, pr
         wait_until(lambda: rt._channel.registrations == 2, 30, 'the next executor to register')
         # The killed action is not re-sent to the next executor: the queue shows no second run.
         assert settle(rt, ws) == '0'
+        # Counted once everything settled: exactly one observation of the killed action reached
+        # the stream (the error), none lost, none late from the next executor.
+        in_stream = observations_of(rt, action)
+        assert len(in_stream) == 1, in_stream
         FIGURES.append({
             'fault': 'the runtime\'s own executor process killed (SIGKILL) mid-command',
             'executed_twice': 0 if lines(ws / 'f') <= 1 else 1,
-            'observations_lost': 0,
-            'duplicates_to_stream': 0,
+            'observations_lost': 0 if in_stream else 1,
+            'duplicates_to_stream': max(len(in_stream) - 1, 0),
             'duplicate_replies_ignored': rt._channel.duplicate_replies,
             'time': f'clear error {t_err:.2f} s after the kill (grace {grace:g} s)',
         })
@@ -183,25 +182,21 @@ def test_foreign_executor_killed_fails_within_grace_and_next_executor_serves(
     rt = load_runtime(temp_dir)
     second = None
     try:
-        ws = Path(rt.config.workspace_mount_path_in_sandbox)
         proc = rt.executor_process
         proc._closing = True  # no exit notice: the runtime learns it from the socket only
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            action = CmdRunAction(COMMAND)
-            action.set_hard_timeout(60)
-            pending = pool.submit(rt.run_action, action)
-            wait_until(lambda: (ws / 'started').exists(), 30, 'the command to start')
-            t0 = time.monotonic()
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.proc.wait(5)
-            wait_until(lambda: not rt._channel.executor_connected, 10, 'the socket to close')
-            # The next executor (another executor_id) registers within the grace period.
-            second = ExecutorProcess(
-                find_executor(), url=proxy.url, conversation_id=rt.sid,
-                session_api_key=rt.session_api_key, workspace=str(ws), no_change_timeout=None,
-            )
-            obs = pending.result(timeout=grace + 5)
-            t_err = time.monotonic() - t0
+        action, ws = start_in_stream(rt)
+        t0 = time.monotonic()
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.proc.wait(5)
+        wait_until(lambda: not rt._channel.executor_connected, 10, 'the socket to close')
+        # The next executor (another executor_id) registers within the grace period.
+        second = ExecutorProcess(
+            find_executor(), url=proxy.url, conversation_id=rt.sid,
+            session_api_key=rt.session_api_key, workspace=str(ws), no_change_timeout=None,
+        )
+        wait_until(lambda: observations_of(rt, action), grace + 5, 'the observation in the stream')
+        t_err = time.monotonic() - t0
+        obs = observations_of(rt, action)[0]
         assert isinstance(obs, ErrorObservation), obs
         assert obs.content.startswith('Runtime disconnected: the VS Code executor running this '
                                       'action'), obs.content
@@ -210,12 +205,14 @@ def test_foreign_executor_killed_fails_within_grace_and_next_executor_serves(
         assert settle(rt, ws) == '0'
         nxt = rt.run_action(CmdRunAction('echo served by the next executor'))
         assert isinstance(nxt, CmdOutputObservation) and nxt.content == 'served by the next executor'
+        in_stream = observations_of(rt, action)
+        assert len(in_stream) == 1, in_stream
         FIGURES.append({
             'fault': 'a foreign executor killed mid-command (only its socket closes), another '
                      'one registers',
             'executed_twice': 0 if lines(ws / 'f') <= 1 else 1,
-            'observations_lost': 0,
-            'duplicates_to_stream': 0,
+            'observations_lost': 0 if in_stream else 1,
+            'duplicates_to_stream': max(len(in_stream) - 1, 0),
             'duplicate_replies_ignored': rt._channel.duplicate_replies,
             'time': f'clear error {t_err:.2f} s after the kill (when the next executor '
                     f'registers; grace {grace:g} s)',

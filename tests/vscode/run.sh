@@ -37,6 +37,8 @@ T0=$(date +%s)
 # Whether a host session runs (all of them unless --only names some).
 want() { [ -z "$ONLY" ] || [[ "$ONLY" == *",$1,"* ]]; }
 PASS=0; FAIL=0
+# Each host session's exit code (host.mjs: the extension host's, 2 on a harness error or timeout).
+declare -A HOST_RC=()
 pass() { PASS=$((PASS + 1)); echo "PASS $1"; }
 fail() { FAIL=$((FAIL + 1)); echo "FAIL $1"; }
 # A field of the JSON line a started helper printed first (oh_server.py: url, session_api_key,
@@ -137,7 +139,7 @@ run_v1_session() {
   local art="$ARTIFACTS/v1" venv1="${OH_VENV_V1:-$HOME/.cache/openhands-vscode-runtime/venv-v1}"
   mkdir -p "$art"; rm -f "$ARTIFACTS/host-v1.log"
   if ! OH_VENV_V1="$venv1" bash "$REPO/scripts/setup-python-v1.sh" > "$art/setup-v1.log" 2>&1; then
-    tail -5 "$art/setup-v1.log"; echo "@@oh-test FAIL set up the V1 venv (see $art/setup-v1.log)" > "$ARTIFACTS/host-v1.log"; return
+    tail -5 "$art/setup-v1.log"; echo "@@oh-test FAIL set up the V1 venv (see $art/setup-v1.log)" > "$ARTIFACTS/host-v1.log"; HOST_RC[v1]=1; return
   fi
   local py1="$venv1/bin/python" ws="$SESSION/v1-workspace" key="v1k-$RANDOM$RANDOM" port
   mkdir -p "$ws/.vscode" "$SESSION/v1-home"
@@ -162,40 +164,68 @@ run_v1_session() {
   local llm; llm="$("$py1" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["base_url"])' "$art/scripted-llm.out" 2>/dev/null)"
   if [ "$up" != 1 ] || [ -z "$llm" ]; then
     tail -20 "$art/agent-server.log" "$art/scripted-llm.log"
-    echo "@@oh-test FAIL start the V1 agent-server and the scripted LLM (see $art)" > "$ARTIFACTS/host-v1.log"; return
+    echo "@@oh-test FAIL start the V1 agent-server and the scripted LLM (see $art)" > "$ARTIFACTS/host-v1.log"; HOST_RC[v1]=1; return
   fi
   local env_json="{\"OH_TEST_AGENT_SERVER\":\"http://127.0.0.1:$port\",\"OH_TEST_AGENT_KEY\":\"$key\",\"OH_TEST_LLM_BASE_URL\":\"$llm\",\"OH_TEST_V1_DISCOVERY\":\"$SESSION/v1-discovery\",\"OH_TEST_ARTIFACTS\":\"$art\"}"
   "$NODE24" "$HERE/host.mjs" --workspace "$ws" --dev "$HERE/harness-ext" --tests "$HERE/suite/v1.js" \
     --env "$env_json" --extensions-dir "$EXT" --artifacts "$art" --click-dialog Allow --timeout 420 \
     > "$ARTIFACTS/host-v1.log" 2>&1
+  HOST_RC[v1]=$?
   grep -E '@@oh-test|\[host' "$ARTIFACTS/host-v1.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
   # SIGKILL: an agent-server whose tool call waits for an executor does not finish a SIGTERM shutdown.
   for p in $V1_PIDS; do kill -KILL -- -"$p" 2>/dev/null; done
   wait $V1_PIDS 2>/dev/null  # reaped here, so bash reports no "Killed" jobs
   V1_PIDS=
 }
-count_results() {
+# The number of tests each host session reports (its suite's `test(...)` calls): a session that
+# stops early, or whose FAIL line is lost, reports fewer and fails here. Update with the suite.
+declare -A EXPECTED=([standin]=7 [untrusted]=3 [trust]=4 [ide]=29 [conversation]=6
+  [two-a]=1 [two-b]=1 [confirm]=4 [ide-agent]=4 [v1]=3 [ide-bench]=1)
+[ -z "${OH_IDE_BENCH:-}" ] || EXPECTED[ide]=30  # suite/ide.js adds its latency bench as a test
+# Judges one host session from its log and exit code: each PASS/FAIL line counts, then the session
+# must have printed exactly one SUMMARY whose counts are the lines seen, reported as many tests as
+# expected, and exited 0 exactly when nothing failed (a host that crashed or a suite that threw
+# without a FAIL line exits non-zero).
+judge_session() {
+  local s=$1 log="$ARTIFACTS/host-$1.log" rc=${HOST_RC[$1]:-none} p=0 f=0 line summaries
+  if [ ! -f "$log" ]; then fail "the $s session did not run (see the lines above)"; return; fi
   while IFS= read -r line; do
     case "$line" in
-      *"@@oh-test PASS "*) pass "${line#*@@oh-test PASS }" ;;
-      *"@@oh-test FAIL "*) fail "${line#*@@oh-test FAIL }" ;;
+      "@@oh-test PASS "*) pass "${line#@@oh-test PASS }"; p=$((p + 1)) ;;
+      "@@oh-test FAIL "*) fail "${line#@@oh-test FAIL }"; f=$((f + 1)) ;;
     esac
-  done < <(grep -E '@@oh-test (PASS|FAIL) ' "$1" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-400)
+  done < <(grep -E '@@oh-test (PASS|FAIL) ' "$log" 2>/dev/null | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-400)
+  summaries="$(grep -E '@@oh-test SUMMARY ' "$log" 2>/dev/null | sed -E 's/^.*@@oh-test SUMMARY //')"
+  if [ -z "$summaries" ]; then
+    fail "the $s session did not finish: no SUMMARY (see $log)"
+  elif [ "$(printf '%s\n' "$summaries" | wc -l)" != 1 ]; then
+    fail "the $s session printed more than one SUMMARY: $(echo $summaries)"
+  elif [ "$summaries" != "$p passed, $f failed" ]; then
+    fail "the $s session's SUMMARY says \"$summaries\" but $p PASS and $f FAIL lines were seen"
+  fi
+  [ $((p + f)) -eq "${EXPECTED[$s]}" ] || fail "the $s session reported $((p + f)) tests, ${EXPECTED[$s]} expected"
+  if [ "$rc" = none ]; then
+    fail "the $s session's exit code was not recorded (run.sh bug)"
+  elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    fail "the $s session's host exited $rc although no FAIL line was seen (see $log)"
+  elif [ "$rc" -eq 0 ] && [ "$f" -ne 0 ]; then
+    fail "the $s session's host exited 0 although $f test(s) failed"
+  fi
 }
 if [ "$ONLY_V1" = 1 ]; then
   run_v1_session
-  count_results "$ARTIFACTS/host-v1.log"
-  grep -q '@@oh-test SUMMARY' "$ARTIFACTS/host-v1.log" 2>/dev/null || fail "the v1 session did not finish (see $ARTIFACTS/host-v1.log)"
+  judge_session v1
   finish
 fi
 
 # 4. the suite inside the extension host
 rm -f "$ARTIFACTS/openhands-tab.png" "$ARTIFACTS/terminal.txt" "$ARTIFACTS"/host*.log
 if want standin; then
-ENV_JSON="{\"OH_TEST_BACKEND\":\"http://127.0.0.1:$PORT\",\"OH_TEST_KEYED_BACKEND\":\"http://127.0.0.1:$KEYED_PORT\",\"OH_TEST_KEY\":\"$KEY\",\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS\"}"
+ENV_JSON="{\"OH_TEST_REPO\":\"$REPO\",\"OH_TEST_EXTENSIONS_DIR\":\"$EXT\",\"OH_TEST_BACKEND\":\"http://127.0.0.1:$PORT\",\"OH_TEST_KEYED_BACKEND\":\"http://127.0.0.1:$KEYED_PORT\",\"OH_TEST_KEY\":\"$KEY\",\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS\"}"
 "$NODE24" "$HERE/host.mjs" --workspace "$WS" --dev "$HERE/harness-ext" --tests "$HERE/suite/index.js" \
   --env "$ENV_JSON" --settings "{\"openhands.server.url\":\"http://127.0.0.1:$PORT\"}" --extensions-dir "$EXT" --artifacts "$ARTIFACTS" --click-dialog Allow --timeout 240 \
   2>&1 | tee "$ARTIFACTS/host-standin.log" | grep -E '@@oh-test|\[host|oh-test' | sed -E 's/^.*(@@oh-test|oh-test)/\1/'
+HOST_RC[standin]=${PIPESTATUS[0]}
 cp "$ARTIFACTS/host-standin.log" "$ARTIFACTS/host.log"
 fi
 : >> "$ARTIFACTS/host.log"
@@ -206,6 +236,7 @@ cp "$WS/.vscode/settings.json" "$WS2/.vscode/settings.json" 2>/dev/null
 "$NODE24" "$HERE/host.mjs" --workspace "$WS2" --dev "$HERE/harness-ext" --tests "$HERE/suite/untrusted.js" \
   --env "$ENV_JSON" --settings "{\"openhands.server.url\":\"http://127.0.0.1:$PORT\"}" --extensions-dir "$EXT" --artifacts "$ARTIFACTS/untrusted" --untrusted 1 --timeout 120 \
   > "$ARTIFACTS/host-untrusted.log" 2>&1
+HOST_RC[untrusted]=$?
 show_host_log "$ARTIFACTS/host-untrusted.log"
 fi
 # 5b. trust proofs (suite/trust.js): consent shown once, "Don't Allow" -> blocked and no request at
@@ -233,18 +264,20 @@ JSON
   --env "{\"OH_TEST_BACKEND\":\"http://127.0.0.1:$TRUST_PORT\",\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS/trust\",\"OH_TEST_DECOY_LOG\":\"$DECOY_LOG\",\"OH_TEST_DECOY_URL\":\"http://127.0.0.1:$DECOY_PORT\"}" \
   --settings "{\"files.autoSave\":\"off\",\"openhands.server.url\":\"http://127.0.0.1:$TRUST_PORT\"}" --extensions-dir "$EXT" --artifacts "$ARTIFACTS/trust" --timeout 240 \
   > "$ARTIFACTS/host-trust.log" 2>&1
+HOST_RC[trust]=$?
 show_host_log "$ARTIFACTS/host-trust.log" 'oh-test fs'
 for p in $TRUST_PID; do kill -- -"$p" 2>/dev/null; done
 fi
-# 6. the IDE tools through their MCP endpoint, in a TypeScript workspace (suite/ide.js)
+# 6. the IDE tools through their MCP endpoint, in a TypeScript workspace (suite/ide.js). The suite
+# answers and counts the consent prompts itself (no --click-dialog).
 if want ide; then
 WS3="$SESSION/ide-workspace"; cp -r "$HERE/fixtures/ide-workspace" "$WS3"
 mkdir -p "$ARTIFACTS/ide"
 IDE_ENV="{\"OH_TEST_ARTIFACTS\":\"$ARTIFACTS/ide\",\"OPENHANDS_VSCODE_MCP_DIR\":\"$SESSION/mcp-discovery\"${OH_IDE_BENCH:+,\"OH_IDE_BENCH\":\"$OH_IDE_BENCH\"}}"
 "$NODE24" "$HERE/host.mjs" --workspace "$WS3" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide.js" \
-  --env "$IDE_ENV" --settings '{"files.autoSave":"off"}' --extensions-dir "$EXT" --artifacts "$ARTIFACTS/ide" --click-dialog Allow --timeout 300 \
+  --env "$IDE_ENV" --settings '{"files.autoSave":"off"}' --extensions-dir "$EXT" --artifacts "$ARTIFACTS/ide" --timeout 300 \
   > "$ARTIFACTS/host-ide.log" 2>&1
-grep -q '@@oh-test SUMMARY' "$ARTIFACTS/host-ide.log" || echo "@@oh-test FAIL the IDE tools suite did not finish (see $ARTIFACTS/host-ide.log)" >> "$ARTIFACTS/host-ide.log"
+HOST_RC[ide]=$?
 show_host_log "$ARTIFACTS/host-ide.log" 'oh-test bench'
 fi
 
@@ -313,6 +346,7 @@ else
   "$NODE24" "$HERE/host.mjs" --workspace "$WS_CONV" --dev "$HERE/harness-ext" --tests "$HERE/suite/conversation.js" \
     --env "$CONV_ENV" --settings "{\"openhands.server.url\":\"$SERVER_URL\"}" --extensions-dir "$EXT" --artifacts "$CONV_ART" --click-dialog Allow --timeout 360 \
     > "$ARTIFACTS/host-conversation.log" 2>&1
+  HOST_RC[conversation]=$?
   show_host_log "$ARTIFACTS/host-conversation.log"
   if [ -f "$CONV_ART/openhands-tab-conversation.png" ]; then
     pass "screenshot of the tab in the middle of a real conversation ($CONV_ART/openhands-tab-conversation.png)"
@@ -342,7 +376,9 @@ else
       > "$ARTIFACTS/host-two-$role.log" 2>&1 &
     HOST_PIDS+=($!)
   done
-  wait "${HOST_PIDS[@]}"  # only the two host sessions (the backends run until cleanup)
+  # only the two host sessions (the backends run until cleanup); each one's exit code
+  wait "${HOST_PIDS[0]}"; HOST_RC[two-a]=$?
+  wait "${HOST_PIDS[1]}"; HOST_RC[two-b]=$?
   for role in a b; do
     show_host_log "$ARTIFACTS/host-two-$role.log"
   done
@@ -364,6 +400,7 @@ else
   "$NODE24" "$HERE/host.mjs" --workspace "$WS_CONFIRM" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-confirm.js" \
     --env "$CONFIRM_ENV" --settings "{\"openhands.server.url\":\"$CONFIRM_URL\"}" --extensions-dir "$EXT" --artifacts "$CONFIRM_ART" --click-dialog Allow --timeout 360 \
     > "$ARTIFACTS/host-confirm.log" 2>&1
+  HOST_RC[confirm]=$?
   show_host_log "$ARTIFACTS/host-confirm.log"
 fi
 
@@ -384,6 +421,7 @@ else
   "$NODE24" "$HERE/host.mjs" --workspace "$WS_AGENT" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-agent.js" \
     --env "$AGENT_ENV" --settings "{\"files.autoSave\":\"off\",\"openhands.server.url\":\"$AGENT_URL\"}" --extensions-dir "$EXT" --artifacts "$AGENT_ART" --timeout 420 \
     > "$ARTIFACTS/host-ide-agent.log" 2>&1
+  HOST_RC[ide-agent]=$?
   show_host_log "$ARTIFACTS/host-ide-agent.log"
 fi
 fi
@@ -407,6 +445,7 @@ if wait_ready "$BENCH_ART/bench.out" "$BENCH_PID"; then
   "$NODE24" "$HERE/host.mjs" --workspace "$WS_BENCH" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-bench.js" \
     --env "$B_ENV" --settings "{\"files.autoSave\":\"off\",\"openhands.server.url\":\"$B_URL\"}" --extensions-dir "$EXT" --artifacts "$BENCH_ART" --timeout 660 \
     > "$ARTIFACTS/host-ide-bench.log" 2>&1
+  HOST_RC[ide-bench]=$?
   show_host_log "$ARTIFACTS/host-ide-bench.log" 'oh-test bench'
 else
   tail -20 "$BENCH_ART/bench.log"; fail "start the IDE tools runtime bench (see $BENCH_ART)"
@@ -419,13 +458,11 @@ run_v1_session
 cat "$ARTIFACTS/host-v1.log" >> "$ARTIFACTS/host.log"
 fi
 
-count_results "$ARTIFACTS/host.log"
-# Every session must report: one that crashed or hung says nothing, which must not read as a pass.
-for s in standin trust ide conversation two-a two-b confirm v1 ide-agent; do
-  case "$s" in two-*) want two-windows || continue ;; *) want "$s" || continue ;; esac
-  grep -q '@@oh-test SUMMARY' "$ARTIFACTS/host-$s.log" 2>/dev/null || fail "the $s session did not finish (see $ARTIFACTS/host-$s.log)"
+# Every session that was to run is judged, from its own log and exit code (judge_session).
+for s in standin untrusted trust ide conversation two-a two-b confirm ide-agent ide-bench v1; do
+  case "$s" in two-*) want two-windows || continue ;; ide-bench) [ -n "${OH_IDE_BENCH:-}" ] && want ide-bench || continue ;; *) want "$s" || continue ;; esac
+  judge_session "$s"
 done
-! want untrusted || grep -qE '@@oh-test (PASS|FAIL) ' "$ARTIFACTS/host-untrusted.log" 2>/dev/null || fail "the untrusted-workspace session did not report (see $ARTIFACTS/host-untrusted.log)"
 if ! want standin; then
   :
 elif [ -f "$ARTIFACTS/openhands-tab.png" ]; then

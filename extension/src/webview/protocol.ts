@@ -1,6 +1,7 @@
 /**
  * The messages between the extension host and the OpenHands tab's webview, and the display items
- * of a conversation. Types only: shared by `chatView.ts` (host) and `webview/main.ts` (page).
+ * of a conversation. Types only: shared by the host (`chatSession.ts`, `view.ts`, `eventModel.ts`)
+ * and `webview/main.ts` (page).
  */
 
 export type AgentState =

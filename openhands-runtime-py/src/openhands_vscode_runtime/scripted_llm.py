@@ -22,7 +22,10 @@ message of the request):
                                                       "{{1}}" / "{{name}}" in the step's string args
 
 When the condition fails the answer is a `finish` whose message starts with `SCRIPT MISMATCH`
-(recorded in `mismatches`), so a run that diverged ends at once and says why. In-process users can
+(recorded in `mismatches`), so a run that diverged ends at once and says why. A finish alone looks
+like success to a test, so a test must also ask whether the script was followed: in process through
+`mismatches`, over HTTP through `GET /v1/scripted/mismatches` ->
+`{"mismatches": [...], "requests": N}` (tests/vscode/suite/lib.js `assertScriptFollowed`). In-process users can
 also pass `hook(index, step, messages) -> step` to compute a step from the request.
 
 Which step answers a request is derived from the request itself: the number of assistant messages
@@ -312,6 +315,12 @@ class _Handler(BaseHTTPRequestHandler):
         return False
 
     def do_GET(self) -> None:
+        if self.path.rstrip('/') in ('/v1/scripted/mismatches', '/scripted/mismatches'):
+            # Not behind the API key: a test asks this with only the base URL it configured.
+            with self.llm._lock:
+                body = {'mismatches': list(self.llm.mismatches), 'requests': len(self.llm.requests)}
+            self._send_json(200, body)
+            return
         if self.path.rstrip('/') in ('/v1/models', '/models'):
             if not self._authorized():
                 return

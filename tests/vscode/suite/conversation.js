@@ -9,7 +9,7 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, sleep, assert, runner, showConsentWhenAsked, uiRequest: ui, serverRest, typeSessionKey } = require('./lib');
+const { waitFor, sleep, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui, serverRest, typeSessionKey } = require('./lib');
 
 const SERVER = process.env.OH_TEST_SERVER;
 const KEY = process.env.OH_TEST_SERVER_KEY;
@@ -119,6 +119,7 @@ exports.run = async () => {
     assert(edit && (edit.diff || []).some((l) => l.includes('Hello, {name}!')), `the edit shows no diff: ${JSON.stringify(edit)}`);
     const finish = items.find((i) => i.kind === 'finish');
     assert(finish && finish.text.includes('Hello, <name>!'), `final message ${JSON.stringify(finish)}`);
+    await assertScriptFollowed(LLM_BASE_URL); // a mismatch also ends in a finish
     const text = await waitFor('the final message and state in the tab', async () => {
       const t = await tabText();
       return t.includes('Agent: Finished') && t.includes('now returns Hello, <name>!') ? t : undefined;

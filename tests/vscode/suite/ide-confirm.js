@@ -10,7 +10,7 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, sleep, assert, runner, uiRequest: ui, serverRest, typeSessionKey } = require('./lib');
+const { waitFor, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui, serverRest, typeSessionKey } = require('./lib');
 
 const SERVER = process.env.OH_TEST_SERVER;
 const KEY = process.env.OH_TEST_SERVER_KEY;
@@ -57,8 +57,7 @@ exports.run = async () => {
     assert(got.confirmation_mode === true, `settings ${JSON.stringify(got)}`);
     api = await vscode.extensions.getExtension(EXT_ID).activate();
     await vscode.commands.executeCommand('workbench.view.extension.openhands');
-    await sleep(1500);
-    await vscode.commands.executeCommand('notifications.showList'); // the runner clicks "Allow"
+    await showConsentWhenAsked(vscode, api); // the runner clicks "Allow"
     await typeSessionKey(vscode, KEY, ARTIFACTS);
     await waitFor('the tab to accept messages', () => api.conversation.status.canSend, 60000);
   });
@@ -70,7 +69,7 @@ exports.run = async () => {
     const c = await waitConv(api, 'the command to await confirmation', () => api.conversation.status.confirmation, 120000);
     assert(c.kind === 'command' && /^echo confirmed-run > ran.txt/.test(c.title), `confirmation ${JSON.stringify(c)}`);
     assert(api.conversation.status.agentState === 'awaiting_user_confirmation', `state ${api.conversation.status.agentState}`);
-    await sleep(1500);
+    // The server holds the action (awaiting_user_confirmation) instead of sending it to the runtime.
     assert(!fs.existsSync(path.join(root, 'ran.txt')), 'the command ran before it was confirmed');
     await ui('screenshot', path.join(ARTIFACTS, 'confirm-command.png'));
     await act('webview-click', '#confirm-yes');
@@ -109,6 +108,7 @@ exports.run = async () => {
     assert(JSON.stringify(answers) === JSON.stringify(['user_confirmed', 'user_rejected']), `answers ${JSON.stringify(answers)}`);
     assert(states.filter((s) => s === 'user_confirmed').length === 1 && states.filter((s) => s === 'user_rejected').length === 1, `states ${JSON.stringify(states)}`);
     assert(events.some((e) => e.action === 'run' && e.args.confirmation_state === 'confirmed' && /confirmed-run/.test(e.args.command)), 'no re-added confirmed command');
+    await assertScriptFollowed(LLM_BASE_URL);
   });
 
   run.finish('confirmation mode');

@@ -4,32 +4,26 @@ const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
 
+// A test body for untrusted.js's runner: throws on the first refusal that is missing or wrong.
 exports.ideWritingRefused = async () => {
-  const name = 'an untrusted workspace refuses the writing IDE tools (open_diff, execute_command, save_document) with the reason';
-  try {
-    const file = path.join(vscode.workspace.workspaceFolders[0].uri.fsPath, 'untouched.txt');
-    fs.writeFileSync(file, 'before\n');
-    const calls = [
-      ['open_diff', { path: file, new_content: 'after\n' }],
-      ['execute_command', { command: 'workbench.action.files.saveAll', args: [] }],
-      ['save_document', { path: file }],
-    ];
-    for (const [tool, args] of calls) {
-      let message;
-      try {
-        await vscode.commands.executeCommand('openhands.ide.callTool', tool, args);
-      } catch (e) {
-        message = e && e.message;
-      }
-      const want = `Refused: "${tool}" changes the workspace, and VS Code does not trust this workspace (Restricted Mode).`;
-      if (!message || !message.startsWith(want)) throw new Error(`${tool}: ${message === undefined ? 'it ran' : message}`);
+  const file = path.join(vscode.workspace.workspaceFolders[0].uri.fsPath, 'untouched.txt');
+  fs.writeFileSync(file, 'before\n');
+  const calls = [
+    ['open_diff', { path: file, new_content: 'after\n' }],
+    ['execute_command', { command: 'workbench.action.files.saveAll', args: [] }],
+    ['save_document', { path: file }],
+  ];
+  for (const [tool, args] of calls) {
+    let message;
+    try {
+      await vscode.commands.executeCommand('openhands.ide.callTool', tool, args);
+    } catch (e) {
+      message = e && e.message;
     }
-    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputTextDiff);
-    if (tabs.length) throw new Error('a diff editor was opened');
-    if (fs.readFileSync(file, 'utf8') !== 'before\n') throw new Error('the file changed');
-    console.log(`@@oh-test PASS ${name}`);
-  } catch (e) {
-    console.log(`@@oh-test FAIL ${name}: ${e && e.stack ? e.stack : e}`);
-    throw e;
+    const want = `Refused: "${tool}" changes the workspace, and VS Code does not trust this workspace (Restricted Mode).`;
+    if (!message || !message.startsWith(want)) throw new Error(`${tool}: ${message === undefined ? 'it ran' : message}`);
   }
+  const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputTextDiff);
+  if (tabs.length) throw new Error('a diff editor was opened');
+  if (fs.readFileSync(file, 'utf8') !== 'before\n') throw new Error('the file changed');
 };

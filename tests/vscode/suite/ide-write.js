@@ -8,7 +8,7 @@ const vscode = require('vscode');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { waitFor, sleep, assert, uiRequest } = require('./lib');
+const { waitFor, sleep, assert, answerPrompt, uiRequest } = require('./lib');
 
 const ALLOWLIST = 'openhands.ide.executeCommand.allowlist';
 
@@ -24,7 +24,10 @@ const diffTabs = (file) =>
 // The title-bar action as the workbench renders it (aria-label = the command's title).
 const titleAction = (title) => ({ selector: `.editor-actions [aria-label^="${title}"]` });
 
-exports.writeTests = async ({ test, runClient, discovery, root, artifacts }) => {
+const WRITE_PROMPT = 'to open and save files, propose edits and show reviews';
+
+// `ui`: ide.js's runner requests (notifications, click-notification); the runner clicks nothing by itself.
+exports.writeTests = async ({ test, runClient, discovery, root, artifacts, ui: uiNote }) => {
   const src = path.join(root, 'src');
   const one = async (tool, args) => {
     const out = await runClient(discovery, { calls: [{ id: 'c', tool, args }] });
@@ -48,16 +51,21 @@ exports.writeTests = async ({ test, runClient, discovery, root, artifacts }) => 
   });
 
   await test('IDE tools (writing): open_file asks for consent once, then opens and selects the range found by start/end text', async () => {
+    // Two calls at once (two MCP clients) wait for the same answer: one prompt, answered "Allow".
     const pending = one('open_file', { path: 'src/shapes.ts', start_text: 'export function makeSquare', end_text: 'side * side };\n}' });
-    await sleep(1500);
-    // The write consent notification: open the list so the runner clicks "Allow" as a user would.
-    await vscode.commands.executeCommand('notifications.showList');
+    const second = one('open_file', { path: 'src/shapes.ts', start_text: 'export function makeSquare', end_text: 'side * side };\n}' });
+    const shown = await answerPrompt(vscode, uiNote, WRITE_PROMPT, 'Allow', 60000);
+    assert(shown === 1, `${shown} write consent prompts for two calls at once`);
+    okJson(await second, 'open_file (the second call)');
     const r = okJson(await pending, 'open_file');
     const ed = vscode.window.activeTextEditor;
     assert(ed && ed.document.uri.fsPath === path.join(src, 'shapes.ts'), `active editor ${ed && ed.document.uri.fsPath}`);
     assert(ed.selection.start.line === 5 && ed.selection.start.character === 0 && ed.selection.end.line === 7 && ed.selection.end.character === 1, `selection ${JSON.stringify(ed.selection)}`);
     assert(r.range.start.line === 6 && r.range.end.line === 8 && /^export function makeSquare[\s\S]*\}$/.test(r.selected_text), `result ${JSON.stringify(r)}`);
     const missing = await one('open_file', { path: 'src/shapes.ts', start_text: 'no such text' });
+    // Allowed once, remembered: the later call asked nothing.
+    const after = (await uiNote('notifications')).filter((n) => n.text.includes(WRITE_PROMPT));
+    assert(after.length === 0, `a write consent prompt after "Allow": ${JSON.stringify(after)}`);
     assert(missing.isError && missing.text === `start_text "no such text" was not found in ${path.join(src, 'shapes.ts')}`, `missing ${JSON.stringify(missing)}`);
   });
 

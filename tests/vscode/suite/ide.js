@@ -9,11 +9,14 @@ const os = require('os');
 const path = require('path');
 const crypto = require('crypto');
 const { execFile } = require('child_process');
-const { waitFor, sleep, assert, runner } = require('./lib');
+const { waitFor, sleep, assert, answerPrompt, runner, uiRequester } = require('./lib');
 const { writeTests } = require('./ide-write');
 
 const EXT_ID = 'openhands.openhands-tab';
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || os.tmpdir();
+/** A UI request to the runner (host.mjs); this session's runner clicks nothing by itself. */
+const ui = uiRequester(ARTIFACTS, 30000);
+const SERVE_PROMPT = 'Allow MCP clients on this machine to use VS Code';
 
 function runClient(discovery, plan) {
   const planFile = path.join(os.tmpdir(), `oh-ide-plan-${process.pid}-${Date.now()}.json`);
@@ -56,9 +59,8 @@ exports.run = async () => {
 
   await test('IDE tools: the start command asks for consent, then serves on 127.0.0.1 with a 0600 discovery file', async () => {
     const started = vscode.commands.executeCommand('openhands.ide.startServer');
-    await sleep(1500);
-    // The consent notification: open the list so the runner clicks "Allow" as a user would.
-    if (!fs.existsSync(discovery)) await vscode.commands.executeCommand('notifications.showList');
+    const shown = await answerPrompt(vscode, ui, SERVE_PROMPT, 'Allow', 30000);
+    assert(shown === 1, `${shown} consent prompts to serve the IDE tools`);
     await started;
     await waitFor('the discovery file', () => fs.existsSync(discovery), 30000);
     info = JSON.parse(fs.readFileSync(discovery, 'utf8'));
@@ -231,7 +233,7 @@ exports.run = async () => {
     assert(url === info.url && disc === discovery && tokenLength === '64', `terminal env: ${JSON.stringify(text)}`);
   });
 
-  await writeTests({ test, runClient, discovery, root, artifacts: ARTIFACTS });
+  await writeTests({ test, runClient, discovery, root, artifacts: ARTIFACTS, ui });
 
   if (process.env.OH_IDE_BENCH) {
     await test('IDE tools: latency bench (figures only)', async () => {

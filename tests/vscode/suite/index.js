@@ -32,7 +32,11 @@ exports.run = async () => {
   await test('the VSIX is installed and activates', async () => {
     const ext = vscode.extensions.getExtension(EXT_ID);
     assert(ext, `${EXT_ID} is not installed`);
-    assert(!ext.extensionPath.includes('/work/main/extension'), `loaded from the source tree (${ext.extensionPath}), not the VSIX`);
+    // The VSIX installed into this run's extensions dir, not the checkout's extension/ folder.
+    const repo = process.env.OH_TEST_REPO;
+    const installed = process.env.OH_TEST_EXTENSIONS_DIR;
+    assert(repo && installed, 'OH_TEST_REPO and OH_TEST_EXTENSIONS_DIR must be set by run.sh');
+    assert(ext.extensionPath.startsWith(installed + '/') && !ext.extensionPath.startsWith(repo + '/'), `loaded from ${ext.extensionPath}, not the VSIX installed in ${installed}`);
     api = await ext.activate();
     assert(api && typeof api.start === 'function', 'the extension exports no API');
     console.log(`oh-test extension at ${ext.extensionPath}, state ${api.snapshot.state}`);

@@ -132,4 +132,44 @@ function uiRequester(artifacts, timeoutMs) {
   };
 }
 
-module.exports = { sleep, waitFor, assert, runner, showConsentWhenAsked, uiRequest, uiRequester, serverRest, typeSessionKey };
+/**
+ * Throws unless the scripted stand-in LLM at `llmBaseUrl` (its ".../v1" base URL) answered every
+ * request from its script: on a mismatch it answers `finish` with "SCRIPT MISMATCH ...", which a
+ * test that only waits for the agent to finish would take for success.
+ */
+async function assertScriptFollowed(llmBaseUrl) {
+  assert(llmBaseUrl, 'no scripted LLM base URL to ask');
+  const r = await fetch(`${llmBaseUrl.replace(/\/+$/, '')}/scripted/mismatches`);
+  assert(r.ok, `the scripted LLM's mismatch list: HTTP ${r.status}`);
+  const { mismatches, requests } = await r.json();
+  assert(mismatches.length === 0, `the agent left the LLM's script: ${mismatches.join('; ')}`);
+  assert(requests > 0, 'the scripted LLM answered no request');
+}
+
+/**
+ * Answers a notification prompt as a user would, for sessions whose runner clicks nothing by
+ * itself: waits for the prompt containing `text` (a toast, or in the list, opened when no toast
+ * shows within 5 s), waits 1.5 s more so a second prompt would be rendered (absence has no event;
+ * listed in tests/README.md), counts the prompts then shown, clicks `label` and waits until it is
+ * gone. Returns the count (a caller asserting "asked once" checks it is 1).
+ */
+async function answerPrompt(vscode, ui, text, label, timeoutMs = 60000) {
+  const prompts = async () => (await ui('notifications')).filter((n) => n.text.includes(text));
+  const t0 = Date.now();
+  let listShown = false;
+  await waitFor(`the prompt "${text}"`, async () => {
+    if ((await prompts()).length > 0) return true;
+    if (!listShown && Date.now() - t0 > 5000) {
+      listShown = true;
+      await vscode.commands.executeCommand('notifications.showList');
+    }
+    return false;
+  }, timeoutMs, 300);
+  await sleep(1500);
+  const shown = (await prompts()).length;
+  await ui('click-notification', { text, label });
+  await waitFor(`the prompt "${text}" to close`, async () => (await prompts()).length === 0, 20000, 300);
+  return shown;
+}
+
+module.exports = { answerPrompt, assertScriptFollowed, sleep, waitFor, assert, runner, showConsentWhenAsked, uiRequest, uiRequester, serverRest, typeSessionKey };

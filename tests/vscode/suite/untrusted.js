@@ -1,12 +1,12 @@
 // Runs in a workspace that is NOT trusted (restricted mode): the extension must not execute.
 const vscode = require('vscode');
+const { sleep, runner } = require('./lib');
 
 const BACKEND = process.env.OH_TEST_BACKEND;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 exports.run = async () => {
-  const name = 'an untrusted workspace never executes: blocked with "Manage Workspace Trust", no conversation, no connection';
-  try {
+  const run = runner();
+  await run.test('an untrusted workspace never executes: blocked with "Manage Workspace Trust", no conversation, no connection', async () => {
     if (vscode.workspace.isTrusted) throw new Error('the workspace is trusted; the test needs restricted mode');
     const ext = vscode.extensions.getExtension('openhands.openhands-tab');
     if (!ext) throw new Error('openhands-tab is not installed');
@@ -19,35 +19,26 @@ exports.run = async () => {
     const st = await (await fetch(`${BACKEND}/test/state`)).json();
     if (Object.keys(st).length !== Object.keys(before).length) throw new Error(`a conversation was created: ${JSON.stringify(st)}`);
     if (Object.values(st).some((c) => c.registered)) throw new Error(`an executor is registered: ${JSON.stringify(st)}`);
-    console.log(`@@oh-test PASS ${name}`);
-  } catch (e) {
-    console.log(`@@oh-test FAIL ${name}: ${e && e.stack ? e.stack : e}`);
-    throw e;
-  }
-  await ideToolsNotServed();
-  await require('./ide-untrusted').ideWritingRefused();
+  });
+  await run.test('an untrusted workspace never serves the IDE tools: the start command leaves no discovery file', ideToolsNotServed);
+  await run.test('an untrusted workspace refuses the writing IDE tools (open_diff, execute_command, save_document) with the reason',
+    require('./ide-untrusted').ideWritingRefused);
+  run.finish('untrusted-workspace');
 };
 
 // The IDE tools' MCP endpoint (docs/ide-tools.md) is never served in restricted mode, even when asked.
 async function ideToolsNotServed() {
-  const name = 'an untrusted workspace never serves the IDE tools: the start command leaves no discovery file';
-  try {
-    const crypto = require('crypto');
-    const fs = require('fs');
-    const os = require('os');
-    const path = require('path');
-    const folder = vscode.workspace.workspaceFolders[0].uri.toString();
-    const dir = process.env.OPENHANDS_VSCODE_MCP_DIR || path.join(os.homedir(), '.openhands', 'vscode-mcp');
-    const file = path.join(dir, `${crypto.createHash('sha256').update(folder).digest('hex').slice(0, 16)}.json`);
-    await vscode.commands.executeCommand('openhands.ide.startServer');
-    await sleep(500);
-    if (fs.existsSync(file)) {
-      fs.rmSync(file, { force: true });
-      throw new Error(`the IDE tools were served: ${file}`);
-    }
-    console.log(`@@oh-test PASS ${name}`);
-  } catch (e) {
-    console.log(`@@oh-test FAIL ${name}: ${e && e.stack ? e.stack : e}`);
-    throw e;
+  const crypto = require('crypto');
+  const fs = require('fs');
+  const os = require('os');
+  const path = require('path');
+  const folder = vscode.workspace.workspaceFolders[0].uri.toString();
+  const dir = process.env.OPENHANDS_VSCODE_MCP_DIR || path.join(os.homedir(), '.openhands', 'vscode-mcp');
+  const file = path.join(dir, `${crypto.createHash('sha256').update(folder).digest('hex').slice(0, 16)}.json`);
+  await vscode.commands.executeCommand('openhands.ide.startServer');
+  await sleep(500);
+  if (fs.existsSync(file)) {
+    fs.rmSync(file, { force: true });
+    throw new Error(`the IDE tools were served: ${file}`);
   }
 }

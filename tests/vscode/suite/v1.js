@@ -8,7 +8,7 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, assert, runner } = require('./lib');
+const { waitFor, assert, assertScriptFollowed, runner, showConsentWhenAsked } = require('./lib');
 const { RecordingFs } = require('./trust');
 
 const AGENT_SERVER = process.env.OH_TEST_AGENT_SERVER;
@@ -84,35 +84,42 @@ exports.run = async () => {
       await cfg.update('conversation.id', discovery.conversation_id, vscode.ConfigurationTarget.Workspace);
       const keyFile = path.join(ARTIFACTS, 'v1-key.txt');
       fs.writeFileSync(keyFile, discovery.session_api_key, { mode: 0o600 });
-      // As a user would: the command's password box, typed into by the runner. Storing the key
-      // may restart an executor that a settings change started; either way, consent is asked
-      // (the notification list is opened for the runner to click "Allow") and the executor is
-      // started if nothing started it.
+      // As a user would: the command's password box, typed into by the runner.
       const done = vscode.commands.executeCommand('openhands.setSessionApiKey');
       let stored = false;
       done.then(() => { stored = true; }, () => { stored = true; });
       await ui('type-quickinput', keyFile);
       fs.unlinkSync(keyFile);
-      let started = false;
+      // The command resolves after it reconnected an executor that was running or had failed; that
+      // start may ask for consent (once per workspace), so the notification list is opened for it.
       let shown = false;
-      await waitFor('the executor to get past consent', async () => {
+      await waitFor('the key to be stored', async () => {
         const s = api.snapshot;
-        if (s.state === 'starting' && /permission to execute/.test(s.message || '') && !shown) {
+        if (!shown && s.state === 'starting' && /permission to execute/.test(s.message || '')) {
           shown = true;
           await vscode.commands.executeCommand('notifications.showList');
         }
-        if (stored && !started && ['stopped', 'error'].includes(s.state)) {
-          started = true;
-          api.start();
-        }
-        return ['connected', 'executing', 'blocked'].includes(s.state) || (started && s.state === 'error');
+        return stored;
       }, 90000, 100);
-      console.log(`oh-test v1 executor ${api.snapshot.state} (key stored: ${stored}, started by the suite: ${started})`);
+      await done;
+      // Then the user starts the executor (the view's Start button), once. The settings change may
+      // already have started it (the tab follows the attached conversation) and storing the key
+      // reconnects one that failed without it: the command joins such a start, never a second one.
+      // From here on the executor must connect without stopping or failing on the way.
+      const states = [];
+      const watch = api.onDidChange(() => states.push(api.snapshot.state));
+      const starting = vscode.commands.executeCommand('openhands.start');
+      await showConsentWhenAsked(vscode, api, 90000);
+      await starting;
       const snap = await waitFor('the executor to connect (or fail)', () => {
         const s = api.snapshot;
-        return ['connected', 'executing', 'error', 'blocked'].includes(s.state) ? s : undefined;
-      }, 60000);
+        states.push(s.state);
+        return ['connected', 'executing', 'error', 'blocked', 'stopped'].includes(s.state) ? s : undefined;
+      }, 60000, 100);
+      watch.dispose();
+      console.log(`oh-test v1 executor states after the start: ${[...new Set(states)].join(' ')}`);
       assert(['connected', 'executing'].includes(snap.state), `executor state ${snap.state}: ${snap.message}`);
+      assert(!states.includes('error') && !states.includes('stopped'), `the executor failed or stopped after the start: ${states.join(' ')}`);
       assert(snap.conversationId === discovery.conversation_id, `serves ${snap.conversationId}`);
       const settings = fs.readFileSync(path.join(root, '.vscode', 'settings.json'), 'utf8');
       assert(!settings.includes(discovery.session_api_key), 'the key leaked into settings.json');
@@ -130,6 +137,8 @@ exports.run = async () => {
         return ['finished', 'error', 'stuck'].includes(s) ? s : undefined;
       }, 180000, 500);
       assert(status === 'finished', `conversation ${status}`);
+      // The scripted LLM finishes on a mismatch too: finished must also mean the script was followed.
+      await assertScriptFollowed(LLM);
       // The shell's parent process is this extension host (the addon runs bash from here).
       const parent = Number(fs.readFileSync(path.join(root, 'v1-shell-parent.txt'), 'utf8').trim());
       assert(parent === process.pid, `the agent's shell has parent ${parent}, the extension host is ${process.pid}`);
