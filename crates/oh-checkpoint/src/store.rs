@@ -91,9 +91,12 @@ pub struct Store {
     catalog: Catalog,
 }
 
-/// A file changed less than this long ago is hashed again next time even if its stamp matches:
-/// a write within the same timestamp tick would otherwise go unseen.
-const RACY_NS: i128 = 2_000_000_000;
+/// A file changed less than this long before a scan is hashed again next time even if its stamp
+/// matches: a write within the same timestamp tick would otherwise go unseen. Filesystems with
+/// nanosecond timestamps stamp with the kernel's coarse clock (a tick of a few ms); one whose
+/// stamps have no fraction may count in whole seconds (or two, FAT).
+const RACY_NS: i128 = 100_000_000;
+const RACY_COARSE_NS: i128 = 2_000_000_000;
 
 fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
@@ -344,7 +347,7 @@ impl Store {
         if roots.is_empty() {
             return Err(Error::NoRoots);
         }
-        let racy_after = now_ns() - RACY_NS;
+        let scan_start = now_ns();
         let mut snapshots = Vec::with_capacity(roots.len());
         let mut seen: HashSet<String> = HashSet::new();
         for root in roots {
@@ -368,7 +371,7 @@ impl Store {
                     continue;
                 };
                 seen.insert(path.to_string_lossy().into_owned());
-                match self.capture(path, keep, racy_after) {
+                match self.capture(path, keep, scan_start) {
                     Ok(Ok(entry)) => {
                         entries.insert(rel, entry);
                     }
@@ -385,7 +388,7 @@ impl Store {
     }
 
     /// One path's entry, or why it is not captured.
-    fn capture(&mut self, path: &Path, keep: bool, racy_after: i128) -> Result<std::result::Result<Entry, SkipReason>> {
+    fn capture(&mut self, path: &Path, keep: bool, scan_start: i128) -> Result<std::result::Result<Entry, SkipReason>> {
         let md = fs::symlink_metadata(path).map_err(io_err(path))?;
         let ft = md.file_type();
         let mode = md.mode() & 0o7777;
@@ -427,6 +430,8 @@ impl Store {
         let ctime_ns = md.ctime() as i128 * 1_000_000_000 + md.ctime_nsec() as i128;
         let after = fs::symlink_metadata(path).ok();
         let stable = after.as_ref().is_some_and(|a| a.len() == bytes.len() as u64 && a.mtime() == md.mtime() && a.mtime_nsec() == md.mtime_nsec());
+        let coarse = md.mtime_nsec() == 0 && md.ctime_nsec() == 0;
+        let racy_after = scan_start - if coarse { RACY_COARSE_NS } else { RACY_NS };
         if stable && mtime_ns < racy_after && ctime_ns < racy_after {
             let stamp = Stamp {
                 size: bytes.len() as u64,

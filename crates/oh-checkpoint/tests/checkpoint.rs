@@ -238,7 +238,8 @@ fn unchanged_files_are_stored_once_and_not_hashed_again() {
         write(&f.ws, &format!("f{i}.txt"), format!("content {i}").as_bytes());
     }
     write(&f.ws, "copy.txt", b"content 0");
-    // The stat index trusts only stamps older than its 2 s racy window.
+    // The stat index trusts only stamps older than its racy window (100 ms; 2 s on a filesystem
+    // with whole-second stamps).
     std::thread::sleep(std::time::Duration::from_millis(2100));
     let mut store = Store::open(&f.store_dir, settings()).unwrap();
     let first = store.take(&[f.ws.clone()], "1").unwrap();
