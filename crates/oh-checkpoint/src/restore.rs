@@ -164,6 +164,13 @@ impl Store {
                 blocked.insert(abs);
                 return false;
             }
+            // Absent from the undo checkpoint yet on disk: ignored now (the ignore rules changed
+            // since). Overwriting it could not be undone.
+            if c.kind == ChangeKind::Create && fs::symlink_metadata(&abs).is_ok() {
+                left.push(Left { path: abs.clone(), why: "not restored: it exists but is ignored now, so its current version could not be kept".into() });
+                blocked.insert(abs);
+                return false;
+            }
             true
         };
 

@@ -313,3 +313,17 @@ fn a_file_that_grew_over_the_cap_is_not_overwritten_since_that_could_not_be_undo
     assert_eq!(fs::read(f.ws.join("grows.bin")).unwrap(), vec![1u8; 5000]);
     assert!(report.left.iter().any(|l| l.path == f.ws.join("grows.bin") && l.why.contains("could not be undone")), "{:?}", report.left);
 }
+
+#[test]
+fn a_file_ignored_since_the_checkpoint_is_not_overwritten_since_that_could_not_be_undone() {
+    let f = fixture();
+    write(&f.ws, "app.log", b"log then");
+    let mut store = Store::open(&f.store_dir, settings()).unwrap();
+    let cp = store.take(&[f.ws.clone()], "t").unwrap();
+    write(&f.ws, ".gitignore", b"*.log\n");
+    write(&f.ws, "app.log", b"log now");
+    let report = store.restore(cp.id, &[]).unwrap();
+    assert!(!f.ws.join(".gitignore").exists());
+    assert_eq!(fs::read(f.ws.join("app.log")).unwrap(), b"log now");
+    assert!(report.left.iter().any(|l| l.path == f.ws.join("app.log") && l.why.contains("ignored now")), "{:?}", report.left);
+}
