@@ -123,6 +123,7 @@ reference-constraints: deps-python
 bench: deps-python
 	cargo bench -p oh-shell
 	cargo bench -p oh-difflib
+	cargo bench -p oh-checkpoint   # 10,000 files / 200 MB; the anchor: a shadow-git checkpoint in the same run
 	bench/editor.sh   # runs the oh-files bench and OHEditor in one run
 	bench/memory.sh   # peak RSS: 100 MB of output, a 50 MB read
 	npm/executor/bench/run.sh

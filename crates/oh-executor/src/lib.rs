@@ -6,6 +6,7 @@
 //! `oh-transport` from Socket.IO (through an [`ActionHandler`], usually the [`ExecutorHandler`]
 //! that starts the core on first use), and `oh-node` from JavaScript.
 
+mod checkpoints;
 mod handler;
 mod v1;
 
@@ -16,6 +17,7 @@ use oh_files::{FileActions, FileSystem};
 use oh_protocol::{Action, ActionEvent, ImplSource, Observation, ObservationEvent};
 use oh_shell::{BashSession, ShellConfig};
 
+pub use checkpoints::{default_store_dir, CheckpointConfig};
 pub use handler::{ActionHandler, ExecutorHandler};
 pub use oh_files::{LocalFs, FsError};
 pub use oh_shell::OutputSink;
@@ -33,6 +35,10 @@ pub trait IdeTools: Send + Sync {
 pub struct ExecutorConfig {
     /// The workspace root: the shell starts there and the editor is rooted there.
     pub workspace: PathBuf,
+    /// Every folder of the workspace, `workspace` first: what a checkpoint captures.
+    pub roots: Vec<PathBuf>,
+    /// Where checkpoints are stored and what they capture.
+    pub checkpoints: CheckpointConfig,
     /// Shell options (no-change timeout, env, terminal mirror).
     pub shell: ShellConfig,
     /// The host's IDE tools; `None` (the headless executor) answers every `call_tool_mcp` with
@@ -43,7 +49,13 @@ pub struct ExecutorConfig {
 impl ExecutorConfig {
     pub fn new(workspace: impl Into<PathBuf>) -> Self {
         let workspace = workspace.into();
-        ExecutorConfig { shell: ShellConfig::new(workspace.clone()), workspace, ide_tools: None }
+        ExecutorConfig {
+            shell: ShellConfig::new(workspace.clone()),
+            roots: vec![workspace.clone()],
+            workspace,
+            ide_tools: None,
+            checkpoints: CheckpointConfig::from_env(),
+        }
     }
 }
 
@@ -62,6 +74,7 @@ pub struct Executor {
     /// Where V1's `reset` starts the new shell.
     workspace: PathBuf,
     ide_tools: Option<Arc<dyn IdeTools>>,
+    checkpoints: checkpoints::Checkpoints,
 }
 
 impl Executor {
@@ -69,7 +82,8 @@ impl Executor {
     pub async fn start(config: ExecutorConfig, fs: Arc<dyn FileSystem>) -> std::io::Result<Self> {
         let shell = BashSession::start(config.shell.clone()).await?;
         let files = FileActions::new(fs, config.workspace.clone());
-        Ok(Executor { shell, files, workspace: config.workspace, ide_tools: config.ide_tools })
+        let checkpoints = checkpoints::Checkpoints::new(config.roots.clone(), &config.checkpoints);
+        Ok(Executor { shell, files, workspace: config.workspace, ide_tools: config.ide_tools, checkpoints })
     }
 
     /// Execute one action event and build the reply (`cause` = the action's id).
@@ -112,6 +126,7 @@ impl Executor {
             Action::V1FileEditor(editor) => self.v1_file_editor(editor).await,
             Action::V1Interrupt => self.v1_interrupt(),
             Action::McpTool(call) => self.ide_tool(call).await,
+            Action::Checkpoint(c) => self.checkpoints.run(c).await,
         }
     }
 
@@ -133,6 +148,11 @@ impl Executor {
     /// asks for another `NO_CHANGE_TIMEOUT_SECONDS` after the shell has started.
     pub fn set_no_change_timeout(&self, secs: u64) {
         self.shell.set_no_change_timeout(secs);
+    }
+
+    /// The folder the checkpoints are stored in.
+    pub fn checkpoint_dir(&self) -> &std::path::Path {
+        self.checkpoints.dir()
     }
 
     /// The shell's current working directory.

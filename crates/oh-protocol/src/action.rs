@@ -164,11 +164,15 @@ pub enum Action {
     V1Interrupt,
     /// OpenHands' `MCPAction` for an IDE tool (`call_tool_mcp`).
     McpTool(McpToolAction),
+    /// This project's workspace checkpoints (`checkpoint_*`, see checkpoint.rs).
+    Checkpoint(crate::checkpoint::CheckpointAction),
 }
 
 impl Action {
     /// The `action` values this executor runs; any other kind is refused as unsupported.
-    pub const KINDS: &'static [&'static str] = &["run", "read", "write", "edit", V1_TERMINAL, V1_FILE_EDITOR, V1_INTERRUPT, MCP_TOOL];
+    pub const KINDS: &'static [&'static str] = &["run", "read", "write", "edit", V1_TERMINAL, V1_FILE_EDITOR, V1_INTERRUPT, MCP_TOOL,
+        "checkpoint_take", "checkpoint_list", "checkpoint_plan", "checkpoint_restore", "checkpoint_blob",
+    ];
 
     /// A shell command: commands share one bash session and run one at a time, in arrival
     /// order; file actions may run concurrently.
@@ -187,6 +191,7 @@ impl Action {
             Action::V1FileEditor(e) => format!("{V1_FILE_EDITOR} {}", e.path),
             Action::V1Interrupt => V1_INTERRUPT.to_string(),
             Action::McpTool(t) => format!("{MCP_TOOL} {}", t.name),
+            Action::Checkpoint(c) => format!("checkpoint_{}", c.op()),
         }
     }
 }
@@ -392,6 +397,7 @@ impl ActionEvent {
                 };
                 Ok(Action::McpTool(McpToolAction { name: a.required_str("name")?, arguments }))
             }
+            kind if crate::checkpoint::CHECKPOINT_KINDS.contains(&kind) => Ok(Action::Checkpoint(crate::checkpoint::parse(kind, &self.args)?)),
             other => Err(ProtocolError::UnsupportedAction(other.to_string())),
         }
     }

@@ -15,6 +15,7 @@
 //! This crate knows nothing of shells, files, sockets or Node.
 
 mod action;
+pub mod checkpoint;
 pub mod decode;
 mod observation;
 pub mod v1;

@@ -70,6 +70,9 @@ pub enum Extras {
     V1 { kind: &'static str, fields: Map<String, Value> },
     /// OpenHands' `MCPObservation` (`mcp`): `content` is the tool's MCP `CallToolResult` as JSON.
     Mcp { name: String, arguments: Map<String, Value> },
+    /// The answer to a `checkpoint_*` action (`checkpoint`): `op` is `take`, `list`, ...,
+    /// `result` its JSON result (docs/checkpoints.md).
+    Checkpoint { op: String, result: Value },
 }
 
 /// An observation without its event envelope.
@@ -124,6 +127,7 @@ impl Observation {
             Extras::Error { .. } => "error",
             Extras::V1 { kind, .. } => kind,
             Extras::Mcp { .. } => "mcp",
+            Extras::Checkpoint { .. } => crate::checkpoint::CHECKPOINT_OBSERVATION,
         }
     }
 
@@ -144,7 +148,7 @@ impl Observation {
             Extras::Read { path, .. } => format!("I read the file {path}."),
             Extras::Write { path } => format!("I wrote to the file {path}."),
             Extras::Edit { path, .. } => format!("I edited the file {path}."),
-            Extras::Error { .. } | Extras::V1 { .. } | Extras::Mcp { .. } => self.content.clone(),
+            Extras::Error { .. } | Extras::V1 { .. } | Extras::Mcp { .. } | Extras::Checkpoint { .. } => self.content.clone(),
         }
     }
 
@@ -201,6 +205,10 @@ impl Observation {
                 m.insert("name".into(), name.clone().into());
                 m.insert("arguments".into(), Value::Object(arguments.clone()));
             }
+            Extras::Checkpoint { op, result } => {
+                m.insert("op".into(), op.clone().into());
+                m.insert("result".into(), result.clone());
+            }
         }
         m
     }
@@ -254,6 +262,7 @@ impl Observation {
                 name: s("name").unwrap_or_default(),
                 arguments: ex.get("arguments").and_then(Value::as_object).cloned().unwrap_or_default(),
             },
+            "checkpoint" => Extras::Checkpoint { op: s("op").unwrap_or_default(), result: ex.get("result").cloned().unwrap_or(Value::Null) },
             other => return Err(ProtocolError::UnknownEventType(format!("observation {other}"))),
         };
         Ok(Observation { content, extras })

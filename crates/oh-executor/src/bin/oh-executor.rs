@@ -31,6 +31,12 @@ enum Command {
         /// (default: $NO_CHANGE_TIMEOUT_SECONDS, else 10, as the action server).
         #[arg(long)]
         no_change_timeout: Option<u64>,
+        /// Another folder of a multi-root workspace (repeatable): checkpoints cover every root.
+        #[arg(long = "root")]
+        roots: Vec<PathBuf>,
+        /// Where checkpoints are stored (default: $OH_CHECKPOINT_DIR, else under the state dir).
+        #[arg(long)]
+        checkpoint_dir: Option<PathBuf>,
     },
 }
 
@@ -42,13 +48,19 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match cli.command {
-        Command::Replay { workspace, no_change_timeout } => rt.block_on(replay(workspace, no_change_timeout)),
+        Command::Replay { workspace, no_change_timeout, roots, checkpoint_dir } => rt.block_on(replay(workspace, no_change_timeout, roots, checkpoint_dir)),
     }
 }
 
-async fn replay(workspace: PathBuf, no_change_timeout: Option<u64>) -> anyhow::Result<()> {
+async fn replay(workspace: PathBuf, no_change_timeout: Option<u64>, roots: Vec<PathBuf>, checkpoint_dir: Option<PathBuf>) -> anyhow::Result<()> {
     let workspace = std::fs::canonicalize(&workspace).with_context(|| format!("workspace {}", workspace.display()))?;
     let mut config = ExecutorConfig::new(&workspace);
+    for root in roots {
+        config.roots.push(std::fs::canonicalize(&root).with_context(|| format!("root {}", root.display()))?);
+    }
+    if checkpoint_dir.is_some() {
+        config.checkpoints.dir = checkpoint_dir;
+    }
     config.shell.no_change_timeout_secs = no_change_timeout
         .or_else(|| std::env::var("NO_CHANGE_TIMEOUT_SECONDS").ok().and_then(|v| v.trim().parse().ok()))
         .unwrap_or(10);

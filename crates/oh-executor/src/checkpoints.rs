@@ -1,0 +1,129 @@
+//! The `checkpoint_*` actions: workspace checkpoints (oh-checkpoint) over the executor's roots,
+//! in a store outside the workspace (docs/checkpoints.md).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use oh_checkpoint::{Settings, Store};
+use oh_protocol::checkpoint::CheckpointAction;
+use oh_protocol::{Extras, Observation};
+use serde_json::{json, Value};
+
+/// Where checkpoints are stored and what they capture.
+#[derive(Clone, Debug)]
+pub struct CheckpointConfig {
+    /// The store folder; `None`: [`default_store_dir`] for the executor's roots.
+    pub dir: Option<PathBuf>,
+    pub settings: Settings,
+}
+
+impl CheckpointConfig {
+    /// The defaults, overridden by `OH_CHECKPOINT_DIR`, `OH_CHECKPOINT_EXCLUDES` (comma-separated
+    /// gitignore patterns; empty: none), `OH_CHECKPOINT_MAX_FILE_BYTES` and
+    /// `OH_CHECKPOINT_MAX_STORE_BYTES` (0: unbounded).
+    pub fn from_env() -> Self {
+        let var = |k: &str| std::env::var(k).ok();
+        let mut settings = Settings::default();
+        if let Some(ex) = var("OH_CHECKPOINT_EXCLUDES") {
+            settings.excludes = ex.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect();
+        }
+        if let Some(n) = var("OH_CHECKPOINT_MAX_FILE_BYTES").and_then(|v| v.trim().parse().ok()) {
+            settings.max_file_bytes = n;
+        }
+        if let Some(n) = var("OH_CHECKPOINT_MAX_STORE_BYTES").and_then(|v| v.trim().parse::<u64>().ok()) {
+            settings.max_store_bytes = (n > 0).then_some(n);
+        }
+        CheckpointConfig { dir: var("OH_CHECKPOINT_DIR").filter(|d| !d.is_empty()).map(PathBuf::from), settings }
+    }
+}
+
+/// `$XDG_STATE_HOME/openhands-vscode-runtime/checkpoints/<key>` (`~/.local/state/...` without
+/// XDG_STATE_HOME), the key naming the set of roots so two workspaces never share a store.
+pub fn default_store_dir(roots: &[PathBuf]) -> PathBuf {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".local/state"));
+    state.join("openhands-vscode-runtime/checkpoints").join(oh_checkpoint::roots_key(roots))
+}
+
+/// The store, opened on first use; its operations are blocking file I/O, run off the async workers.
+pub(crate) struct Checkpoints {
+    roots: Vec<PathBuf>,
+    dir: PathBuf,
+    settings: Settings,
+    store: Arc<Mutex<Option<Store>>>,
+}
+
+impl Checkpoints {
+    pub(crate) fn new(roots: Vec<PathBuf>, config: &CheckpointConfig) -> Self {
+        let dir = config.dir.clone().unwrap_or_else(|| default_store_dir(&roots));
+        Checkpoints { roots, dir, settings: config.settings.clone(), store: Arc::new(Mutex::new(None)) }
+    }
+
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub(crate) async fn run(&self, action: &CheckpointAction) -> Observation {
+        let (store, roots, dir, settings, action) = (self.store.clone(), self.roots.clone(), self.dir.clone(), self.settings.clone(), action.clone());
+        let op = action.op();
+        let outcome = tokio::task::spawn_blocking(move || {
+            let mut guard = store.lock().unwrap_or_else(|p| p.into_inner());
+            if guard.is_none() {
+                *guard = Some(Store::open(&dir, settings)?);
+            }
+            let store = guard.as_mut().expect("opened above");
+            perform(store, &roots, &action)
+        })
+        .await;
+        match outcome {
+            Ok(Ok((content, result))) => Observation { content, extras: Extras::Checkpoint { op: op.to_string(), result } },
+            Ok(Err(e)) => Observation::error(format!("checkpoint_{op} failed: {e}")),
+            Err(e) => Observation::error(format!("checkpoint_{op} failed: {e}")),
+        }
+    }
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).expect("checkpoint types serialise")
+}
+
+/// One operation: the text a conversation shows and the JSON result a UI reads.
+fn perform(store: &mut Store, roots: &[PathBuf], action: &CheckpointAction) -> oh_checkpoint::Result<(String, Value)> {
+    Ok(match action {
+        CheckpointAction::Take { label } => {
+            let s = store.take(roots, label)?;
+            let text = format!("Checkpoint {} taken: {} files ({} bytes) in {} folder(s), {} path(s) not captured.", s.id, s.files, s.bytes, s.roots.len(), s.skipped);
+            (text, to_json(&s))
+        }
+        CheckpointAction::List => {
+            let list = store.list();
+            (format!("{} checkpoint(s) kept.", list.len()), json!({"checkpoints": to_json(&list), "store": store.dir(), "store_bytes": store.size()}))
+        }
+        CheckpointAction::Plan { id } => {
+            let plan = store.plan(*id)?;
+            let text = format!("Restoring checkpoint {id} would change {} path(s) and leave {} alone.", plan.changes.len(), plan.left.len());
+            (text, to_json(&plan))
+        }
+        CheckpointAction::Restore { id, skip } => {
+            let skip: Vec<PathBuf> = skip.iter().map(PathBuf::from).collect();
+            let report = store.restore(*id, &skip)?;
+            let text = format!(
+                "Restored checkpoint {id}: {} change(s) applied, {} path(s) left alone. Checkpoint {} holds the files as they were before (restore it to undo).",
+                report.applied.len(),
+                report.left.len(),
+                report.undo_checkpoint
+            );
+            (text, to_json(&report))
+        }
+        CheckpointAction::Blob { hash } => {
+            let bytes = store.read_blob(hash)?;
+            let size = bytes.len();
+            match String::from_utf8(bytes) {
+                Ok(text) => (format!("{size} bytes of text."), json!({"hash": hash, "size": size, "text": text})),
+                Err(_) => (format!("{size} bytes, not text."), json!({"hash": hash, "size": size, "text": Value::Null})),
+            }
+        }
+    })
+}
