@@ -1,4 +1,4 @@
-"""`connection_for` when no executor comes: the tools a conversation creates together wait for one
+"""`acquire` when no executor comes: the tools a conversation creates together wait for one
 start, not one each, and all of them get its error.
 
 Real parts: the embedded Socket.IO server and the discovery file of attach mode
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from openhands_vscode_runtime.v1.connection import ExecutorUnavailable, close_all, connection_for
+from openhands_vscode_runtime.v1.connection import ExecutorUnavailable, acquire, close_all
 
 
 def test_tools_created_together_share_one_start_and_its_error(
@@ -33,7 +33,7 @@ def test_tools_created_together_share_one_start_and_its_error(
         # As V1 resolves a conversation's `terminal` and `file_editor`: in parallel threads.
         both_ready.wait()
         try:
-            connection_for(str(ws))
+            acquire('conversation-1', str(ws))
             outcomes.append('connected')
         except ExecutorUnavailable as e:
             outcomes.append(str(e))
