@@ -81,7 +81,6 @@ def test_delete_while_waiting_for_an_executor_ends_the_wait(
     with ScriptedLLM([{'tool': 'finish', 'args': {'message': 'done'}}]) as llm, agent_server(tmp_path) as server:
         thread, outcome = post_in_background(server, llm, ws, cid)
         file = wait_for_discovery_file(discovery, server)
-        assert uuid.UUID(cid).hex in file.name
         t0 = time.monotonic()
         call('DELETE', f'{server.base}/api/conversations/{cid}', server.key, timeout=PROMPT)
         thread.join(PROMPT)
@@ -89,6 +88,8 @@ def test_delete_while_waiting_for_an_executor_ends_the_wait(
         assert not thread.is_alive(), f'the conversation still waits for an executor {elapsed:.1f} s after DELETE'
         assert outcome and outcome[0][0] == 'failed', outcome
         assert not file.exists(), 'the discovery file outlived the cancelled wait'
+        # The file is named after the V1 conversation, for a person to find the right one.
+        assert file.name == f'v1-{uuid.UUID(cid).hex}.json', file.name
         print(f'\nDELETE ended the wait for an executor in {elapsed:.2f} s')
 
 
