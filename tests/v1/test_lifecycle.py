@@ -53,9 +53,9 @@ def post_in_background(server, llm, ws: Path, cid: str) -> tuple[threading.Threa
 
     def post() -> None:
         try:
-            outcome.append(('answered', server.start_conversation(llm, ws, cid)))
+            outcome.append(('answered', server.start_conversation(llm, ws, cid), time.monotonic()))
         except Exception as e:  # an HTTP error or a dropped connection: the request ended
-            outcome.append(('failed', repr(e)))
+            outcome.append(('failed', repr(e), time.monotonic()))
 
     thread = threading.Thread(target=post, daemon=True)
     thread.start()
@@ -83,6 +83,11 @@ def test_delete_while_waiting_for_an_executor_ends_the_wait(
         file = wait_for_discovery_file(discovery, server)
         t0 = time.monotonic()
         call('DELETE', f'{server.base}/api/conversations/{cid}', server.key, timeout=PROMPT)
+        deleted = time.monotonic() - t0
+        # The wait's end removes the discovery file (the connection closes).
+        while file.exists() and time.monotonic() - t0 < PROMPT:
+            time.sleep(0.05)
+        wait_ended = time.monotonic() - t0
         thread.join(PROMPT)
         elapsed = time.monotonic() - t0
         assert not thread.is_alive(), f'the conversation still waits for an executor {elapsed:.1f} s after DELETE'
@@ -90,7 +95,8 @@ def test_delete_while_waiting_for_an_executor_ends_the_wait(
         assert not file.exists(), 'the discovery file outlived the cancelled wait'
         # The file is named after the V1 conversation, for a person to find the right one.
         assert file.name == f'v1-{uuid.UUID(cid).hex}.json', file.name
-        print(f'\nDELETE ended the wait for an executor in {elapsed:.2f} s')
+        print(f'\nDELETE answered after {deleted:.2f} s, the wait for an executor ended after '
+              f'{wait_ended:.2f} s, the waiting POST failed after {outcome[0][2] - t0:.2f} s')
 
 
 def test_sigterm_while_waiting_for_an_executor_exits_promptly(
