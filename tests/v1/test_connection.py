@@ -74,6 +74,8 @@ def test_spawned_executor_that_crashes_fails_the_start_at_once(
     monkeypatch.setenv('OH_VSCODE_EXECUTOR', "sh -c 'exit 3'")
     ws = tmp_path / 'ws'
     ws.mkdir()
+    # The spawn imports the SDK (its sanitised terminal environment); not what is timed here.
+    import openhands.sdk.utils  # noqa: F401
     t0 = time.monotonic()
     with pytest.raises(ExecutorUnavailable) as failure:
         acquire('conversation-crash', str(ws))
@@ -86,7 +88,8 @@ def test_attach_mode_reads_the_shared_settings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The V1 tools read V0's settings (settings.RuntimeSettings): OH_VSCODE_SERVER_URL is where an
-    executor must connect, as for VsCodeRuntime, and `off` means no spawn there too."""
+    executor must connect, as for VsCodeRuntime, and `off` means no spawn there too. A discovery
+    file left for the same conversation is replaced."""
     monkeypatch.setenv('OH_VSCODE_SPAWN_EXECUTOR', 'off')
     monkeypatch.setenv('OH_VSCODE_CONNECT_TIMEOUT', '1')
     monkeypatch.setenv('OH_VSCODE_SERVER_URL', 'http://127.0.0.1:9/')
@@ -94,11 +97,17 @@ def test_attach_mode_reads_the_shared_settings(
     monkeypatch.setenv('OH_VSCODE_V1_DISCOVERY_DIR', str(discovery))
     ws = tmp_path / 'ws'
     ws.mkdir()
+    # Left by a killed process that served this conversation before (it is resumed now).
+    discovery.mkdir(mode=0o700)
+    stale = discovery / 'v1-conversation-settings.json'
+    stale.write_text('{"url": "http://stale"}')
     seen: list[dict] = []
     conn = ExecutorConnection('conversation-settings', str(ws))
     try:
         assert conn.process is None, 'OH_VSCODE_SPAWN_EXECUTOR=off spawned an executor'
-        seen.append(json.loads(Path(conn.discovery_file).read_text()))
+        assert Path(conn.discovery_file) == stale
+        assert stale.stat().st_mode & 0o777 == 0o600
+        seen.append(json.loads(stale.read_text()))
     finally:
         conn.close()
     assert seen[0]['url'] == 'http://127.0.0.1:9'

@@ -21,9 +21,11 @@ A wait for an executor fails at once when the conversation is closed
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import logging
 import os
+import tempfile
 import threading
 import time
 import uuid
@@ -56,9 +58,17 @@ def write_discovery_file(directory: str, info: dict[str, Any]) -> str:
     which only this user may read (the same rule as the executor token file)."""
     os.makedirs(directory, mode=0o700, exist_ok=True)
     path = os.path.join(directory, f"{info['conversation_id']}.json")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, 'w') as f:
-        json.dump(info, f)
+    # Written aside and renamed over: a file left by a killed process for the same conversation
+    # (an agent-server restarted, the conversation resumed) is replaced, never written through.
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix='.discovery-', suffix='.tmp')
+    try:
+        with os.fdopen(fd, 'w') as f:
+            json.dump(info, f)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return path
 
 
@@ -139,11 +149,17 @@ class ExecutorConnection:
                 ) from None
         else:
             # How an executor started elsewhere (VS Code) learns where to connect and its secret.
-            self.discovery_file = write_discovery_file(str(self.settings.v1_discovery_dir), {
-                'url': self.url, 'namespace': NAMESPACE, 'conversation_id': self.conversation_id,
-                'session_api_key': self.session_api_key, 'workspace': self.workspace,
-                'pid': os.getpid(),
-            })
+            try:
+                self.discovery_file = write_discovery_file(str(self.settings.v1_discovery_dir), {
+                    'url': self.url, 'namespace': NAMESPACE, 'conversation_id': self.conversation_id,
+                    'session_api_key': self.session_api_key, 'workspace': self.workspace,
+                    'pid': os.getpid(),
+                })
+            except OSError as e:
+                self.link.close()
+                raise ExecutorUnavailable(
+                    f'openhands_vscode_runtime.v1: cannot write the discovery file: {e}'
+                ) from None
             logger.info(
                 'openhands_vscode_runtime.v1: waiting for an executor: connect to %s namespace %s '
                 'with conversation_id=%s (key and details in %s)', self.url, NAMESPACE,
