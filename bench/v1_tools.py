@@ -38,7 +38,7 @@ def bench_echo(ws: str) -> dict[str, float]:
     from openhands.tools.terminal.definition import TerminalAction
     from openhands.tools.terminal.impl import TerminalExecutor
 
-    from openhands_vscode_runtime.v1.connection import connection_for
+    from openhands_vscode_runtime.v1.connection import acquire
     from openhands_vscode_runtime.v1.tools import VsCodeTerminalExecutor
 
     act = TerminalAction(command='echo hi')
@@ -50,9 +50,12 @@ def bench_echo(ws: str) -> dict[str, float]:
             out[f'V1 {backend}'] = median_ms(lambda: ex(act))
         finally:
             ex.close()
-    ours = VsCodeTerminalExecutor(connection_for(ws))
-    assert ours(act).text == 'hi'
-    out['ours'] = median_ms(lambda: ours(act))
+    ours = VsCodeTerminalExecutor(acquire('bench-echo', ws))
+    try:
+        assert ours(act).text == 'hi'
+        out['ours'] = median_ms(lambda: ours(act))
+    finally:
+        ours.close()  # stops the executor
     return out
 
 
@@ -60,14 +63,14 @@ def bench_str_replace(ws: str) -> dict[str, float]:
     from openhands.tools.file_editor.definition import FileEditorAction
     from openhands.tools.file_editor.impl import FileEditorExecutor
 
-    from openhands_vscode_runtime.v1.connection import connection_for
+    from openhands_vscode_runtime.v1.connection import acquire
     from openhands_vscode_runtime.v1.tools import VsCodeFileEditorExecutor
 
     line = 'x' * 99 + '\n'
     half = line * 30_000  # 3 MB on each side of the marker
     out = {}
     for name, ex in (('V1 FileEditor', FileEditorExecutor(workspace_root=ws)),
-                     ('ours', VsCodeFileEditorExecutor(connection_for(ws)))):
+                     ('ours', VsCodeFileEditorExecutor(acquire('bench-editor', ws)))):
         path = os.path.join(ws, f'big-{name.split()[0]}.txt')
         times = []
         for i in range(5):
@@ -78,6 +81,7 @@ def bench_str_replace(ws: str) -> dict[str, float]:
             assert not obs.is_error, obs.text[:300]
         assert Path(path).read_text().count('MARKER_NEW') == 1
         out[name] = statistics.median(times)
+        ex.close()
     return out
 
 

@@ -18,6 +18,6 @@ if [ -f "$repo/openhands-runtime-py/pyproject.toml" ]; then
   # workspace's target/ (shared with `cargo build`) is enough here: an editable install runs the
   # checkout's executor anyway (executor_process.find_executor).
   MATURIN_PEP517_ARGS="--profile dev" \
-    "$venv/bin/python" -m pip install -q -c "$repo/tests/reference/constraints.txt" -e "$repo/openhands-runtime-py"
+    "$venv/bin/python" -m pip install -q -c "$repo/tests/reference/constraints.txt" -e "$repo/openhands-runtime-py[v0]"
 fi
 venv_stamp

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Tests the shippable artifacts, outside the repository:
-#  1. the wheel, installed into a fresh venv with openhands-ai==1.6.0 (pinned), runs the demo's
-#     agent session in embedded mode with the native executor it carries (no PYTHONPATH, a clean
-#     environment, cwd and HOME outside the repository);
+#  1. the wheel with its `[v0]` extra, installed into a fresh venv with openhands-ai==1.6.0
+#     (pinned), runs the demo's agent session in embedded mode with the native executor it carries
+#     (no PYTHONPATH, a clean environment, cwd and HOME outside the repository);
+#  1b. the wheel with its `[v1]` extra, installed into another empty venv (nothing else), runs the
+#     OpenHands V1 agent-server with our tools (`--import-modules openhands_vscode_runtime.v1.register`)
+#     and tests/v1's scripted agent-server conversation against it;
 #  2. the npm tarballs, installed into an empty directory, give a headless CLI that runs the same
 #     session against the runtime of that venv;
 #  3. versions agree (scripts/check-versions.sh); the VSIX passed check-vsix.sh in build-dist.sh.
@@ -38,7 +41,7 @@ echo "dist: fresh venv with the wheel and openhands-ai==1.6.0"
 PY312="$("$REPO/scripts/find-python312.sh")"
 "$PY312" -m venv "$TMP/venv"
 # Constraints only pin versions; they come from the repository like the reference does.
-"$TMP/venv/bin/python" -m pip install -q -c "$REPO/tests/reference/constraints.txt" 'openhands-ai==1.6.0' "$WHEEL"
+"$TMP/venv/bin/python" -m pip install -q -c "$REPO/tests/reference/constraints.txt" 'openhands-ai==1.6.0' "$WHEEL[v0]"
 EXE="$TMP/venv/bin/openhands-vscode-executor"
 [ -x "$EXE" ] || fail "the wheel did not install bin/openhands-vscode-executor"
 "$EXE" --version | grep -qx "$(python3 -c 'import tomllib;print(tomllib.load(open("'"$REPO"'/Cargo.toml","rb"))["workspace"]["package"]["version"])')" \
@@ -64,6 +67,29 @@ echo "dist: demo session (embedded mode, native executor from the wheel)"
 grep -qE '^agent state: finished; .* demo OK$' "$TMP/demo1.log" || { cat "$TMP/demo1.log"; fail "demo did not finish OK"; }
 [ "$(cd "$TMP/ws1" && python3 hello.py)" = "Hello, VS Code!" ] || { cat "$TMP/demo1.log"; fail "the demo's hello.py is not in its workspace"; }
 echo "dist: demo OK (native)"
+
+echo "dist: an empty venv with only the wheel's [v1] extra (OpenHands V1)"
+"$PY312" -m venv "$TMP/venv-v1"
+"$TMP/venv-v1/bin/python" -m pip install -q "$WHEEL[v1]"
+"$TMP/venv-v1/bin/python" -m pip show -q openhands-ai >/dev/null 2>&1 && fail "the [v1] extra pulled in openhands-ai (V0)"
+mkdir -p "$TMP/v1"
+# tests/v1's agent-server test, run by the venv's python without pytest; the package, the executor
+# and the agent-server come from the venv (sys.path gets only tests/v1, for the test's own files).
+"${clean_env[@]}" "PATH=$TMP/venv-v1/bin:/usr/bin:/bin" OPENHANDS_SUPPRESS_BANNER=1 \
+  python - "$REPO/tests/v1" "$TMP/v1" > "$TMP/v1.log" 2>&1 <<'EOF' || { cat "$TMP/v1.log"; fail "the V1 agent-server conversation failed with the [v1] install"; }
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import openhands_vscode_runtime, openhands_vscode_runtime.executor_process as ep
+assert openhands_vscode_runtime.__file__.startswith(sys.prefix), openhands_vscode_runtime.__file__
+cmd = ep.find_executor()
+assert cmd and cmd[0].startswith(sys.prefix), f'the V1 tools would run {cmd}, not the installed binary'
+from test_agent_server import test_agent_server_conversation_runs_its_tools_in_the_executor as check
+check(Path(sys.argv[2]))
+print('dist: V1 agent-server conversation OK')
+EOF
+grep -q '^dist: V1 agent-server conversation OK$' "$TMP/v1.log" || { cat "$TMP/v1.log"; fail "no V1 result"; }
+echo "dist: V1 OK (agent-server with the [v1] extra, native executor)"
 
 echo "dist: npm tarballs into an empty directory"
 mkdir -p "$TMP/npm"

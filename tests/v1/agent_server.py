@@ -25,11 +25,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def call(method: str, url: str, key: str, body: dict | None = None) -> dict:
+def call(method: str, url: str, key: str, body: dict | None = None, timeout: float = 30) -> Any:
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, method=method,
                                  headers={'X-Session-API-Key': key, 'Content-Type': 'application/json'})
-    with urllib.request.urlopen(req, timeout=30) as resp:
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
         return json.loads(resp.read() or b'{}')
 
 
@@ -39,18 +39,28 @@ class AgentServer:
     key: str
     process: subprocess.Popen
     log: Path
+    # The id of the conversation `run_conversation` started last.
+    last_conversation_id: str | None = None
 
-    def run_conversation(self, llm: Any, workspace: Path, timeout: float = 120) -> str:
-        """Start a conversation (terminal + file_editor, the scripted LLM) in `workspace` and wait
-        until it ends; returns its final execution status."""
+    def start_conversation(self, llm: Any, workspace: Path, conversation_id: str | None = None) -> str:
+        """POST a conversation (terminal + file_editor, the scripted LLM) in `workspace`; its id.
+        The request returns once V1 has created the conversation's tools."""
         agent = {'kind': 'Agent',
                  'llm': {'model': 'openai/scripted', 'base_url': llm.base_url, 'api_key': 'x',
                          'usage_id': 'agent', 'num_retries': 0},
                  'tools': [{'name': 'terminal'}, {'name': 'file_editor'}]}
-        cid = call('POST', f'{self.base}/api/conversations', self.key, {
+        body = {
             'agent': agent, 'workspace': {'working_dir': str(workspace)},
             'initial_message': {'role': 'user', 'content': [{'type': 'text', 'text': 'go'}], 'run': True},
-        })['id']
+        }
+        if conversation_id is not None:
+            body['conversation_id'] = conversation_id
+        return call('POST', f'{self.base}/api/conversations', self.key, body)['id']
+
+    def run_conversation(self, llm: Any, workspace: Path, timeout: float = 120) -> str:
+        """Start a conversation (`start_conversation`) and wait until it ends; returns its final
+        execution status."""
+        cid = self.last_conversation_id = self.start_conversation(llm, workspace)
         deadline = time.monotonic() + timeout
         while True:
             status = call('GET', f'{self.base}/api/conversations/{cid}', self.key).get('execution_status')

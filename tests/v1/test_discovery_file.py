@@ -1,6 +1,8 @@
-"""The V1 discovery file holds an executor secret: `write_discovery_file` creates it 0600 in a
-0700 folder, never through a planted file or symlink (O_EXCL|O_NOFOLLOW), and a folder left open
-to other users is tightened, another user's folder refused (private_dir.py)."""
+"""The V1 discovery file holds an executor secret: `write_discovery_file` writes it 0600 (a
+temporary file from `mkstemp`, renamed into place) in a 0700 folder. A file or symlink already at
+its path (left by a killed process for the same conversation, or planted) is replaced by the rename,
+never written through; a folder left open to other users is tightened, another user's folder
+refused (private_dir.py)."""
 
 from __future__ import annotations
 
@@ -18,10 +20,8 @@ INFO = {'conversation_id': 'conv1', 'url': 'http://127.0.0.1:1', 'session_api_ke
 
 
 @pytest.fixture
-def discovery(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    d = tmp_path / 'state' / 'v1'
-    monkeypatch.setenv('OH_VSCODE_V1_DISCOVERY_DIR', str(d))
-    return d
+def discovery(tmp_path: Path) -> Path:
+    return tmp_path / 'state' / 'v1'
 
 
 def mode(p: Path) -> int:
@@ -29,35 +29,39 @@ def mode(p: Path) -> int:
 
 
 def test_new_file_is_0600_in_a_0700_folder(discovery: Path) -> None:
-    path = Path(write_discovery_file(INFO))
+    path = Path(write_discovery_file(str(discovery), INFO))
     assert path == discovery / 'conv1.json'
     assert json.loads(path.read_text()) == INFO
     assert mode(path) == 0o600
     assert mode(discovery) == 0o700
 
 
-def test_an_existing_file_is_never_reused_or_overwritten(discovery: Path) -> None:
+def test_an_existing_file_is_replaced_not_written_through(discovery: Path, tmp_path: Path) -> None:
     discovery.mkdir(parents=True, mode=0o700)
     planted = discovery / 'conv1.json'
     planted.write_text('planted')
-    with pytest.raises(FileExistsError):
-        write_discovery_file(INFO)
-    assert planted.read_text() == 'planted'
+    os.chmod(planted, 0o644)
+    other_name = tmp_path / 'other-name'  # a second name of the same inode
+    os.link(planted, other_name)
+    path = Path(write_discovery_file(str(discovery), INFO))
+    assert other_name.read_text() == 'planted', 'the secret was written into the existing file'
+    assert json.loads(path.read_text()) == INFO
+    assert mode(path) == 0o600
 
 
 def test_a_planted_symlink_is_not_followed(discovery: Path, tmp_path: Path) -> None:
     discovery.mkdir(parents=True, mode=0o700)
-    target = tmp_path / 'elsewhere.json'  # does not exist: O_CREAT alone would create it
+    target = tmp_path / 'elsewhere.json'  # does not exist: a plain open(O_CREAT) would create it
     (discovery / 'conv1.json').symlink_to(target)
-    with pytest.raises(OSError):
-        write_discovery_file(INFO)
+    path = Path(write_discovery_file(str(discovery), INFO))
     assert not target.exists(), 'the secret was written through the symlink'
+    assert not path.is_symlink() and mode(path) == 0o600
 
 
 def test_a_loose_existing_folder_is_made_private(discovery: Path) -> None:
     discovery.mkdir(parents=True)
     os.chmod(discovery, 0o777)
-    write_discovery_file(INFO)
+    write_discovery_file(str(discovery), INFO)
     assert mode(discovery) == 0o700
 
 
@@ -66,5 +70,5 @@ def test_another_users_folder_is_refused(discovery: Path) -> None:
     discovery.mkdir(parents=True, mode=0o700)
     os.chown(discovery, 54321, 54321)
     with pytest.raises(UnsafeDirectory):
-        write_discovery_file(INFO)
+        write_discovery_file(str(discovery), INFO)
     assert not (discovery / 'conv1.json').exists()

@@ -24,7 +24,7 @@ from typing import Any
 from openhands.tools.terminal.definition import TerminalAction
 from openhands.tools.terminal.impl import TerminalExecutor
 
-from openhands_vscode_runtime.v1.connection import ExecutorConnection
+from openhands_vscode_runtime.v1.connection import acquire
 from openhands_vscode_runtime.v1.tools import VsCodeTerminalExecutor
 
 
@@ -69,9 +69,9 @@ def test_interrupt_matches_v1(tmp_path: Path) -> None:
         ref = interrupt_running_call(reference, '271.5')
     finally:
         reference.close()
-    conn = ExecutorConnection(str(our_ws))
+    conn = acquire('interrupt-direct', str(our_ws))
+    ours_executor = VsCodeTerminalExecutor(conn)
     try:
-        ours_executor = VsCodeTerminalExecutor(conn)
         ours_executor(TerminalAction(command='true'))
         ours = interrupt_running_call(ours_executor, '271.6')
         # Interrupting with nothing running types nothing: the next command is unaffected. The
@@ -84,7 +84,7 @@ def test_interrupt_matches_v1(tmp_path: Path) -> None:
         after = ours_executor(TerminalAction(command='echo next'))
         assert after.exit_code == 0 and after.text.strip() == 'next', after.text
     finally:
-        conn.close()
+        ours_executor.close()  # the last holder: closes the connection
     print(f'\nV1: {ref!r}\nours: {ours!r}')
     assert ours['exit_code'] == ref['exit_code'] == 130, (ref, ours)
     assert ours['is_error'] == ref['is_error'], (ref, ours)
@@ -142,7 +142,7 @@ def test_conversation_interrupt_stops_the_running_command(tmp_path: Path) -> Non
             time.sleep(0.1)
         assert not running(pattern), 'the interrupted command still runs'
         assert conv.state.execution_status == ConversationExecutionStatus.PAUSED, conv.state.execution_status
-        conn = _CONNECTIONS[os.path.abspath(ws)]
+        conn = _CONNECTIONS[str(conv.id)]
         end = time.monotonic() + 30
         while conn.channel.pending_count() and time.monotonic() < end:
             time.sleep(0.1)

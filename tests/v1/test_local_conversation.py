@@ -80,8 +80,8 @@ def test_local_conversation_runs_its_tools_in_the_executor(tmp_path: Path) -> No
         assert SECRET not in ''.join(texts)
         assert Path(ws, 'out.txt').read_text() == 'hello-v1\n'
         assert Path(ws, 'app.py').read_text() == 'print("two")\n'
-        # Every terminal/file_editor call went through the executor connected for this workspace.
-        conn = _CONNECTIONS[os.path.abspath(ws)]
+        # Every terminal/file_editor call went through the executor connected for this conversation.
+        conn = _CONNECTIONS[str(conv.id)]
         assert conn.process is not None and conn.process.proc.poll() is None
         # 8 tool calls + 1 secret export before the command that mentions $API_TOKEN.
         assert conn.channel.replies_received == 9

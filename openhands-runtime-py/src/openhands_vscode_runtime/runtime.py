@@ -55,10 +55,14 @@ from openhands_vscode_runtime.connection import (
     EMBEDDED_CONNECT_TIMEOUT,  # noqa: F401 - re-exported
     SERVER_CONNECT_TIMEOUT,  # noqa: F401 - re-exported
     ConnectionSetupError,
+    ExecutorLink,
+    ExecutorNotFound,
+    RegistrationFailed,
     ServerConnection,
     connection_for,
+    spawn_by_default,
 )
-from openhands_vscode_runtime.executor_process import ExecutorProcess, find_executor
+from openhands_vscode_runtime.executor_process import ExecutorProcess
 from openhands_vscode_runtime.host_files import HostFiles
 from openhands_vscode_runtime.ide_tools import IdeToolsEndpoint
 from openhands_vscode_runtime.hub import NAMESPACE, Channel, ExecutorHub
@@ -133,9 +137,10 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
         self.server_url: str | None = None
         self._hub: ExecutorHub | None = None
         self._channel: Channel | None = None
-        self._owns_channel = False
         self._session_api_key: str | None = None
-        self._process: ExecutorProcess | None = None
+        # The channel this runtime opened and the executor it spawned (connection.ExecutorLink);
+        # None when it attached to another runtime's channel.
+        self._link: ExecutorLink | None = None
         self._workspace: str | None = None
         self._files: HostFiles | None = None
         self._closed = False
@@ -187,19 +192,15 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
             return
 
         no_change = self._no_change_timeout()
-        self._channel = self._hub.open_channel(
+        self._link = ExecutorLink(
+            endpoint,
             self.sid,
-            session_api_key=endpoint.accepted_keys,
+            self.settings,
             session_settings={'no_change_timeout_seconds': no_change},
-            reconnect_grace_seconds=self.settings.reconnect_grace_seconds,
-            allowed_origins=self.settings.allowed_origins,
-            token_file=self.settings.executor_token_file,
         )
-        self._owns_channel = True
+        self._channel = self._link.channel
 
-        spawn = self.settings.spawn_executor
-        if spawn is None:
-            spawn = strategy.spawns_executor
+        spawn = spawn_by_default(self.settings, strategy)
         workspace = self._spawn_executor(no_change) if spawn else None
         if not spawn:
             self.log(
@@ -222,8 +223,10 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
     def _spawn_executor(self, no_change: float) -> str:
         """Start the headless executor on the host workspace; returns the workspace."""
         workspace = self._host_workspace()
-        command = find_executor(self.settings)
-        if command is None:
+        assert self._link is not None
+        try:
+            self._link.spawn(workspace, no_change_timeout=no_change)
+        except ExecutorNotFound:
             self.close()
             raise AgentRuntimeUnavailableError(
                 'VsCodeRuntime: the headless executor was not found. Install the platform '
@@ -231,33 +234,17 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
                 'openhands-vscode-executor), or set OH_VSCODE_EXECUTOR to an executor '
                 '(the native binary, or the npm package\'s bin/openhands-vscode-executor.js), '
                 'or set OH_VSCODE_SPAWN_EXECUTOR=0 and connect an executor yourself.'
-            )
-        assert self.server_url is not None
-        self._process = ExecutorProcess(
-            command,
-            url=self.server_url,
-            conversation_id=self.sid,
-            session_api_key=self._session_api_key,
-            workspace=workspace,
-            no_change_timeout=no_change,
-            on_exit=self._on_executor_exit,
-        )
+            ) from None
         return workspace
 
     async def _await_registration(self, timeout: float, *, spawned: bool) -> None:
         """Wait for the first executor to register; on failure close and say what to do."""
-        assert self._channel is not None
+        assert self._link is not None
         try:
-            await asyncio.wait_for(
-                asyncio.wrap_future(self._channel.registration_future()), timeout
-            )
-        except (TimeoutError, asyncio.TimeoutError, RuntimeError) as e:
-            detail = (
-                f'no executor registered within {timeout:g} s'
-                if isinstance(e, (TimeoutError, asyncio.TimeoutError))
-                else str(e)
-            )
-            tail = self._process.log_tail() if self._process is not None else ''
+            await self._link.await_registered(timeout)
+        except RegistrationFailed as e:
+            detail = str(e)
+            tail = self._link.log_tail()
             self.close()
             message = (
                 f'VsCodeRuntime: {detail} for conversation {self.sid} '
@@ -298,32 +285,9 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
             return 10
         return int(value) if value.is_integer() else value
 
-    def _on_executor_exit(self, returncode: int) -> None:
-        reason = f'the headless executor process exited with code {returncode}'
-        channel = self._channel
-        if channel is None or self._closed:
-            return
-        if returncode == 0:
-            # A clean exit: replaced by a newer executor (VS Code took over the conversation), or
-            # stopped by a signal it handles. Its socket closed first, so the channel already
-            # knows; failing everything here would fail the actions the replacement is running.
-            # A stopped active executor still ends its pending actions after the grace period.
-            logging.getLogger('openhands_vscode_runtime').info('%s; the channel keeps serving through any executor that replaced it', reason)
-            return
-        tail = self._process.log_tail() if self._process is not None else ''
-        logging.getLogger('openhands_vscode_runtime').warning(
-            '%s; its output ends with:\n%s', reason, tail
-        )
-        fut = channel.registration_future()
-        if not fut.done():
-            fut.set_exception(RuntimeError(reason))
-        # Non-zero: it crashed, was killed or was refused; never the exit of a replaced executor
-        # (that one exits 0, above), so the executor it leaves behind is its own.
-        channel.fail_all(reason, executor_dead=True)
-
     @property
     def executor_process(self) -> ExecutorProcess | None:
-        return self._process
+        return self._link.process if self._link is not None else None
 
     @property
     def session_api_key(self) -> str | None:
@@ -336,13 +300,9 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
         if self._ide_endpoint is not None:
             self._ide_endpoint.stop()
             self._ide_endpoint = None
-        if self._channel is not None and self._owns_channel:
-            self._channel.close()
-        if self._process is not None:
-            self._process.stop()
-            # The log is a temporary file in /tmp; what it says about a failure was put in the
-            # error message (no registration) or the server log (a crash) already.
-            self._process.remove_log()
+        if self._link is not None:
+            # Its channel (this runtime owns it), then the executor it spawned.
+            self._link.close()
         self._runtime_initialized = False
         super().close()
 

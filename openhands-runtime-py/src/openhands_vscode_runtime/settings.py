@@ -2,7 +2,8 @@
 
 OpenHands' config classes reject unknown keys, so the runtime's own knobs are environment
 variables (they can also be set in the environment of `openhands serve` or of a test run). They
-are read once, when a runtime is created (`RuntimeSettings.from_env()`), and handed to the parts
+are read once, when a runtime (V0) or a conversation's V1 tools are created
+(`RuntimeSettings.from_env()`), and handed to the parts
 that need them (connection strategies, hub channels, credentials, executor process); no other
 module of this package reads `os.environ` for a setting. (The demo program reads its own LLM
 variables; a spawned executor inherits this process's environment minus its credentials,
@@ -31,6 +32,7 @@ ALLOWED_ORIGINS_ENV = 'OH_VSCODE_ALLOWED_ORIGINS'
 TOKEN_FILE_ENV = 'OH_VSCODE_EXECUTOR_TOKEN_FILE'
 ALLOW_EXPOSED_ENV = 'OH_VSCODE_ALLOW_UNAUTHENTICATED_NETWORK'
 OPENHANDS_KEY_ENV = 'SESSION_API_KEY'  # OpenHands' own key (server mode)
+V1_DISCOVERY_DIR_ENV = 'OH_VSCODE_V1_DISCOVERY_DIR'
 
 DEFAULT_PING_INTERVAL = 10.0
 DEFAULT_PING_TIMEOUT = 10.0
@@ -60,16 +62,33 @@ def _bool(env: Mapping[str, str], name: str) -> bool | None:
     return raw in _TRUE
 
 
+def state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """This package's state folder: `$XDG_STATE_HOME/openhands-vscode-runtime`
+    (`~/.local/state/...` when XDG_STATE_HOME is unset)."""
+    env = os.environ if env is None else env
+    state = _text(env, 'XDG_STATE_HOME')
+    base = Path(state) if state else Path.home() / '.local' / 'state'
+    return base / 'openhands-vscode-runtime'
+
+
 def executor_token_file(env: Mapping[str, str] | None = None) -> Path:
-    """`$OH_VSCODE_EXECUTOR_TOKEN_FILE`, else `$XDG_STATE_HOME/openhands-vscode-runtime/executor-token`
-    (`~/.local/state/...` when XDG_STATE_HOME is unset). The extension computes the same path."""
+    """`$OH_VSCODE_EXECUTOR_TOKEN_FILE`, else `<state_dir>/executor-token`. The extension computes
+    the same path."""
     env = os.environ if env is None else env
     configured = _text(env, TOKEN_FILE_ENV)
     if configured:
         return Path(configured).expanduser()
-    state = _text(env, 'XDG_STATE_HOME')
-    base = Path(state) if state else Path.home() / '.local' / 'state'
-    return base / 'openhands-vscode-runtime' / 'executor-token'
+    return state_dir(env) / 'executor-token'
+
+
+def v1_discovery_dir(env: Mapping[str, str] | None = None) -> Path:
+    """`$OH_VSCODE_V1_DISCOVERY_DIR`, else `<state_dir>/v1`: where a V1 conversation waiting for an
+    executor started elsewhere describes itself (docs/v1.md)."""
+    env = os.environ if env is None else env
+    configured = _text(env, V1_DISCOVERY_DIR_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    return state_dir(env) / 'v1'
 
 
 @dataclass(frozen=True)
@@ -98,6 +117,8 @@ class RuntimeSettings:
     openhands_session_api_key: str | None = field(default=None, repr=False)
     executor_token_file: Path = field(default_factory=lambda: executor_token_file({}))
     allow_unauthenticated_network: bool = False
+    # V1 tools in attach mode: the folder of the discovery files.
+    v1_discovery_dir: Path = field(default_factory=lambda: v1_discovery_dir({}))
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RuntimeSettings:
@@ -126,4 +147,5 @@ class RuntimeSettings:
             openhands_session_api_key=env.get(OPENHANDS_KEY_ENV) or None,
             executor_token_file=executor_token_file(env),
             allow_unauthenticated_network=_text(env, ALLOW_EXPOSED_ENV).lower() in _TRUE,
+            v1_discovery_dir=v1_discovery_dir(env),
         )

@@ -28,7 +28,12 @@ from openhands.tools.terminal.definition import (
 )
 from openhands.tools.terminal.metadata import CmdOutputMetadata
 
-from openhands_vscode_runtime.v1.connection import ExecutorConnection, connection_for
+from openhands_vscode_runtime.v1.connection import (
+    ExecutorConnection,
+    acquire,
+    install_lifecycle_hooks,
+    release,
+)
 from openhands_vscode_runtime.v1.replies import V1Reply
 
 if TYPE_CHECKING:
@@ -59,11 +64,23 @@ def _secret_registry(conversation: Any) -> Any:
         return None
 
 
-class VsCodeTerminalExecutor(ToolExecutor[TerminalAction, TerminalObservation]):
-    """`terminal` actions, run by the executor's bash session."""
+class _ConnectionHolder:
+    """A tool executor's hold on its conversation's connection, let go once by `close()` (V1
+    closes every tool executor when the conversation is closed or deleted; the last one closes
+    the connection and stops the executor process)."""
 
     def __init__(self, connection: ExecutorConnection) -> None:
         self.connection = connection
+        self._released = False
+
+    def close(self) -> None:
+        if not self._released:
+            self._released = True
+            release(self.connection)
+
+
+class VsCodeTerminalExecutor(_ConnectionHolder, ToolExecutor[TerminalAction, TerminalObservation]):
+    """`terminal` actions, run by the executor's bash session."""
 
     def _run(self, args: dict[str, Any]) -> TerminalObservation:
         reply = self.connection.call('v1_terminal', args)
@@ -151,11 +168,8 @@ class VsCodeTerminalExecutor(ToolExecutor[TerminalAction, TerminalObservation]):
             logger.debug('v1_interrupt could not be sent', exc_info=True)
 
 
-class VsCodeFileEditorExecutor(ToolExecutor[FileEditorAction, FileEditorObservation]):
+class VsCodeFileEditorExecutor(_ConnectionHolder, ToolExecutor[FileEditorAction, FileEditorObservation]):
     """`file_editor` actions, run by the executor's editor (on VS Code's file system there)."""
-
-    def __init__(self, connection: ExecutorConnection) -> None:
-        self.connection = connection
 
     def __call__(
         self, action: FileEditorAction, conversation: LocalConversation | None = None
@@ -193,7 +207,8 @@ class VsCodeTerminalTool(TerminalTool):
     def create(  # type: ignore[override]
         cls, conv_state: Any, no_change_timeout_seconds: int | None = None, **_ignored: Any
     ) -> list[VsCodeTerminalTool]:
-        conn = connection_for(conv_state.workspace.working_dir, no_change_timeout=no_change_timeout_seconds)
+        conn = acquire(str(conv_state.id), conv_state.workspace.working_dir,
+                       no_change_timeout=no_change_timeout_seconds)
         return list(super().create(conv_state, executor=VsCodeTerminalExecutor(conn)))
 
 
@@ -204,11 +219,12 @@ class VsCodeFileEditorTool(FileEditorTool):
 
     @classmethod
     def create(cls, conv_state: Any) -> list[VsCodeFileEditorTool]:  # type: ignore[override]
-        conn = connection_for(conv_state.workspace.working_dir)
+        conn = acquire(str(conv_state.id), conv_state.workspace.working_dir)
         return [t.set_executor(VsCodeFileEditorExecutor(conn)) for t in super().create(conv_state)]
 
 
 def register() -> None:
     """Make `terminal` and `file_editor` resolve to the executor-backed tools in this process."""
+    install_lifecycle_hooks()
     register_tool('terminal', VsCodeTerminalTool)
     register_tool('file_editor', VsCodeFileEditorTool)
