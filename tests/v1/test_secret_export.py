@@ -43,3 +43,16 @@ def test_a_secret_with_control_bytes_is_exported_verbatim(tmp_path: Path) -> Non
         assert after.exit_code == 0 and 'still-here' in after.text, after
     finally:
         close_all()
+
+
+def test_the_export_form_is_v1s_own_where_v1_escapes() -> None:
+    """For a secret without other control bytes the export command is exactly the one
+    openhands-tools' TerminalExecutor types (its `\\n`, `\\r`, `\\t` forms); only the bytes it types
+    raw are escaped differently."""
+    from openhands.tools.terminal.impl import TerminalExecutor
+    from openhands_vscode_runtime.v1.tools import _bash_quote
+
+    for value in ['plain', "it's a \\ back\\slash", 'multi\nline\r\n\ttabbed', '$(id) `id` $HOME "q"', 'ünï']:
+        assert _bash_quote(value) == TerminalExecutor._bash_quote(value), value
+    assert _bash_quote('a\x03b') == "$'a\\x03b'"
+    assert TerminalExecutor._bash_quote('a\x03b') == "$'a\x03b'"  # V1's own: the raw byte
