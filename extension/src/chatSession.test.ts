@@ -218,6 +218,95 @@ describe('chat session', () => {
     expect(t.status()).toMatchObject({ conversationId: 'c7', agentState: 'awaiting_user_input', canSend: true });
   });
 
+  it('a message typed while the loop restarts (server restarted) waits for the restarted loop\'s own agent state, then goes once', async () => {
+    const loop = 'STOPPED'; // before the join: the restarted server runs no loop
+    const t = setup({
+      ...settings,
+      'GET /api/conversations?': () => [200, { results: [{ conversation_id: 'c9', title: 'Task' }] }],
+      'GET /api/conversations/c9/events': () => [200, { events: [
+        { id: 0, source: 'user', action: 'message', args: { content: 'first' } },
+        { id: 1, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'finished' } },
+      ], has_more: false }],
+      'GET /api/conversations/c9': () => [200, { conversation_id: 'c9', status: loop }],
+    });
+    t.store.set('openhands.tab.conversation:http://s', 'c9');
+    await t.session.open();
+    const sock = FakeSocket.last;
+    sock.open();
+    await flush();
+    // What OpenHands 1.6.0 replays and sends after a restart: the closing server's `stopped`,
+    // the new session's `loading`; its controller does not exist yet.
+    sock.fire('oh_event', { id: 2, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'stopped' } });
+    await t.session.send('second');
+    sock.fire('oh_event', { id: 3, source: 'agent', observation: 'agent_state_changed', extras: { agent_state: 'loading' } });
+    await flush();
+    expect(sock.emitted).toEqual([]);
+    expect(t.status()).toMatchObject({ canSend: false });
+    // The restarted controller's first state: now the message goes, once.
+    sock.fire('oh_event', { id: 4, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_input' } });
+    sock.fire('oh_event', { id: 5, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_input' } });
+    expect(sock.emitted).toEqual([['oh_user_action', expect.objectContaining({ action: 'message', args: expect.objectContaining({ content: 'second' }) })]]);
+  });
+
+  it('joining a loop that is already running: a message goes at once (no new agent state needed)', async () => {
+    const t = setup({
+      ...settings,
+      'GET /api/conversations?': () => [200, { results: [{ conversation_id: 'c8', title: 'Task' }] }],
+      'GET /api/conversations/c8/events': () => [200, { events: [
+        { id: 1, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_input' } },
+      ], has_more: false }],
+      'GET /api/conversations/c8': () => [200, { conversation_id: 'c8', status: 'RUNNING' }],
+    });
+    t.store.set('openhands.tab.conversation:http://s', 'c8');
+    await t.session.open();
+    FakeSocket.last.open();
+    await flush();
+    await flush();
+    await t.session.send('go on');
+    expect(FakeSocket.last.emitted).toEqual([['oh_user_action', expect.objectContaining({ action: 'message' })]]);
+  });
+
+  it('after a reconnect: a loop that ran through the drop takes a message at once; a server that went away waits for its restarted loop', async () => {
+    let loop: [number, unknown] = [200, { conversation_id: 'c6', status: 'RUNNING' }];
+    const t = setup({
+      ...settings,
+      'GET /api/conversations?': () => [200, { results: [{ conversation_id: 'c6', title: 'Task' }] }],
+      'GET /api/conversations/c6/events': () => [200, { events: [
+        { id: 1, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_input' } },
+      ], has_more: false }],
+      'GET /api/conversations/c6': () => loop,
+    });
+    t.store.set('openhands.tab.conversation:http://s', 'c6');
+    await t.session.open();
+    const sock = FakeSocket.last;
+    sock.open();
+    await flush();
+    // A connection blip: the loop was RUNNING when the socket dropped.
+    sock.drop();
+    await flush();
+    sock.open();
+    await flush();
+    await t.session.send('one');
+    expect(sock.emitted).toHaveLength(1);
+    // The server goes away (restart): unreachable when the socket drops, so the loop behind the
+    // reconnect is a new one; the message waits for its first state.
+    loop = [502, 'Bad Gateway'];
+    sock.drop();
+    await flush();
+    loop = [200, { conversation_id: 'c6', status: 'RUNNING' }];
+    sock.open();
+    await flush();
+    await t.session.send('two');
+    await flush();
+    expect(sock.emitted).toHaveLength(1);
+    sock.fire('oh_event', { id: 2, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'stopped' } });
+    sock.fire('oh_event', { id: 3, source: 'agent', observation: 'agent_state_changed', extras: { agent_state: 'loading' } });
+    expect(sock.emitted).toHaveLength(1);
+    sock.fire('oh_event', { id: 4, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_input' } });
+    expect(sock.emitted).toHaveLength(2);
+    expect(sock.emitted[1]).toEqual(['oh_user_action', expect.objectContaining({ args: expect.objectContaining({ content: 'two' }) })]);
+  });
+
   it('a server that cannot list conversations (V1 sandbox needs Docker: HTTP 500) still opens the remembered one', async () => {
     const t = setup({ ...settings, 'GET /api/conversations?': () => [500, 'Internal Server Error'], 'GET /api/conversations/c3/events': () => [200, { events: [], has_more: false }] });
     t.store.set('openhands.tab.conversation:http://s', 'c3');

@@ -54,6 +54,9 @@ const LATEST_KEY = (server: string, id: string) => `openhands.tab.latestEvent:${
 const LLM_SECRET = (server: string) => `openhands.llmApiKey:${server}`;
 // The agent takes a message in every state but these.
 const NOT_READY = new Set(['loading', 'init', '']);
+// States that do not show a live agent loop after a (re)join: the last one a closing server
+// wrote (`stopped`) can arrive in the replay of a loop that is restarting.
+const NOT_LIVE = new Set([...NOT_READY, 'stopped']);
 
 /**
  * The conversation the OpenHands tab shows: the server's conversations, the joined one's event
@@ -79,6 +82,20 @@ export class ChatSession {
   private llmForm: TabStatus['llmForm'];
   private reachable = false;
   private pending: string | undefined;
+  /**
+   * Whether the agent loop behind the current join is known to be live. A message sent while a
+   * loop (re)starts (after a server restart, or joining an idle conversation) reaches OpenHands'
+   * event stream before its AgentController subscribes, and the agent never sees it (docs/
+   * reliability.md); so after every (re)join a message waits until the loop shows it is live: a
+   * fresh agent state (newer than the join), or the server saying the loop was running before the
+   * (re)join (asked before joining, and at each disconnect, before the socket's reconnect: once
+   * joined, OpenHands reports RUNNING as soon as the runtime is up, before the controller is).
+   */
+  private loopLive = false;
+  /** Whether the loop was RUNNING just before the current (re)join (see `loopLive`). */
+  private runningBeforeJoin: Promise<boolean> = Promise.resolve(false);
+  /** The newest event id known when the current socket (re)connected. */
+  private joinedAfter = -1;
   private statusSeq = 0;
   private generation = 0;
   private persistTimer: ReturnType<typeof setTimeout> | undefined;
@@ -231,7 +248,7 @@ export class ChatSession {
   private flush(): void {
     const message = this.pending;
     if (message === undefined || !this.socket?.connected) return;
-    if (NOT_READY.has(this.model.agentState ?? '')) return;
+    if (!this.loopLive || NOT_READY.has(this.model.agentState ?? '')) return;
     // Cleared before the emit: whatever happens next, this text is never sent a second time.
     this.pending = undefined;
     try {
@@ -392,6 +409,10 @@ export class ChatSession {
   private async join(client: ServerClient, id: string, latest: number): Promise<void> {
     const key = (await this.deps.sessionKey()) || undefined;
     if (this.conversationId !== id) return;
+    // Before joining: the join itself starts a loop that is not running.
+    this.runningBeforeJoin = this.loopRunning(client, id);
+    await this.runningBeforeJoin;
+    if (this.conversationId !== id) return;
     const socket = new ConversationSocket(client.baseUrl, id, latest, key, {
       onEvent: (e) => this.onEvent(socket, e),
       onStatus: (u) => this.onStatus(socket, u),
@@ -403,13 +424,21 @@ export class ChatSession {
         if (this.socket !== socket) return;
         this.deps.log.info(`joined conversation ${id} on ${client.baseUrl} (events after ${latest})`);
         this.joined = true;
+        this.loopLive = false;
+        this.joinedAfter = socket.latestEventId;
         this.problems.delete('socket');
         this.publish();
-        this.flush();
+        void this.runningBeforeJoin.then((running) => {
+          if (running && this.socket === socket && socket.connected) this.markLoopLive();
+        });
       },
       onDisconnected: (reason, refused) => {
         if (this.socket !== socket) return;
         this.joined = false;
+        this.loopLive = false;
+        // Asked now, before the socket reconnects (a second at the earliest): a server that
+        // restarted answers nothing or a loop that is not running.
+        if (!refused) this.runningBeforeJoin = this.loopRunning(client, id);
         this.deps.log.warn(`conversation ${id}: ${refused ? 'refused' : 'disconnected'} (${reason})`);
         if (refused) {
           this.socket = undefined;
@@ -430,6 +459,26 @@ export class ChatSession {
     this.socket?.close();
     this.socket = undefined;
     this.joined = false;
+    this.loopLive = false;
+  }
+
+  /** Whether the server runs the conversation's loop now (`RUNNING`); false when it cannot say. */
+  private async loopRunning(client: ServerClient, id: string): Promise<boolean> {
+    try {
+      const status = await client.conversationStatus(id);
+      if (status !== 'RUNNING') this.deps.log.info(`conversation ${id}: loop ${status ?? 'status unknown'}; a message waits for its agent state`);
+      return status === 'RUNNING';
+    } catch (e) {
+      this.deps.log.info(`conversation ${id}: loop status unknown (${(e as Error).message}); a message waits for its agent state`);
+      return false;
+    }
+  }
+
+  private markLoopLive(): void {
+    if (this.loopLive) return;
+    this.loopLive = true;
+    this.publish();
+    this.flush();
   }
 
   private onEvent(socket: ConversationSocket, e: ServerEvent): void {
@@ -442,6 +491,11 @@ export class ChatSession {
     for (const c of changes) if (c.op === 'patch') this.deps.post({ type: 'patch', item: c.item });
     this.persistLatest(socket);
     this.reviewAwaitedEdit();
+    // A fresh agent state from a live loop (newer than the join) lets a waiting message go.
+    if (!this.loopLive && e.observation === 'agent_state_changed' && typeof e.id === 'number' && e.id > this.joinedAfter
+      && !NOT_LIVE.has(String((e.extras ?? {}).agent_state ?? ''))) {
+      this.markLoopLive();
+    }
     if (this.model.agentState !== before) {
       this.deps.log.info(`conversation ${socket.conversationId}: agent ${this.model.agentState}`);
       if (this.model.agentState === 'error') this.problemFromAgentError(e);

@@ -121,13 +121,32 @@ describe('executor service', () => {
     await service.start();
     const ex = FakeExecutor.last!;
     expect(ex.options.ideTools).toEqual(list);
-    await expect(ex.hooks.onIdeTool!('hover', '{"line":2}')).resolves.toBe(JSON.stringify({ content: [{ type: 'text', text: 'hover {"line":2}' }] }));
-    expect(call).toHaveBeenCalledWith('hover', '{"line":2}');
+    await expect(ex.hooks.onIdeTool!('hover', '{"line":2}', 1)).resolves.toBe(JSON.stringify({ content: [{ type: 'text', text: 'hover {"line":2}' }] }));
+    expect(call).toHaveBeenCalledWith('hover', '{"line":2}', expect.any(AbortSignal));
 
     const bare = setup();
     await bare.service.start();
     expect(FakeExecutor.last!.options.ideTools).toBeUndefined();
     expect(FakeExecutor.last!.hooks.onIdeTool).toBeUndefined();
+  });
+
+  it('a cancel from the executor aborts the signal of that call only; unknown ids are ignored', async () => {
+    const signals = new Map<string, AbortSignal>();
+    const call = vi.fn((name: string, _args: string, signal?: AbortSignal) => {
+      signals.set(name, signal!);
+      return new Promise<string>((resolve) => signal!.addEventListener('abort', () => resolve(`${name} cancelled`)));
+    });
+    const { service } = setup({ ideTools: () => ({ list: [], call }) });
+    await service.start();
+    const hooks = FakeExecutor.last!.hooks;
+    const first = hooks.onIdeTool!('open_diff', '{}', 7);
+    void hooks.onIdeTool!('hover', '{}', 8);
+    hooks.onIdeToolCancel!(99);
+    hooks.onIdeToolCancel!(7);
+    await expect(first).resolves.toBe('open_diff cancelled');
+    expect(signals.get('open_diff')!.aborted).toBe(true);
+    expect(signals.get('hover')!.aborted).toBe(false);
+    hooks.onIdeToolCancel!(7); // finished: nothing left to cancel
   });
 
   it('feeds the terminal, the log and the state from the hooks', async () => {

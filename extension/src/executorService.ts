@@ -50,10 +50,14 @@ export interface ExecutorServiceDeps {
   ideTools?: () => RuntimeIdeTools | undefined;
 }
 
-/** What the executor needs of the IDE tools: their list and a call answering MCP `CallToolResult` JSON. */
+/**
+ * What the executor needs of the IDE tools: their list and a call answering MCP `CallToolResult`
+ * JSON. `signal` aborts when the runtime gives up on the call (its reply timeout passed): an
+ * `open_diff` closes its diff, and the call answers at once.
+ */
 export interface RuntimeIdeTools {
   readonly list: readonly IdeToolInfo[];
-  call(name: string, argumentsJson: string): Promise<string>;
+  call(name: string, argumentsJson: string, signal?: AbortSignal): Promise<string>;
 }
 
 /**
@@ -250,8 +254,24 @@ export class ExecutorService implements vscode.Disposable {
   private hooks(generation: number, ideTools?: RuntimeIdeTools): ExecutorHooks {
     const d = this.deps;
     const live = () => this.generation === generation;
+    // The IDE calls of this executor that are running, by the addon's call id (for the cancel).
+    const ideCalls = new Map<number, AbortController>();
     return {
-      ...(ideTools ? { onIdeTool: (name: string, argumentsJson: string) => ideTools.call(name, argumentsJson) } : {}),
+      ...(ideTools
+        ? {
+            onIdeTool: async (name: string, argumentsJson: string, callId: number) => {
+              const abort = new AbortController();
+              ideCalls.set(callId, abort);
+              try {
+                return await ideTools.call(name, argumentsJson, abort.signal);
+              } finally {
+                ideCalls.delete(callId);
+              }
+            },
+            // An unknown id (finished already) is no error: the cancel and the answer crossed.
+            onIdeToolCancel: (callId: number) => ideCalls.get(callId)?.abort(),
+          }
+        : {}),
       onTerminalData: (data) => {
         if (live()) d.terminal.data(data);
       },

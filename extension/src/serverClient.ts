@@ -89,6 +89,15 @@ export class ServerClient {
   }
 
   /**
+   * The status of one conversation's agent loop (`GET /api/conversations/{id}`: `RUNNING`,
+   * `STARTING`, `STOPPED`, ...); undefined when the server does not say.
+   */
+  async conversationStatus(conversationId: string): Promise<string | undefined> {
+    const r = (await this.request('GET', `/api/conversations/${encodeURIComponent(conversationId)}`)) as Record<string, unknown> | null;
+    return r && typeof r.status === 'string' ? r.status : undefined;
+  }
+
+  /**
    * Creates a conversation without a first message (`POST /api/conversations`): the server starts
    * its agent loop and runtime, which then waits for this window's executor.
    */

@@ -84,9 +84,15 @@ export interface ExecutorHooks {
   /**
    * Runs one IDE tool (`call_tool_mcp` actions): resolves to the MCP `CallToolResult` as JSON
    * text; a rejection becomes an ErrorObservation with its message. Without it the executor
-   * offers no IDE tools and refuses such calls.
+   * offers no IDE tools and refuses such calls. `callId` names the call for
+   * `onIdeToolCancel`.
    */
-  onIdeTool?: (name: string, argumentsJson: string) => Promise<string>
+  onIdeTool?: (name: string, argumentsJson: string, callId: number) => Promise<string>
+  /**
+   * The runtime gave up on IDE tool call `callId` (its reply timeout passed): stop it (an
+   * `open_diff` closes its diff) and resolve its promise soon. Unknown ids must be ignored.
+   */
+  onIdeToolCancel?: (callId: number) => void
 }
 
 /** Options of `new Executor(options, fs, hooks?)`. */

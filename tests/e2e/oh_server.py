@@ -146,7 +146,8 @@ def _isolated_env(args: argparse.Namespace, state: Path, key: str, url: str) -> 
 
 
 def serve(args: argparse.Namespace) -> int:
-    state = Path(tempfile.mkdtemp(prefix='oh-e2e-server-'))
+    # A given state dir is reused and kept (a server restarted on the same conversations).
+    state = Path(args.state_dir) if args.state_dir else Path(tempfile.mkdtemp(prefix='oh-e2e-server-'))
     key = args.session_api_key or secrets.token_urlsafe(24)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -215,7 +216,7 @@ def serve(args: argparse.Namespace) -> int:
     finally:
         if llm is not None:
             llm.stop()
-        if not args.keep_state:
+        if not args.keep_state and not args.state_dir:
             shutil.rmtree(state, ignore_errors=True)
     return 0
 
@@ -239,6 +240,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument('--prompt-tool-calling', action='store_true',
                         help='leave native tool calling to the model features (scripted: off)')
     parser.add_argument('--keep-state', action='store_true', help='keep the temp state dir')
+    parser.add_argument('--state-dir', help='use (and keep) this state dir instead of a temp one')
     args = parser.parse_args(argv)
     if args.no_settings and args.llm_base_url:
         parser.error('--no-settings and --llm-base-url contradict each other')

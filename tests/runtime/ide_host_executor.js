@@ -20,7 +20,26 @@ const tools = [
     inputSchema: { type: 'object', properties: { line: { type: 'integer' } } },
   },
   { name: 'broken', description: 'Stand-in tool whose host call rejects.', inputSchema: { type: 'object', properties: {} } },
+  {
+    name: 'wait_for_user',
+    description: 'Stand-in for open_diff: waits until the call is cancelled, then answers "cancelled".',
+    inputSchema: { type: 'object', properties: {} },
+  },
+  {
+    name: 'cancelled_calls',
+    description: 'The calls this host saw cancelled (waits up to 10 s for the first one).',
+    inputSchema: { type: 'object', properties: {} },
+  },
 ];
+// callId -> {name, abort}: calls that can be cancelled (as extension/src/ide does).
+const running = new Map();
+const cancelled = [];
+let firstCancel;
+const cancelSeen = new Promise((resolve) => {
+  firstCancel = resolve;
+});
+const result = (value, isError = false) =>
+  JSON.stringify({ content: [{ type: 'text', text: JSON.stringify(value) }], isError });
 const executor = new Executor(
   {
     serverUrl: arg('--url'),
@@ -32,11 +51,28 @@ const executor = new Executor(
   },
   null,
   {
-    onIdeTool: async (name, argumentsJson) => {
+    onIdeTool: async (name, argumentsJson, callId) => {
       if (name === 'broken') throw new Error('the stand-in host refuses');
+      if (name === 'wait_for_user') {
+        const abort = new AbortController();
+        running.set(callId, { name, abort });
+        await new Promise((resolve) => abort.signal.addEventListener('abort', resolve, { once: true }));
+        running.delete(callId);
+        return result({ cancelled: true }, true);
+      }
+      if (name === 'cancelled_calls') {
+        await Promise.race([cancelSeen, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+        return result({ cancelled });
+      }
       calls += 1;
       const text = JSON.stringify({ name, arguments: JSON.parse(argumentsJson), calls });
       return JSON.stringify({ content: [{ type: 'text', text }], isError: false });
+    },
+    onIdeToolCancel: (callId) => {
+      const call = running.get(callId);
+      cancelled.push({ callId, name: call ? call.name : null });
+      if (call) call.abort.abort();
+      firstCancel();
     },
     onLog: (level, target, message) => process.stderr.write(`${level} ${target}: ${message}\n`),
   },

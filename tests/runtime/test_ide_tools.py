@@ -59,11 +59,11 @@ def ide_runtime(temp_dir: str, monkeypatch: pytest.MonkeyPatch):
 
 def test_announced_tools_reach_the_agent_and_calls_go_over_the_executor(ide_runtime) -> None:
     rt = ide_runtime
-    assert [t['name'] for t in rt.ide_tools] == ['where_am_i', 'broken']
+    assert [t['name'] for t in rt.ide_tools] == ['where_am_i', 'broken', 'wait_for_user', 'cancelled_calls']
     # What add_mcp_tools_to_agent does: OpenHands' own fetch over the runtime's MCP config.
     tools = call_async_from_sync(fetch_mcp_tools_from_config, 30, rt.get_mcp_config())
     by_name = {t['function']['name']: t['function'] for t in tools}
-    assert set(by_name) == {'where_am_i', 'broken'}
+    assert set(by_name) == {'where_am_i', 'broken', 'wait_for_user', 'cancelled_calls'}
     assert by_name['where_am_i']['parameters']['properties'] == {'line': {'type': 'integer'}}
 
     action = MCPAction(name='where_am_i', arguments={'line': 3})
@@ -87,7 +87,33 @@ def test_announced_tools_reach_the_agent_and_calls_go_over_the_executor(ide_runt
 
     unknown = call_async_from_sync(rt.call_tool_mcp, 30, MCPAction(name='nope', arguments={}))
     assert isinstance(unknown, ErrorObservation)
-    assert 'the IDE tools are broken, where_am_i' in unknown.content
+    assert 'the IDE tools are broken, cancelled_calls, wait_for_user, where_am_i' in unknown.content
+
+
+def test_a_call_the_runtime_gives_up_on_is_cancelled_in_the_host(ide_runtime, monkeypatch) -> None:
+    """An IDE call whose reply timeout passes (an `open_diff` nobody answers) is cancelled in the
+    host: the stand-in's `wait_for_user` waits until its call is cancelled, and `cancelled_calls`
+    reports which calls the host saw cancelled (the stand-in stands in for VS Code only, so that
+    this runs without a VS Code window; tests/vscode cancels a real open_diff)."""
+    import openhands_vscode_runtime.runtime as runtime_module
+
+    rt = ide_runtime
+    monkeypatch.setattr(runtime_module, 'REPLY_MARGIN_SECONDS', 0.5)
+    waiting = MCPAction(name='wait_for_user', arguments={})
+    waiting.set_hard_timeout(1)
+    obs = call_async_from_sync(rt.call_tool_mcp, 30, waiting)
+    assert isinstance(obs, ErrorObservation), obs
+    assert obs.content.startswith('Runtime timed out: the VS Code executor did not answer action')
+    monkeypatch.setattr(runtime_module, 'REPLY_MARGIN_SECONDS', 15.0)
+    report = MCPAction(name='cancelled_calls', arguments={})
+    report.set_hard_timeout(30)
+    seen = call_async_from_sync(rt.call_tool_mcp, 30, report)
+    assert isinstance(seen, MCPObservation), seen
+    cancelled = json.loads(json.loads(seen.content)['content'][0]['text'])['cancelled']
+    # Exactly the call that timed out, and it was still running in the host when cancelled.
+    assert [c['name'] for c in cancelled] == ['wait_for_user'], cancelled
+    # Its late "cancelled" answer reached the runtime after it had given up: dropped, not used.
+    assert rt._channel.duplicate_replies == 1
 
 
 def test_the_runtime_endpoint_refuses_web_pages_and_callers_without_the_token(ide_runtime) -> None:
@@ -114,3 +140,55 @@ def test_malformed_announcements_are_left_out() -> None:
     }
     assert [t['name'] for t in announced_tools(auth)] == ['ok']
     assert announced_tools({}) == [] and announced_tools({'ide_tools': 'x'}) == []
+
+
+class _RecordingHub:
+    """Records what a Channel emits (the cancel rules need no socket)."""
+
+    def __init__(self) -> None:
+        self.emitted: list[tuple[str, object, str]] = []
+
+    def emit_threadsafe(self, event: str, data: object, sid: str) -> None:
+        self.emitted.append((event, data, sid))
+
+    def unregister(self, *_a) -> None:
+        pass
+
+
+def test_cancel_rules_unknown_ids_and_reconnects() -> None:
+    """`Channel.cancel`: nothing for an id never sent or already answered; at once to the executor
+    that has the action; for an executor that is away, when that same executor registers again,
+    never to a different one."""
+    import asyncio
+
+    from openhands_vscode_runtime.channel import EV_CANCEL, Channel
+
+    hub = _RecordingHub()
+    ch = Channel(hub, 'conv', 'k' * 32, {}, 15.0)  # type: ignore[arg-type]
+    loop = asyncio.new_event_loop()
+    try:
+        ch.cancel(99)  # never sent
+        ch.executor_registered('sid1', {'executor_id': 'A'})
+        rid, _ = ch.submit({'action': 'call_tool_mcp', 'args': {'name': 'open_diff'}})
+        ch.cancel(rid)
+        assert [e for e in hub.emitted if e[0] == EV_CANCEL] == [(EV_CANCEL, {'id': rid}, 'sid1')]
+        ch.cancel(rid)  # already given up: once only
+        assert len([e for e in hub.emitted if e[0] == EV_CANCEL]) == 1
+
+        # Sent to A, A goes away, the runtime gives up: the cancel waits for A.
+        rid2, _ = ch.submit({'action': 'call_tool_mcp', 'args': {'name': 'open_diff'}})
+        ch.executor_disconnected('sid1', loop)
+        ch.cancel(rid2)
+        assert len([e for e in hub.emitted if e[0] == EV_CANCEL]) == 1
+        assert ch.executor_registered('sid2', {'executor_id': 'A'}) == []  # not re-sent
+        assert ch.take_cancels() == [rid2]
+        assert ch.take_cancels() == []
+
+        # Sent to A, A goes away, executor B registers: B never had it, no cancel for B.
+        rid3, _ = ch.submit({'action': 'call_tool_mcp', 'args': {'name': 'open_diff'}})
+        ch.executor_disconnected('sid2', loop)
+        ch.cancel(rid3)
+        ch.executor_registered('sid3', {'executor_id': 'B'})
+        assert ch.take_cancels() == []
+    finally:
+        loop.close()

@@ -17,6 +17,9 @@ pub trait ActionHandler: Send + Sync + 'static {
     async fn execute(&self, job: &Delegated) -> ObservationEvent;
     /// Apply a runtime's `session` settings (e.g. `no_change_timeout_seconds`).
     async fn apply_session(&self, _settings: &Map<String, Value>) {}
+    /// The runtime gave up on action `id` (its reply timeout passed): stop it if it can be
+    /// stopped. Unknown and finished ids are no-ops.
+    async fn cancel(&self, _id: i64) {}
 }
 
 /// [`ActionHandler`] over the executor core, started on first use: when a transport registers
@@ -65,6 +68,13 @@ impl ActionHandler for ExecutorHandler {
         match self.core().await {
             Ok(core) => core.execute_parsed(&job.event, &job.action).await,
             Err(e) => ObservationEvent::reply(Some(job.id), Observation::error(format!("Cannot start the bash session: {e}"))),
+        }
+    }
+
+    async fn cancel(&self, id: i64) {
+        let core = self.core.lock().await.clone();
+        if let Some(core) = core {
+            core.cancel(id);
         }
     }
 

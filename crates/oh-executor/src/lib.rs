@@ -27,7 +27,11 @@ pub use oh_shell::OutputSink;
 /// message when the host could not run it at all. The executor core only routes the call.
 #[async_trait::async_trait]
 pub trait IdeTools: Send + Sync {
-    async fn call(&self, name: &str, arguments: &serde_json::Map<String, serde_json::Value>) -> Result<String, String>;
+    /// Run one call; `call_id` names it for [`IdeTools::cancel`] (unique within this executor).
+    async fn call(&self, call_id: u64, name: &str, arguments: &serde_json::Map<String, serde_json::Value>) -> Result<String, String>;
+    /// The runtime gave up on call `call_id`: stop it (close what it opened, stop waiting) and
+    /// let `call` resolve, as cancelled, soon. An unknown or finished call is no error.
+    fn cancel(&self, _call_id: u64) {}
 }
 
 /// Everything needed to start an executor.
@@ -75,6 +79,9 @@ pub struct Executor {
     workspace: PathBuf,
     ide_tools: Option<Arc<dyn IdeTools>>,
     checkpoints: checkpoints::Checkpoints,
+    /// IDE tool calls running now: delegated action id -> host call id (for `cancel`).
+    ide_calls: std::sync::Mutex<std::collections::HashMap<i64, u64>>,
+    next_ide_call: std::sync::atomic::AtomicU64,
 }
 
 impl Executor {
@@ -83,13 +90,21 @@ impl Executor {
         let shell = BashSession::start(config.shell.clone()).await?;
         let files = FileActions::new(fs, config.workspace.clone());
         let checkpoints = checkpoints::Checkpoints::new(config.roots.clone(), &config.checkpoints);
-        Ok(Executor { shell, files, workspace: config.workspace, ide_tools: config.ide_tools, checkpoints })
+        Ok(Executor {
+            shell,
+            files,
+            workspace: config.workspace,
+            ide_tools: config.ide_tools,
+            checkpoints,
+            ide_calls: Default::default(),
+            next_ide_call: std::sync::atomic::AtomicU64::new(1),
+        })
     }
 
     /// Execute one action event and build the reply (`cause` = the action's id).
     pub async fn execute(&self, event: &ActionEvent) -> ObservationEvent {
         let observation = match event.parse() {
-            Ok(action) => self.observe(&action).await,
+            Ok(action) => self.observe_as(event.id, &action).await,
             Err(e) => {
                 tracing::warn!(action = %event.action, id = ?event.id, error = %e, "refused action");
                 Observation::error(e.to_string())
@@ -100,7 +115,7 @@ impl Executor {
 
     /// Execute an action already parsed (by `oh_protocol::decode_delegated`) and build the reply.
     pub async fn execute_parsed(&self, event: &ActionEvent, action: &Action) -> ObservationEvent {
-        let observation = self.observe(action).await;
+        let observation = self.observe_as(event.id, action).await;
         Self::reply_to(event, observation)
     }
 
@@ -112,6 +127,26 @@ impl Executor {
 
     /// Execute one typed action and return the bare observation.
     pub async fn observe(&self, action: &Action) -> Observation {
+        self.observe_as(None, action).await
+    }
+
+    /// The runtime gave up on delegated action `id`: an IDE tool call still running is cancelled
+    /// in the host (true); anything else (unknown, finished, not an IDE call) is left alone.
+    /// Commands are not cancelled this way: they end at their own timeout.
+    pub fn cancel(&self, id: i64) -> bool {
+        let call_id = self.ide_calls.lock().unwrap_or_else(|p| p.into_inner()).get(&id).copied();
+        match (call_id, &self.ide_tools) {
+            (Some(call_id), Some(tools)) => {
+                tracing::info!(id, call_id, "IDE tool call cancelled by the runtime");
+                tools.cancel(call_id);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `observe`, for the delegated action `id` (when it has one: the key of `cancel`).
+    async fn observe_as(&self, id: Option<i64>, action: &Action) -> Observation {
         match action {
             Action::Run(run) => self.shell.execute(run).await,
             Action::Read(read) => self.files.read(read, &self.shell.cwd()).await,
@@ -125,17 +160,20 @@ impl Executor {
             Action::V1Terminal(terminal) => self.v1_terminal(terminal).await,
             Action::V1FileEditor(editor) => self.v1_file_editor(editor).await,
             Action::V1Interrupt => self.v1_interrupt(),
-            Action::McpTool(call) => self.ide_tool(call).await,
+            Action::McpTool(call) => self.ide_tool(id, call).await,
             Action::Checkpoint(c) => self.checkpoints.run(c).await,
         }
     }
 
     /// An IDE tool call: handed to the host; its reply is OpenHands' `MCPObservation`.
-    async fn ide_tool(&self, call: &oh_protocol::McpToolAction) -> Observation {
+    async fn ide_tool(&self, id: Option<i64>, call: &oh_protocol::McpToolAction) -> Observation {
         let Some(tools) = &self.ide_tools else {
             return Observation::error(no_ide_tools_message(&call.name));
         };
-        match tools.call(&call.name, &call.arguments).await {
+        let call_id = self.next_ide_call.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // Removed when the call ends, however it ends (also when this future is dropped).
+        let _running = id.map(|id| RunningIdeCall::new(&self.ide_calls, id, call_id));
+        match tools.call(call_id, &call.name, &call.arguments).await {
             Ok(content) => Observation {
                 content,
                 extras: oh_protocol::Extras::Mcp { name: call.name.clone(), arguments: call.arguments.clone() },
@@ -166,6 +204,30 @@ impl Executor {
     }
 }
 
+/// An entry of `Executor::ide_calls` for as long as the call runs.
+struct RunningIdeCall<'a> {
+    calls: &'a std::sync::Mutex<std::collections::HashMap<i64, u64>>,
+    id: i64,
+    call_id: u64,
+}
+
+impl<'a> RunningIdeCall<'a> {
+    fn new(calls: &'a std::sync::Mutex<std::collections::HashMap<i64, u64>>, id: i64, call_id: u64) -> Self {
+        calls.lock().unwrap_or_else(|p| p.into_inner()).insert(id, call_id);
+        RunningIdeCall { calls, id, call_id }
+    }
+}
+
+impl Drop for RunningIdeCall<'_> {
+    fn drop(&mut self) {
+        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        // Only this call's entry: a later call may reuse the id (another runtime session).
+        if calls.get(&self.id) == Some(&self.call_id) {
+            calls.remove(&self.id);
+        }
+    }
+}
+
 #[cfg(test)]
 mod ide_tool_tests {
     use super::*;
@@ -176,7 +238,7 @@ mod ide_tool_tests {
 
     #[async_trait::async_trait]
     impl IdeTools for EchoTools {
-        async fn call(&self, name: &str, arguments: &Map<String, Value>) -> Result<String, String> {
+        async fn call(&self, _call_id: u64, name: &str, arguments: &Map<String, Value>) -> Result<String, String> {
             match name {
                 "broken" => Err("the host went away".into()),
                 _ => Ok(json!({"content": [{"type": "text", "text": format!("{name} {}", Value::Object(arguments.clone()))}], "isError": false}).to_string()),
@@ -217,5 +279,45 @@ mod ide_tool_tests {
         assert_eq!(r["observation"], "error");
         assert_eq!(r["content"], no_ide_tools_message("diagnostics"));
         assert!(r["content"].as_str().unwrap().contains("needs VS Code"));
+    }
+
+    /// A host whose one tool waits until it is cancelled, then resolves as cancelled.
+    struct WaitingTools(tokio::sync::Notify, std::sync::Mutex<Vec<u64>>);
+
+    #[async_trait::async_trait]
+    impl IdeTools for WaitingTools {
+        async fn call(&self, call_id: u64, name: &str, _arguments: &Map<String, Value>) -> Result<String, String> {
+            self.1.lock().unwrap().push(call_id);
+            self.0.notified().await;
+            Ok(json!({"content": [{"type": "text", "text": format!("{name} cancelled")}], "isError": true}).to_string())
+        }
+        fn cancel(&self, _call_id: u64) {
+            self.0.notify_one();
+        }
+    }
+
+    #[tokio::test]
+    async fn a_running_ide_call_is_cancelled_by_its_action_id_and_unknown_ids_are_no_ops() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = Arc::new(WaitingTools(tokio::sync::Notify::new(), Default::default()));
+        let mut config = ExecutorConfig::new(dir.path());
+        config.ide_tools = Some(tools.clone());
+        let ex = Arc::new(Executor::start(config, Arc::new(LocalFs)).await.unwrap());
+        assert!(!ex.cancel(9), "nothing runs yet: a cancel that arrives first is a no-op");
+        let event = ActionEvent::from_value(json!({"id": 9, "action": "call_tool_mcp", "args": {"name": "open_diff"}})).unwrap();
+        let running = tokio::spawn({
+            let ex = ex.clone();
+            async move { ex.execute(&event).await }
+        });
+        while tools.1.lock().unwrap().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        assert!(!ex.cancel(8), "another id is not cancelled");
+        assert!(ex.cancel(9));
+        let reply: Value = serde_json::from_str(&tokio::time::timeout(std::time::Duration::from_secs(10), running).await.unwrap().unwrap().to_json()).unwrap();
+        assert_eq!(reply["cause"], 9);
+        assert!(reply["content"].as_str().unwrap().contains("open_diff cancelled"));
+        assert!(!ex.cancel(9), "a finished call is no longer cancellable");
+        ex.shutdown().await;
     }
 }

@@ -77,26 +77,41 @@ pub struct ExecutorHooks {
     pub on_observation: Option<ThreadsafeFunction<String, Unknown<'static>, String, Status, false, true>>,
     /// Runs one IDE tool (`call_tool_mcp` actions): resolves to the MCP `CallToolResult` as JSON
     /// text; a rejection becomes an ErrorObservation with its message. Without it the executor
-    /// offers no IDE tools and refuses such calls.
-    #[napi(ts_type = "(name: string, argumentsJson: string) => Promise<string>")]
+    /// offers no IDE tools and refuses such calls. `callId` names the call for
+    /// `onIdeToolCancel`.
+    #[napi(ts_type = "(name: string, argumentsJson: string, callId: number) => Promise<string>")]
     pub on_ide_tool: Option<IdeToolFn>,
+    /// The runtime gave up on IDE tool call `callId` (its reply timeout passed): stop it (an
+    /// `open_diff` closes its diff) and resolve its promise soon. Unknown ids must be ignored.
+    #[napi(ts_type = "(callId: number) => void")]
+    pub on_ide_tool_cancel: Option<IdeCancelFn>,
 }
 
-type IdeToolFn = ThreadsafeFunction<FnArgs<(String, String)>, fs::FsPromise<String>, FnArgs<(String, String)>, Status, false, true>;
+type IdeToolFn = ThreadsafeFunction<FnArgs<(String, String, f64)>, fs::FsPromise<String>, FnArgs<(String, String, f64)>, Status, false, true>;
+type IdeCancelFn = ThreadsafeFunction<f64, Unknown<'static>, f64, Status, false, true>;
 
-/// The executor core's `IdeTools` over the `onIdeTool` hook; emptied by `stop()`.
-struct NodeIdeTools(RwLock<Option<Arc<IdeToolFn>>>);
+/// The executor core's `IdeTools` over the `onIdeTool` and `onIdeToolCancel` hooks; emptied by
+/// `stop()`.
+struct NodeIdeTools(RwLock<Option<Arc<IdeToolFn>>>, RwLock<Option<Arc<IdeCancelFn>>>);
 
 #[async_trait::async_trait]
 impl oh_executor::IdeTools for NodeIdeTools {
-    async fn call(&self, name: &str, arguments: &serde_json::Map<String, serde_json::Value>) -> std::result::Result<String, String> {
+    async fn call(&self, call_id: u64, name: &str, arguments: &serde_json::Map<String, serde_json::Value>) -> std::result::Result<String, String> {
         let f = self.0.read().unwrap_or_else(|p| p.into_inner()).clone().ok_or("the executor was stopped")?;
         let args = serde_json::Value::Object(arguments.clone()).to_string();
-        let promise = f.call_async_catch(FnArgs::from((name.to_string(), args))).await.map_err(|e| e.reason.clone())?;
+        // A JS number holds every id this executor will ever allocate (counted from 1).
+        let promise = f.call_async_catch(FnArgs::from((name.to_string(), args, call_id as f64))).await.map_err(|e| e.reason.clone())?;
         match promise.0.await {
             Ok(Ok(json)) => Ok(json),
             Ok(Err(e)) => Err(e.message),
             Err(_) => Err("the IDE tool's promise was dropped".into()),
+        }
+    }
+
+    fn cancel(&self, call_id: u64) {
+        let f = self.1.read().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(f) = f {
+            let _ = f.call(call_id as f64, ThreadsafeFunctionCallMode::NonBlocking);
         }
     }
 }
@@ -183,7 +198,7 @@ impl Executor {
         if !options.workspace_root.starts_with('/') && !options.workspace_root.contains(":\\") {
             return Err(Error::new(Status::InvalidArg, format!("workspaceRoot must be absolute, got {:?}", options.workspace_root)));
         }
-        let hooks = hooks.unwrap_or(ExecutorHooks { on_terminal_data: None, on_log: None, on_status: None, on_action: None, on_observation: None, on_ide_tool: None });
+        let hooks = hooks.unwrap_or(ExecutorHooks { on_terminal_data: None, on_log: None, on_status: None, on_action: None, on_observation: None, on_ide_tool: None, on_ide_tool_cancel: None });
         if let Some(on_log) = hooks.on_log {
             log::set_sink(Some(on_log), dto::level_from(options.log_level.as_deref()));
         }
@@ -193,7 +208,8 @@ impl Executor {
             None => Arc::new(LocalFs),
         };
         let data_fn = Arc::new(RwLock::new(hooks.on_terminal_data.map(Arc::new)));
-        let ide_tools = hooks.on_ide_tool.map(|f| Arc::new(NodeIdeTools(RwLock::new(Some(Arc::new(f))))));
+        let cancel = hooks.on_ide_tool_cancel.map(Arc::new);
+        let ide_tools = hooks.on_ide_tool.map(|f| Arc::new(NodeIdeTools(RwLock::new(Some(Arc::new(f))), RwLock::new(cancel))));
         if ide_tools.is_none() && options.ide_tools.as_ref().is_some_and(|t| !t.is_empty()) {
             return Err(Error::new(Status::InvalidArg, "options.ideTools needs hooks.onIdeTool to run them".to_string()));
         }
@@ -298,6 +314,7 @@ impl Executor {
         inner.on_observation.write().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(t) = &inner.ide_tools {
             t.0.write().unwrap_or_else(|p| p.into_inner()).take();
+            t.1.write().unwrap_or_else(|p| p.into_inner()).take();
         }
         if let Some(f) = &inner.js_fs {
             f.dispose();

@@ -35,6 +35,7 @@ enum ConnEvent {
     Waiting(Value),
     Welcome(Value),
     Action(Value),
+    Cancel(Value),
     Ack { cause: i64, values: Vec<Value> },
     Error(String),
     Closed,
@@ -86,6 +87,7 @@ pub(crate) async fn connection(shared: &Arc<Shared>, shutdown: &mut watch::Recei
         .reconnect_on_disconnect(true)
         .reconnect_delay(1, 1)
         .on("oh_event", forward(tx.clone(), |v| ConnEvent::Action(first_value(v))))
+        .on("oh_executor_cancel", forward(tx.clone(), |v| ConnEvent::Cancel(first_value(v))))
         .on("oh_executor_challenge", forward(tx.clone(), |v| ConnEvent::Challenge(first_value(v))))
         .on("oh_executor_waiting", forward(tx.clone(), |v| ConnEvent::Waiting(first_value(v))))
         .on("oh_executor_refused", forward(tx.clone(), |v| ConnEvent::RefusedAfterConnect(first_value(v))))
@@ -149,6 +151,7 @@ async fn serve(
     let mut registered = false;
     let mut proven = false;
     let mut early = Vec::new();
+    let mut early_cancels = Vec::new();
     let mut inflight: Option<(i64, Instant)> = None;
     loop {
         if registered && inflight.is_none() {
@@ -223,6 +226,9 @@ async fn serve(
                     for v in early.drain(..) {
                         shared.on_action(v);
                     }
+                    for v in early_cancels.drain(..) {
+                        shared.on_cancel(&v);
+                    }
                 }
                 Some(ConnEvent::Welcome(_)) => tracing::debug!("duplicate welcome ignored"),
                 Some(ConnEvent::Action(_)) if !proven => {
@@ -230,6 +236,9 @@ async fn serve(
                 }
                 Some(ConnEvent::Action(v)) if !registered => early.push(v),
                 Some(ConnEvent::Action(v)) => shared.on_action(v),
+                Some(ConnEvent::Cancel(_)) if !proven => tracing::warn!("a cancel from a server that has not proven the key was dropped"),
+                Some(ConnEvent::Cancel(v)) if !registered => early_cancels.push(v),
+                Some(ConnEvent::Cancel(v)) => shared.on_cancel(&v),
                 Some(ConnEvent::Ack { cause, values }) => {
                     if inflight.map(|(c, _)| c) == Some(cause) {
                         inflight = None;

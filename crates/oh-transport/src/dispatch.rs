@@ -190,6 +190,23 @@ impl Shared {
         }
     }
 
+    /// Handle one `oh_executor_cancel` payload (`{"id": n}`): the runtime gave up on action `n`.
+    /// Only an action of the current runtime session that is running now is cancelled (through
+    /// the handler); a cancel for an unknown, finished or not yet delivered id does nothing.
+    pub(crate) fn on_cancel(self: &Arc<Self>, payload: &Value) {
+        let Some(id) = payload.get("id").and_then(Value::as_i64) else {
+            tracing::warn!("ignoring oh_executor_cancel without an integer id: {payload}");
+            return;
+        };
+        if !self.lock().ledger.is_running(id) {
+            tracing::debug!(id, "cancel for an action that is not running: nothing to do");
+            return;
+        }
+        self.lock().stats.cancelled += 1;
+        let handler = self.handler.clone();
+        tokio::spawn(async move { handler.cancel(id).await });
+    }
+
     /// Drop a queued command of a previous runtime session (true when dropped).
     pub(crate) fn drop_if_stale(&self, session: &str, id: i64) -> bool {
         {

@@ -102,6 +102,11 @@ impl Ledger {
         Admit::New
     }
 
+    /// Whether `id` of the current runtime session is running now.
+    pub fn is_running(&self, id: i64) -> bool {
+        self.running.contains(&id)
+    }
+
     /// `id` of `session` finished with `reply`: cache it and queue it. A reply of a previous
     /// runtime session is dropped (returns false).
     pub fn finish(&mut self, session: &str, id: i64, reply: Arc<str>) -> bool {

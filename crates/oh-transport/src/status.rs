@@ -187,6 +187,8 @@ pub struct TransportStats {
     pub dropped: u64,
     /// Queued commands of a previous runtime session, never run.
     pub stale_dropped: u64,
+    /// Running actions the runtime cancelled (`oh_executor_cancel`), handed to the handler.
+    pub cancelled: u64,
     /// Successful registrations (1 + reconnects).
     pub registrations: u64,
     /// Replies waiting for an ack.

@@ -97,6 +97,39 @@ async fn handshake_registers_and_round_trips() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_reaches_the_handler_only_for_a_running_action() {
+    let Some((mut server, h, t)) = registered(&[]).await else { return };
+    // Before the action arrives, and for an id never sent: nothing to cancel.
+    server.cmd(json!({"cmd": "cancel", "id": 7}));
+    server.cmd(json!({"cmd": "cancel", "id": 99}));
+    server.send(read_action(7, "/until-cancelled"));
+    let mut server = blocking(move || {
+        let early = server.try_expect("reply", Duration::from_millis(1500), |_| true);
+        assert!(early.is_none(), "a cancel sent before the action cancelled it: {early:?}");
+        server
+    })
+    .await;
+    assert_eq!(h.count(7), 1);
+    assert!(h.cancels.lock().unwrap().is_empty(), "{:?}", h.cancels.lock().unwrap());
+    // While it runs: the handler is asked to cancel it, and its reply comes back.
+    server.cmd(json!({"cmd": "cancel", "id": 7}));
+    let (mut server, reply) = blocking(move || {
+        let r = server.reply(7, T);
+        (server, r)
+    })
+    .await;
+    assert_eq!(reply["content"], "mock read cancelled");
+    assert_eq!(*h.cancels.lock().unwrap(), vec![7]);
+    // Finished: a second cancel does nothing.
+    server.cmd(json!({"cmd": "cancel", "id": 7}));
+    server.send(run_action(8, "echo after"));
+    blocking(move || server.reply(8, T)).await;
+    assert_eq!(*h.cancels.lock().unwrap(), vec![7]);
+    assert_eq!(t.stats().cancelled, 1);
+    t.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filtering_non_delegated_and_unsupported_payloads() {
     let Some((server, h, t)) = registered(&[]).await else { return };
     let server = blocking(move || {

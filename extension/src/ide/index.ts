@@ -6,7 +6,8 @@
 import * as vscode from 'vscode';
 import { Consent, ConsentPrompt, defaultUi } from '../consent';
 import { DiscoveryFile } from './discovery';
-import { clientConfig, IdeMcpServer, McpLog, toolError, toolResult } from './mcpServer';
+import { clientConfig, IdeMcpServer, McpLog } from './mcpServer';
+import { runtimeIdeTools } from './runtimeTools';
 import { SelectionTracker } from './editorTools';
 import { createTools, runTool } from './tools';
 import { DiffApprovals } from './diffApproval';
@@ -224,20 +225,11 @@ export function registerIdeTools(context: vscode.ExtensionContext, log: McpLog &
   showStatus();
   if (settings().autoStart) void startOnce(false);
 
-  const runtime: RuntimeIdeTools = {
-    list: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
-    async call(name, argumentsJson) {
-      const t0 = Date.now();
-      let result;
-      try {
-        result = toolResult(await call(name, JSON.parse(argumentsJson)));
-      } catch (e) {
-        result = toolError(e);
-      }
-      log.debug(`runtime IDE tool ${name} answered in ${Date.now() - t0} ms${'isError' in result ? ' (error)' : ''}`);
-      return JSON.stringify(result);
-    },
-  };
+  const runtime = runtimeIdeTools(
+    tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+    call,
+    log,
+  );
 
   return {
     call,

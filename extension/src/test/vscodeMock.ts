@@ -26,7 +26,7 @@ export class Disposable {
 }
 
 export class Uri {
-  private constructor(readonly scheme: string, readonly fsPath: string) {}
+  private constructor(readonly scheme: string, readonly fsPath: string, readonly query = '') {}
   get path() {
     return this.fsPath;
   }
@@ -42,8 +42,11 @@ export class Uri {
   static joinPath(base: Uri, ...parts: string[]): Uri {
     return new Uri(base.scheme, [base.fsPath, ...parts].join('/'));
   }
+  static from(c: { scheme: string; path: string; query?: string }): Uri {
+    return new Uri(c.scheme, c.path, c.query ?? '');
+  }
   toString(): string {
-    return `${this.scheme}://${this.fsPath}`;
+    return `${this.scheme}://${this.fsPath}${this.query ? `?${this.query}` : ''}`;
   }
 }
 
@@ -84,6 +87,10 @@ function makeMock() {
     onDidGrantWorkspaceTrust: new EventEmitter<void>(),
     diagnostics: new Map<string, any[]>(),
     onDidChangeDiagnostics: new EventEmitter<any>(),
+    /** The open editor tabs (one group); `vscode.diff` adds a diff tab when a test registers it. */
+    tabs: [] as Array<{ input: unknown; label: string }>,
+    onDidChangeTabs: new EventEmitter<any>(),
+    contentProviders: new Map<string, any>(),
   };
   return state;
 }
@@ -119,7 +126,22 @@ export const window = {
     return item;
   },
   registerWebviewViewProvider() { return new Disposable(() => {}); },
+  tabGroups: {
+    get all() { return [{ tabs: mock.tabs }]; },
+    get activeTabGroup() { return { tabs: mock.tabs, activeTab: mock.tabs[mock.tabs.length - 1] }; },
+    onDidChangeTabs: (l: Listener<any>) => mock.onDidChangeTabs.event(l),
+    async close(tabs: any | any[]) {
+      const closed = (Array.isArray(tabs) ? tabs : [tabs]).filter((t) => mock.tabs.includes(t));
+      mock.tabs = mock.tabs.filter((t) => !closed.includes(t));
+      mock.onDidChangeTabs.fire({ opened: [], changed: [], closed });
+      return true;
+    },
+  },
 };
+
+export class TabInputTextDiff {
+  constructor(readonly original: Uri, readonly modified: Uri) {}
+}
 
 export const commands = {
   async executeCommand(id: string, ...args: unknown[]) {
@@ -181,6 +203,10 @@ export const workspace = {
     return { get: <T>(key: string, def: T): T => (`${section}.${key}` in mock.config ? (mock.config[`${section}.${key}`] as T) : def) };
   },
   asRelativePath(p: Uri | string) { return typeof p === 'string' ? p : p.fsPath; },
+  registerTextDocumentContentProvider(scheme: string, provider: unknown) {
+    mock.contentProviders.set(scheme, provider);
+    return new Disposable(() => mock.contentProviders.delete(scheme));
+  },
 };
 
 export const version = '1.99.0-mock';

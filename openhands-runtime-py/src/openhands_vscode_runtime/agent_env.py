@@ -66,14 +66,29 @@ def bash_export(name: str, value: str) -> str:
     `\\x03` would be a Ctrl-C and a newline would end the command)."""
     if not _ENV_NAME.match(name):
         raise ValueError(f'not a valid environment variable name: {name!r}')
+    return f'export {name}={ansi_c_quote(value)}'
+
+
+# The short escapes V1's own terminal tool writes for these three (openhands-tools'
+# `TerminalExecutor._bash_quote`), which writes every other control byte raw: `ansi_c_quote` escapes
+# those too.
+_NAMED_ESCAPES = {'\n': '\\n', '\r': '\\r', '\t': '\\t'}
+
+
+def ansi_c_quote(value: str, *, named_escapes: bool = False) -> str:
+    """`$'...'` that bash reads as exactly `value`, with no raw control byte in it (see
+    `bash_export`). `named_escapes`: newline, CR and tab as `\\n`, `\\r`, `\\t` (V1's export
+    form) instead of `\\x0a`, `\\x0d`, `\\x09`."""
     out = []
     for ch in value:
         if ch == '\\':
             out.append('\\\\')
         elif ch == "'":
             out.append("\\'")
+        elif named_escapes and ch in _NAMED_ESCAPES:
+            out.append(_NAMED_ESCAPES[ch])
         elif ord(ch) < 0x20 or ord(ch) == 0x7F:
             out.append(f'\\x{ord(ch):02x}')
         else:
             out.append(ch)
-    return f"export {name}=$'{''.join(out)}'"
+    return f"$'{''.join(out)}'"

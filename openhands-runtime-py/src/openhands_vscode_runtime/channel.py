@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger('openhands_vscode_runtime')
 
 EV_ACTION_OR_OBSERVATION = 'oh_event'
+# The runtime gave up on an action (its reply timeout passed): `{"id": n}`, no reply expected.
+EV_CANCEL = 'oh_executor_cancel'
 
 
 def _keys(session_api_key: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -151,6 +153,9 @@ class Channel:
         # rid -> identity of the executor the action was sent to (None: not sent yet). Only that
         # executor may get it again: another one cannot know whether it already ran.
         self._sent_to: dict[int, str | None] = {}
+        # rid -> identity of the executor that received an action the runtime gave up on while
+        # no executor was connected: the cancel goes to that executor when it registers again.
+        self._unsent_cancels: dict[int, str] = {}
         self._executor_sid: str | None = None
         self._executor_auth: dict[str, Any] = {}
         self._registrations = 0
@@ -231,6 +236,30 @@ class Channel:
         with self._lock:
             self._pending.pop(rid, None)
             self._sent_to.pop(rid, None)
+
+    def cancel(self, rid: int) -> None:
+        """The runtime gave up on `rid` (its reply timeout passed): forget it, and tell the
+        executor that received it to stop it (`oh_executor_cancel`). An action never sent, or
+        already answered, needs nothing; for an executor that is away the cancel waits for its
+        re-registration (the same executor only: another one never got the action)."""
+        with self._lock:
+            self._pending.pop(rid, None)
+            sent_to = self._sent_to.pop(rid, None)
+            if sent_to is None:
+                return
+            sid = self._executor_sid
+            if sid is None or self._executor_identity != sent_to:
+                self._unsent_cancels[rid] = sent_to
+                return
+        self.hub.emit_threadsafe(EV_CANCEL, {'id': rid}, sid)
+
+    def take_cancels(self) -> list[int]:
+        """Ids to cancel in the executor that has just registered (hub, after the re-sends)."""
+        with self._lock:
+            me = self._executor_identity
+            mine = [rid for rid, target in self._unsent_cancels.items() if target == me]
+            self._unsent_cancels.clear()
+        return sorted(mine)
 
     def fail_all(self, reason: str, executor_dead: bool = False) -> None:
         """Fail every pending action with a 'Runtime disconnected' error, and every new one until

@@ -35,6 +35,7 @@ except ImportError:  # an OpenHands V1 venv (no openhands-ai): see v1/replies.py
 
 from openhands_vscode_runtime.channel import (  # noqa: F401 - re-exported
     EV_ACTION_OR_OBSERVATION,
+    EV_CANCEL,
     SERVER_PROOF_LABEL,
     Channel,
     _keys,
@@ -461,6 +462,8 @@ class ExecutorHub:
         )
         for payload in resend:
             await self.sio.emit(EV_ACTION_OR_OBSERVATION, payload, to=sid, namespace=NAMESPACE)
+        for rid in ch.take_cancels():
+            await self.sio.emit(EV_CANCEL, {'id': rid}, to=sid, namespace=NAMESPACE)
 
     async def handle_disconnect(self, sid: str, reason: Any = None) -> None:
         pending = self._challenged.pop(sid, None)

@@ -432,7 +432,9 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
         try:
             return fut.result(timeout=wait)
         except concurrent.futures.TimeoutError:
-            channel.forget(rid)
+            # Stop it in the executor too: an IDE tool (an `open_diff` waiting for the user)
+            # would otherwise run on, and its late answer would be dropped.
+            channel.cancel(rid)
             return ErrorObservation(
                 f'Runtime timed out: the VS Code executor did not answer action {rid} '
                 f'({type(action).__name__}) within {wait:g} s.'

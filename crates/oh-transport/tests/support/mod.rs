@@ -157,6 +157,9 @@ pub struct MockHandler {
     pub executions: Mutex<HashMap<i64, u32>>,
     pub order: Mutex<Vec<(i64, &'static str, Instant)>>,
     pub sessions: Mutex<Vec<serde_json::Map<String, Value>>>,
+    /// Ids the transport asked to cancel, in order; a `read` of `/until-cancelled` waits for it.
+    pub cancels: Mutex<Vec<i64>>,
+    pub cancelled: tokio::sync::Notify,
 }
 
 impl MockHandler {
@@ -189,6 +192,12 @@ impl ActionHandler for MockHandler {
             }
             "read" => {
                 let path = event.args.get("path").and_then(Value::as_str).unwrap_or("");
+                if path == "/until-cancelled" {
+                    while !self.cancels.lock().unwrap().contains(&id) {
+                        self.cancelled.notified().await;
+                    }
+                    return ObservationEvent::reply(event.id, Observation::error("mock read cancelled".to_string()));
+                }
                 if let Some(ms) = path.strip_prefix("/slow/") {
                     tokio::time::sleep(Duration::from_millis(ms.parse().unwrap_or(0))).await;
                 }
@@ -202,6 +211,11 @@ impl ActionHandler for MockHandler {
 
     async fn apply_session(&self, settings: &serde_json::Map<String, Value>) {
         self.sessions.lock().unwrap().push(settings.clone());
+    }
+
+    async fn cancel(&self, id: i64) {
+        self.cancels.lock().unwrap().push(id);
+        self.cancelled.notify_waiters();
     }
 }
 

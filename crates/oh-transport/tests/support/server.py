@@ -211,6 +211,9 @@ async def command(cmd):
             state["pending"][payload["id"]] = payload
         if sid:
             await sio.emit("oh_event", payload, to=sid, namespace=NS)
+    elif c == "cancel":
+        if sid:
+            await sio.emit("oh_executor_cancel", {"id": cmd["id"]}, to=sid, namespace=NS)
     elif c == "send_raw":
         if sid:
             await sio.emit("oh_event", tuple(cmd["args"]), to=sid, namespace=NS)

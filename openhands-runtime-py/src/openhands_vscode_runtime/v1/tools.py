@@ -28,6 +28,7 @@ from openhands.tools.terminal.definition import (
 )
 from openhands.tools.terminal.metadata import CmdOutputMetadata
 
+from openhands_vscode_runtime.agent_env import ansi_c_quote
 from openhands_vscode_runtime.v1.connection import (
     ExecutorConnection,
     acquire,
@@ -49,12 +50,10 @@ _ENV_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
 
 
 def _bash_quote(value: str) -> str:
-    """ANSI-C quoting (`$'...'`), as V1 quotes exported secrets."""
-    escaped = (
-        value.replace('\\', '\\\\').replace("'", "\\'").replace('\n', '\\n')
-        .replace('\r', '\\r').replace('\t', '\\t')
-    )
-    return f"$'{escaped}'"
+    """ANSI-C quoting (`$'...'`) of an exported secret: V1's form (`\\n`, `\\r`, `\\t`), with
+    every other control byte escaped as well (V1 types them raw, and a `\\x03` in a secret would
+    reach the PTY as a Ctrl-C)."""
+    return ansi_c_quote(value, named_escapes=True)
 
 
 def _secret_registry(conversation: Any) -> Any:
