@@ -16,7 +16,8 @@ use oh_files::{FileActions, FileSystem};
 use oh_protocol::{Action, ActionEvent, ImplSource, Observation, ObservationEvent};
 use oh_shell::{BashSession, ShellConfig};
 
-pub use handler::{ActionHandler, ExecutorHandler};
+pub use handler::ExecutorHandler;
+pub use oh_protocol::ActionHandler;
 pub use oh_files::{LocalFs, FsError};
 pub use oh_shell::OutputSink;
 
@@ -72,20 +73,9 @@ impl Executor {
         Ok(Executor { shell, files, workspace: config.workspace, ide_tools: config.ide_tools })
     }
 
-    /// Execute one action event and build the reply (`cause` = the action's id).
-    pub async fn execute(&self, event: &ActionEvent) -> ObservationEvent {
-        let observation = match event.parse() {
-            Ok(action) => self.observe(&action).await,
-            Err(e) => {
-                tracing::warn!(action = %event.action, id = ?event.id, error = %e, "refused action");
-                Observation::error(e.to_string())
-            }
-        };
-        Self::reply_to(event, observation)
-    }
-
-    /// Execute an action already parsed (by `oh_protocol::decode_delegated`) and build the reply.
-    pub async fn execute_parsed(&self, event: &ActionEvent, action: &Action) -> ObservationEvent {
+    /// Execute one decoded action (`oh_protocol::decode_delegated` or `decode_action_json`, the
+    /// only places JSON becomes an action) and build the reply (`cause` = the event's id).
+    pub async fn execute(&self, event: &ActionEvent, action: &Action) -> ObservationEvent {
         let observation = self.observe(action).await;
         Self::reply_to(event, observation)
     }
@@ -169,7 +159,8 @@ mod ide_tool_tests {
         let mut config = ExecutorConfig::new(dir.path());
         config.ide_tools = ide_tools;
         let ex = Executor::start(config, Arc::new(LocalFs)).await.unwrap();
-        let reply = ex.execute(&ActionEvent::from_value(payload).unwrap()).await;
+        let decoded = oh_protocol::decode_action_json(&payload.to_string()).unwrap();
+        let reply = ex.execute(&decoded.event, &decoded.action).await;
         ex.shutdown().await;
         serde_json::from_str(&reply.to_json()).unwrap()
     }

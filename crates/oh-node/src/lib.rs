@@ -338,7 +338,7 @@ impl Executor {
         errors::coded_promise(env, async move {
             let core = handler.core().await.map_err(|e| CodedError::new(ErrorCode::Shell, format!("cannot start the bash session: {e}")))?;
             let reply = match oh_protocol::decode_action_json(&action_json) {
-                Ok(ev) => core.execute(&ev).await,
+                Ok(decoded) => core.execute(&decoded.event, &decoded.action).await,
                 Err(refusal) => refusal,
             };
             Ok(reply.to_json())

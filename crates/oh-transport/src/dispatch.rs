@@ -6,7 +6,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 
 use futures_util::FutureExt;
-use oh_executor::ActionHandler;
+use oh_protocol::ActionHandler;
 use oh_protocol::{decode_delegated, Delegated, Incoming, Observation, ObservationEvent};
 use serde_json::Value;
 use tokio::sync::{mpsc, Notify};
