@@ -129,7 +129,7 @@ async fn run(args: Args, session_api_key: Option<String>, workspace: &Path) -> u
         Err(e) => {
             eprintln!("openhands-vscode-executor: {}: {e}", e.code().as_str());
             handler.shutdown().await;
-            return 2;
+            return e.code().exit_status();
         }
     };
     log::line(
@@ -156,12 +156,10 @@ async fn run(args: Args, session_api_key: Option<String>, workspace: &Path) -> u
                 }
             };
             eprintln!("openhands-vscode-executor: connection closed ({why})");
-            if why.contains("replaced") {
-                0
-            } else if why.contains("refused") {
-                2
-            } else {
-                1
+            // The transport ends without an error only when a newer executor replaced it.
+            match transport.close_error() {
+                Some(e) => e.code().exit_status(),
+                None => 0,
             }
         }
     }

@@ -29,6 +29,7 @@ pub mod ids;
 pub mod ledger;
 pub mod reply;
 pub mod status;
+mod vocabulary;
 mod supervisor;
 pub mod wire;
 
