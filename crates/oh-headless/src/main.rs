@@ -90,17 +90,12 @@ async fn run(args: Args, session_api_key: Option<String>, workspace: &Path) -> u
     cfg.client = format!("openhands-vscode-executor-cli/{VERSION}+native");
     let executor_id = cfg.executor_id.clone();
 
-    // The last status, deduplicated like the Node binding does, logged as the Node CLI logs it.
+    // The last status (the transport reports each change once), logged as the Node CLI logs it.
     let last: Arc<Mutex<(String, Option<String>)>> = Arc::new(Mutex::new(("disconnected".into(), None)));
     let sink: oh_transport::StatusSink = {
         let last = last.clone();
         Arc::new(move |ev: &StatusEvent| {
-            let new = (ev.state.as_str().to_string(), ev.message.clone());
-            let mut st = last.lock().unwrap_or_else(|p| p.into_inner());
-            if *st == new {
-                return;
-            }
-            *st = new;
+            *last.lock().unwrap_or_else(|p| p.into_inner()) = (ev.state.as_str().to_string(), ev.message.clone());
             match &ev.message {
                 Some(m) => log::line("info", "executor", &format!("status {}: {m}", ev.state.as_str())),
                 None => log::line("info", "executor", &format!("status {}", ev.state.as_str())),

@@ -129,15 +129,9 @@ struct Inner {
 }
 
 impl Inner {
+    /// A status change (the transport reports each change once: no deduplication here).
     fn report(&self, ev: &StatusEvent) {
-        {
-            let mut st = self.status.lock().unwrap_or_else(|p| p.into_inner());
-            let new = (ConnectionState::from(ev.state), ev.message.clone());
-            if *st == new {
-                return;
-            }
-            *st = new;
-        }
+        *self.status.lock().unwrap_or_else(|p| p.into_inner()) = (ConnectionState::from(ev.state), ev.message.clone());
         let f = self.status_fn.read().ok().and_then(|f| f.clone());
         if let Some(f) = f {
             let _ = f.call(FnArgs::from((ConnectionState::from(ev.state), ev.message.clone())), ThreadsafeFunctionCallMode::NonBlocking);

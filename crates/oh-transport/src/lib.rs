@@ -27,6 +27,7 @@ mod dispatch;
 pub mod handshake;
 pub mod ids;
 pub mod ledger;
+pub mod log_record;
 pub mod reply;
 pub mod status;
 mod vocabulary;
