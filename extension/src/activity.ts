@@ -25,8 +25,9 @@ export function summariseAction(event: Json): { kind: string; summary: string } 
   const kind = str(event.action);
   const args = (event.args as Json | undefined) ?? {};
   switch (kind) {
-    case 'run': {
-      // OpenHands' secret exports are `run` actions too: their values are masked.
+    case 'run':
+    case 'v1_terminal': {
+      // OpenHands' secret exports are `run` (V1: `v1_terminal`) actions too: their values are masked.
       const cmd = maskSecretExports(str(args.command));
       if (args.is_input === true || args.is_input === 'true') return { kind, summary: `input: ${oneLine(cmd)}` };
       return { kind, summary: oneLine(cmd) || '(empty command)' };
@@ -39,6 +40,10 @@ export function summariseAction(event: Json): { kind: string; summary: string } 
       const sub = str(args.command);
       return { kind, summary: `${sub ? `${sub} ` : 'edit '}${str(args.path)}`.trim() };
     }
+    case 'v1_file_editor':
+      return { kind, summary: `${str(args.command) || 'edit'} ${str(args.path)}`.trim() };
+    case 'call_tool_mcp':
+      return { kind, summary: `tool ${str(args.name)}`.trim() };
     default:
       return { kind: kind || 'unknown', summary: oneLine(str(event.message) || kind || 'unknown action') };
   }

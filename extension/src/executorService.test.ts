@@ -156,8 +156,8 @@ describe('executor service', () => {
     const bytes = new TextEncoder().encode('hi\n');
     hooks.onTerminalData!(bytes);
     expect(terminal.data).toHaveBeenCalledWith(bytes);
-    hooks.onStatus!('executing', 'run echo hi');
-    expect(service.snapshot).toMatchObject({ state: 'executing', activity: 'run echo hi' });
+    hooks.onStatus!('executing', null);
+    expect(service.snapshot).toMatchObject({ state: 'executing' });
     expect(activity.items).toHaveLength(0); // the activity list comes from onAction/onObservation only
     hooks.onStatus!('connected', null);
     expect(service.snapshot.state).toBe('connected');
@@ -177,14 +177,33 @@ describe('executor service', () => {
     const { service, activity, terminal } = setup();
     await service.start();
     const hooks = FakeExecutor.last!.hooks;
-    hooks.onStatus!('executing', 'run echo hi'); // the status may arrive before the action hook
+    // The addon's order: the status, the action; then the observation, then the status.
+    hooks.onStatus!('executing', null);
     hooks.onAction!(JSON.stringify({ id: 7, action: 'run', args: { command: 'echo hi' } }));
     expect(activity.items).toHaveLength(1);
     expect(terminal.reveal).toHaveBeenCalled();
-    expect(service.snapshot.state).toBe('executing');
+    expect(service.snapshot).toMatchObject({ state: 'executing', activity: 'run echo hi' });
     hooks.onObservation!(JSON.stringify({ cause: 7, observation: 'run', content: 'hi', extras: { metadata: { exit_code: 3 } } }));
+    // The state is the transport's (one place): an observation alone changes nothing.
+    expect(service.snapshot.state).toBe('executing');
+    hooks.onStatus!('connected', null);
     expect(service.snapshot.state).toBe('connected');
     expect(activity.items[0]).toMatchObject({ id: 7, status: 'error', result: 'exit 3 · hi' });
+  });
+
+  it('says what runs with the one summary of an action, secret exports masked', async () => {
+    const { service } = setup();
+    await service.start();
+    const hooks = FakeExecutor.last!.hooks;
+    hooks.onStatus!('executing', null);
+    hooks.onAction!(JSON.stringify({ id: 8, action: 'run', args: { command: "export GITHUB_TOKEN=$'ghp_secret'" } }));
+    expect(service.snapshot.activity).toBe('run export GITHUB_TOKEN=********');
+    hooks.onAction!(JSON.stringify({ id: 9, action: 'v1_terminal', args: { command: "export API_KEY=$'sk-1' && export B=$'x'" } }));
+    expect(service.snapshot.activity).not.toMatch(/sk-1|'x'/);
+    hooks.onAction!(JSON.stringify({ id: 10, action: 'read', args: { path: '/ws/a.py' } }));
+    expect(service.snapshot.activity).toBe('read /ws/a.py');
+    hooks.onStatus!('connected', null);
+    expect(service.snapshot.activity).toBeUndefined();
   });
 
   it('reports a connection that ends for good (replaced)', async () => {

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { ActivityLog } from './activity';
+import { summariseAction, type ActivityLog } from './activity';
 import type { AgentTerminal } from './agentTerminal';
 import { NativeBinaryError } from './bootstrap';
 import { validateConfig, type OpenHandsConfig } from './config';
@@ -287,14 +287,16 @@ export class ExecutorService implements vscode.Disposable {
         if (!e) return;
         d.activity.action(e);
         if (e.action === 'run') d.terminal.reveal?.();
-        if (this.snap.state === 'connected') this.update({ state: 'executing' });
+        // What runs, as the activity list words it (summariseAction, secret exports masked): the
+        // one summary of an action. `executing`/`connected` come from onStatus only.
+        const { kind, summary } = summariseAction(e);
+        this.update({ activity: kind === 'run' || kind === 'v1_terminal' ? `run ${summary}` : summary });
       },
       onObservation: (event) => {
         if (!live()) return;
         const e = toObject(event);
         if (!e) return;
         d.activity.observation(e);
-        if (this.snap.state === 'executing' && d.activity.running === 0) this.update({ state: 'connected' });
       },
     };
   }
@@ -308,7 +310,7 @@ export class ExecutorService implements vscode.Disposable {
     if (state === 'connecting' && this.snap.state === 'stopped') return; // our own stop
     if (state === 'connecting' && this.snap.state !== 'connecting') this.deps.log.info(`executor ${status}${message ? `: ${message}` : ''}`);
     if (state === 'executing') {
-      this.update({ state, message: undefined, fixes: undefined, activity: message });
+      this.update({ state, message: undefined, fixes: undefined }); // the activity comes from onAction
       return;
     }
     this.update({ state, message: state === 'connected' ? undefined : message, fixes: undefined, activity: undefined });

@@ -14,8 +14,10 @@ describe('shell stream', () => {
   });
 
   it('handles markers split anywhere across chunks', () => {
-    const whole = `out1${block(2, '/a')}out2${block(0, '/b')}`;
-    for (let cut = 1; cut < whole.length; cut += 7) {
+    // Every cut, with `\n` and with the `\r\n` a PTY sends: a cut right after `###PS1END###`
+    // (the addon's usual chunking) must still drop the block's closing newline.
+    for (const whole of [`out1${block(2, '/a')}out2${block(0, '/b')}`, `out1${block(2, '/a')}out2${block(0, '/b')}`.replace(/\n/g, '\r\n')]) {
+    for (let cut = 1; cut < whole.length; cut++) {
       const s = new ShellStream();
       const segs = [...s.push(whole.slice(0, cut)), ...s.push(whole.slice(cut))];
       const text = segs.filter((x) => x.type === 'text').map((x: any) => x.text).join('');
@@ -24,6 +26,7 @@ describe('shell stream', () => {
         { type: 'prompt', exitCode: 2, cwd: '/a' },
         { type: 'prompt', exitCode: 0, cwd: '/b' },
       ]);
+    }
     }
   });
 

@@ -15,10 +15,26 @@ export class ShellStream {
   private pending = '';
   private inBlock = false;
 
+  /**
+   * A block just ended and the newline that closes it (`###PS1END###\r\n`) has not been seen:
+   * it may come in the next chunk (the addon hands over bytes as the PTY gives them, and the
+   * shell's reads often split right after the marker). It must be dropped wherever it arrives,
+   * or the command bash echoes next lands on a line of its own under the prompt.
+   */
+  private blockNewlinePending = false;
+
   push(chunk: string): ShellSegment[] {
     const out: ShellSegment[] = [];
     let s = this.pending + chunk;
     this.pending = '';
+    if (this.blockNewlinePending) {
+      if (s === '' || s === '\r') {
+        this.pending = s;
+        return out;
+      }
+      s = s.replace(/^\r?\n/, '');
+      this.blockNewlinePending = false;
+    }
     for (;;) {
       if (this.inBlock) {
         const end = s.indexOf(PS1_END);
@@ -32,8 +48,14 @@ export class ShellStream {
           return out;
         }
         out.push(parsePrompt(s.slice(0, end)));
-        s = s.slice(end + PS1_END.length).replace(/^\r?\n/, '');
+        s = s.slice(end + PS1_END.length);
         this.inBlock = false;
+        if (s === '' || s === '\r') {
+          this.pending = s;
+          this.blockNewlinePending = true;
+          return out;
+        }
+        s = s.replace(/^\r?\n/, '');
         continue;
       }
       const start = s.indexOf(PS1_START);

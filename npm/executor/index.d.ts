@@ -66,7 +66,10 @@ export interface DirEntry {
   type: FileType
 }
 
-/** The `code` of an error the executor rejects with: the transport's codes and `ESHELL`. */
+/**
+ * The `code` of an error the executor rejects with (and of `Closed`): ENORUNTIME, EAUTH,
+ * EREFUSED, EPROTOCOL and EUNREACHABLE (registration), ESTOPPED, ESHELL.
+ */
 export type ErrorCode = 'ENORUNTIME' | 'EAUTH' | 'EREFUSED' | 'EPROTOCOL' | 'EUNREACHABLE' | 'ESTOPPED' | 'ESHELL'
 
 /** Optional notification hooks (weak: they never keep Node alive). */
@@ -117,6 +120,13 @@ export interface ExecutorOptions {
    */
   ideTools?: Array<IdeToolInfo>
 }
+
+/**
+ * The exit status of the executor CLIs for a failure with this code (2: the registration was
+ * refused or never happened, 1: another failure; `oh_transport::ErrorCode::exit_status`), so
+ * the Node CLI and the native one decide alike.
+ */
+export declare function exitStatusOf(code: ErrorCode): number
 
 /** What the `stat` callback resolves with. */
 export interface FileStat {

@@ -839,6 +839,7 @@ module.exports.Executor = nativeBinding.Executor
 module.exports.CloseReason = nativeBinding.CloseReason
 module.exports.ConnectionState = nativeBinding.ConnectionState
 module.exports.ErrorCode = nativeBinding.ErrorCode
+module.exports.exitStatusOf = nativeBinding.exitStatusOf
 module.exports.FileType = nativeBinding.FileType
 module.exports.PROTOCOL_VERSION = nativeBinding.PROTOCOL_VERSION
 module.exports.setLogHandler = nativeBinding.setLogHandler

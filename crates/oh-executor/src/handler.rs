@@ -1,26 +1,14 @@
-//! The seam between a transport and the executor: [`ActionHandler`] runs one delegated action,
-//! [`ExecutorHandler`] is the handler over the executor core, started on first use.
+//! [`ExecutorHandler`]: the [`ActionHandler`] (defined in `oh-protocol`, so that a transport does
+//! not depend on this crate) over the executor core, started on first use.
 
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use oh_files::FileSystem;
-use oh_protocol::{Delegated, Observation, ObservationEvent};
+use oh_protocol::{ActionHandler, Delegated, Observation, ObservationEvent};
 use serde_json::{Map, Value};
 
 use crate::{Executor, ExecutorConfig};
-
-/// What executes the delegated actions of a transport.
-#[async_trait]
-pub trait ActionHandler: Send + Sync + 'static {
-    /// Execute one decoded action; the reply's `cause` must be its id.
-    async fn execute(&self, job: &Delegated) -> ObservationEvent;
-    /// Apply a runtime's `session` settings (e.g. `no_change_timeout_seconds`).
-    async fn apply_session(&self, _settings: &Map<String, Value>) {}
-    /// The runtime gave up on action `id` (its reply timeout passed): stop it if it can be
-    /// stopped. Unknown and finished ids are no-ops.
-    async fn cancel(&self, _id: i64) {}
-}
 
 /// [`ActionHandler`] over the executor core, started on first use: when a transport registers
 /// first, the welcome's `session` settings (`no_change_timeout_seconds`) go into the shell's
@@ -66,7 +54,7 @@ impl ExecutorHandler {
 impl ActionHandler for ExecutorHandler {
     async fn execute(&self, job: &Delegated) -> ObservationEvent {
         match self.core().await {
-            Ok(core) => core.execute_parsed(&job.event, &job.action).await,
+            Ok(core) => core.execute(&job.event, &job.action).await,
             Err(e) => ObservationEvent::reply(Some(job.id), Observation::error(format!("Cannot start the bash session: {e}"))),
         }
     }

@@ -18,7 +18,8 @@ use oh_protocol::{Action, ActionEvent, ImplSource, Observation, ObservationEvent
 use oh_shell::{BashSession, ShellConfig};
 
 pub use checkpoints::{default_store_dir, CheckpointConfig};
-pub use handler::{ActionHandler, ExecutorHandler};
+pub use handler::ExecutorHandler;
+pub use oh_protocol::ActionHandler;
 pub use oh_files::{LocalFs, FsError};
 pub use oh_shell::OutputSink;
 
@@ -101,20 +102,9 @@ impl Executor {
         })
     }
 
-    /// Execute one action event and build the reply (`cause` = the action's id).
-    pub async fn execute(&self, event: &ActionEvent) -> ObservationEvent {
-        let observation = match event.parse() {
-            Ok(action) => self.observe_as(event.id, &action).await,
-            Err(e) => {
-                tracing::warn!(action = %event.action, id = ?event.id, error = %e, "refused action");
-                Observation::error(e.to_string())
-            }
-        };
-        Self::reply_to(event, observation)
-    }
-
-    /// Execute an action already parsed (by `oh_protocol::decode_delegated`) and build the reply.
-    pub async fn execute_parsed(&self, event: &ActionEvent, action: &Action) -> ObservationEvent {
+    /// Execute one decoded action (`oh_protocol::decode_delegated` or `decode_action_json`, the
+    /// only places JSON becomes an action) and build the reply (`cause` = the event's id).
+    pub async fn execute(&self, event: &ActionEvent, action: &Action) -> ObservationEvent {
         let observation = self.observe_as(event.id, action).await;
         Self::reply_to(event, observation)
     }
@@ -251,7 +241,8 @@ mod ide_tool_tests {
         let mut config = ExecutorConfig::new(dir.path());
         config.ide_tools = ide_tools;
         let ex = Executor::start(config, Arc::new(LocalFs)).await.unwrap();
-        let reply = ex.execute(&ActionEvent::from_value(payload).unwrap()).await;
+        let decoded = oh_protocol::decode_action_json(&payload.to_string()).unwrap();
+        let reply = ex.execute(&decoded.event, &decoded.action).await;
         ex.shutdown().await;
         serde_json::from_str(&reply.to_json()).unwrap()
     }
@@ -304,10 +295,10 @@ mod ide_tool_tests {
         config.ide_tools = Some(tools.clone());
         let ex = Arc::new(Executor::start(config, Arc::new(LocalFs)).await.unwrap());
         assert!(!ex.cancel(9), "nothing runs yet: a cancel that arrives first is a no-op");
-        let event = ActionEvent::from_value(json!({"id": 9, "action": "call_tool_mcp", "args": {"name": "open_diff"}})).unwrap();
+        let decoded = oh_protocol::decode_action_json(&json!({"id": 9, "action": "call_tool_mcp", "args": {"name": "open_diff"}}).to_string()).unwrap();
         let running = tokio::spawn({
             let ex = ex.clone();
-            async move { ex.execute(&event).await }
+            async move { ex.execute(&decoded.event, &decoded.action).await }
         });
         while tools.1.lock().unwrap().is_empty() {
             tokio::task::yield_now().await;

@@ -2,11 +2,10 @@
 //! tracing events (and the `log` records of rust_socketio, bridged by tracing-subscriber) at the
 //! chosen level and above.
 
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use tracing::field::{Field, Visit};
+use oh_transport::log_record;
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
@@ -58,48 +57,13 @@ fn iso_now() -> String {
 
 struct StderrLayer;
 
-struct MessageVisitor(String, String);
-
-impl Visit for MessageVisitor {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        match field.name() {
-            "message" => self.0.push_str(value),
-            n if n.starts_with("log.") => {}
-            n => {
-                let _ = write!(self.1, " {n}={value}");
-            }
-        }
-    }
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        match field.name() {
-            "message" => {
-                let _ = write!(self.0, "{value:?}");
-            }
-            n if n.starts_with("log.") => {}
-            n => {
-                let _ = write!(self.1, " {n}={value:?}");
-            }
-        }
-    }
-}
-
 impl<S: Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>> Layer<S> for StderrLayer {
+    fn on_new_span(&self, attrs: &tracing::span::Attributes<'_>, id: &tracing::span::Id, ctx: Context<'_, S>) {
+        log_record::record_span(attrs, id, &ctx);
+    }
+
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
-        let mut v = MessageVisitor(String::new(), String::new());
-        event.record(&mut v);
-        // `log` records carry their real target in the `log.target` field.
-        let target = {
-            use tracing_log::NormalizeEvent;
-            event.normalized_metadata().map(|m| m.target().to_string()).unwrap_or_else(|| event.metadata().target().to_string())
-        };
-        let mut msg = v.0;
-        if let Some(scope) = ctx.event_scope(event) {
-            let spans: Vec<&str> = scope.from_root().map(|s| s.name()).collect();
-            if !spans.is_empty() {
-                msg = format!("[{}] {msg}", spans.join(":"));
-            }
-        }
-        msg.push_str(&v.1);
+        let (target, msg) = log_record::format_event(event, &ctx);
         line(event.metadata().level().as_str(), &target, &msg);
     }
 }

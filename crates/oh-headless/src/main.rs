@@ -90,17 +90,12 @@ async fn run(args: Args, session_api_key: Option<String>, workspace: &Path) -> u
     cfg.client = format!("openhands-vscode-executor-cli/{VERSION}+native");
     let executor_id = cfg.executor_id.clone();
 
-    // The last status, deduplicated like the Node binding does, logged as the Node CLI logs it.
+    // The last status (the transport reports each change once), logged as the Node CLI logs it.
     let last: Arc<Mutex<(String, Option<String>)>> = Arc::new(Mutex::new(("disconnected".into(), None)));
     let sink: oh_transport::StatusSink = {
         let last = last.clone();
         Arc::new(move |ev: &StatusEvent| {
-            let new = (ev.state.as_str().to_string(), ev.message.clone());
-            let mut st = last.lock().unwrap_or_else(|p| p.into_inner());
-            if *st == new {
-                return;
-            }
-            *st = new;
+            *last.lock().unwrap_or_else(|p| p.into_inner()) = (ev.state.as_str().to_string(), ev.message.clone());
             match &ev.message {
                 Some(m) => log::line("info", "executor", &format!("status {}: {m}", ev.state.as_str())),
                 None => log::line("info", "executor", &format!("status {}", ev.state.as_str())),
@@ -129,7 +124,7 @@ async fn run(args: Args, session_api_key: Option<String>, workspace: &Path) -> u
         Err(e) => {
             eprintln!("openhands-vscode-executor: {}: {e}", e.code().as_str());
             handler.shutdown().await;
-            return 2;
+            return e.code().exit_status();
         }
     };
     log::line(
@@ -156,12 +151,10 @@ async fn run(args: Args, session_api_key: Option<String>, workspace: &Path) -> u
                 }
             };
             eprintln!("openhands-vscode-executor: connection closed ({why})");
-            if why.contains("replaced") {
-                0
-            } else if why.contains("refused") {
-                2
-            } else {
-                1
+            // The transport ends without an error only when a newer executor replaced it.
+            match transport.close_error() {
+                Some(e) => e.code().exit_status(),
+                None => 0,
             }
         }
     }

@@ -7,46 +7,41 @@ use napi::{Env, JsError};
 use napi_derive::napi;
 use oh_transport::{ErrorCode as T, TransportError};
 
-/// The `code` of an error the executor rejects with: the transport's codes and `ESHELL`.
-#[napi(string_enum)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ErrorCode {
-    /// The server has no `VsCodeRuntime` for the conversation (yet: it opens one when the
-    /// conversation's agent loop starts).
-    #[napi(value = "ENORUNTIME")]
-    NoRuntime,
-    /// The session API key is missing or not accepted.
-    #[napi(value = "EAUTH")]
-    Auth,
-    /// The server refused the registration for another reason (no conversation id, a web
-    /// page's origin, a non-websocket transport).
-    #[napi(value = "EREFUSED")]
-    Refused,
-    /// The server speaks another protocol version.
-    #[napi(value = "EPROTOCOL")]
-    Protocol,
-    /// No registration within the initial timeout (network error, no welcome).
-    #[napi(value = "EUNREACHABLE")]
-    Unreachable,
-    /// `stop()` was called before the registration finished.
-    #[napi(value = "ESTOPPED")]
-    Stopped,
-    /// The bash session could not be started.
-    #[napi(value = "ESHELL")]
-    Shell,
+/// The `code` of an error the executor rejects with, and `Closed.code`: the napi form of
+/// `oh_transport::ErrorCode`, built from the same list (`oh_transport::error_codes!`), so the
+/// strings and their docs exist once; napi-rs writes them into `index.d.ts`.
+macro_rules! napi_error_code {
+    ($($(#[doc = $doc:literal])* $variant:ident = $text:tt,)*) => {
+        /// The `code` of an error the executor rejects with (and of `Closed`): ENORUNTIME, EAUTH,
+        /// EREFUSED, EPROTOCOL and EUNREACHABLE (registration), ESTOPPED, ESHELL.
+        #[napi(string_enum)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum ErrorCode {
+            $($(#[doc = $doc])* #[napi(value = $text)] $variant,)*
+        }
+
+        impl From<T> for ErrorCode {
+            fn from(code: T) -> Self {
+                match code {
+                    $(T::$variant => ErrorCode::$variant,)*
+                }
+            }
+        }
+
+        impl From<ErrorCode> for T {
+            fn from(code: ErrorCode) -> Self {
+                match code {
+                    $(ErrorCode::$variant => T::$variant,)*
+                }
+            }
+        }
+    };
 }
+oh_transport::error_codes!(napi_error_code);
 
 impl ErrorCode {
     pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::Shell => "ESHELL",
-            ErrorCode::NoRuntime => T::NoRuntime.as_str(),
-            ErrorCode::Auth => T::Auth.as_str(),
-            ErrorCode::Refused => T::Refused.as_str(),
-            ErrorCode::Protocol => T::Protocol.as_str(),
-            ErrorCode::Unreachable => T::Unreachable.as_str(),
-            ErrorCode::Stopped => T::Stopped.as_str(),
-        }
+        T::from(self).as_str()
     }
 
     /// The code of a failed registration (classified by the transport).
@@ -55,17 +50,12 @@ impl ErrorCode {
     }
 }
 
-impl From<T> for ErrorCode {
-    fn from(code: T) -> Self {
-        match code {
-            T::NoRuntime => ErrorCode::NoRuntime,
-            T::Auth => ErrorCode::Auth,
-            T::Refused => ErrorCode::Refused,
-            T::Protocol => ErrorCode::Protocol,
-            T::Unreachable => ErrorCode::Unreachable,
-            T::Stopped => ErrorCode::Stopped,
-        }
-    }
+/// The exit status of the executor CLIs for a failure with this code (2: the registration was
+/// refused or never happened, 1: another failure; `oh_transport::ErrorCode::exit_status`), so
+/// the Node CLI and the native one decide alike.
+#[napi]
+pub fn exit_status_of(code: ErrorCode) -> u32 {
+    T::from(code).exit_status() as u32
 }
 
 /// An error for JS with an [`ErrorCode`] as its `code` property.

@@ -26,32 +26,30 @@ use oh_protocol::ActionEvent;
 use oh_transport::{Observers, StatusEvent, Transport, TransportConfig};
 
 pub use dto::{ExecutorOptions, IdeToolInfo};
-pub use errors::{CloseReason, Closed, CodedError, ErrorCode};
+pub use errors::{exit_status_of, CloseReason, Closed, CodedError, ErrorCode};
 pub use fs::FsCallbacks;
 
-/// The connection state reported by `onStatus` and the `status` getter.
-#[napi(string_enum = "lowercase")]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConnectionState {
-    Connecting,
-    Connected,
-    Executing,
-    Disconnected,
-    Error,
-}
-
-impl From<oh_transport::ConnectionState> for ConnectionState {
-    fn from(s: oh_transport::ConnectionState) -> Self {
-        use oh_transport::ConnectionState as T;
-        match s {
-            T::Connecting => ConnectionState::Connecting,
-            T::Connected => ConnectionState::Connected,
-            T::Executing => ConnectionState::Executing,
-            T::Disconnected => ConnectionState::Disconnected,
-            T::Error => ConnectionState::Error,
+/// The connection state reported by `onStatus` and the `status` getter: the napi form of
+/// `oh_transport::ConnectionState`, built from the same list (`oh_transport::connection_states!`).
+macro_rules! napi_connection_state {
+    ($($(#[doc = $doc:literal])* $variant:ident = $text:tt,)*) => {
+        /// The connection state reported by `onStatus` and the `status` getter.
+        #[napi(string_enum)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum ConnectionState {
+            $($(#[doc = $doc])* #[napi(value = $text)] $variant,)*
         }
-    }
+
+        impl From<oh_transport::ConnectionState> for ConnectionState {
+            fn from(s: oh_transport::ConnectionState) -> Self {
+                match s {
+                    $(oh_transport::ConnectionState::$variant => ConnectionState::$variant,)*
+                }
+            }
+        }
+    };
 }
+oh_transport::connection_states!(napi_connection_state);
 
 type StatusFn = ThreadsafeFunction<FnArgs<(ConnectionState, Option<String>)>, Unknown<'static>, FnArgs<(ConnectionState, Option<String>)>, Status, false, true>;
 type DataFn = ThreadsafeFunction<Uint8Array, Unknown<'static>, Uint8Array, Status, false, true>;
@@ -146,15 +144,9 @@ struct Inner {
 }
 
 impl Inner {
+    /// A status change (the transport reports each change once: no deduplication here).
     fn report(&self, ev: &StatusEvent) {
-        {
-            let mut st = self.status.lock().unwrap_or_else(|p| p.into_inner());
-            let new = (ConnectionState::from(ev.state), ev.message.clone());
-            if *st == new {
-                return;
-            }
-            *st = new;
-        }
+        *self.status.lock().unwrap_or_else(|p| p.into_inner()) = (ConnectionState::from(ev.state), ev.message.clone());
         let f = self.status_fn.read().ok().and_then(|f| f.clone());
         if let Some(f) = f {
             let _ = f.call(FnArgs::from((ConnectionState::from(ev.state), ev.message.clone())), ThreadsafeFunctionCallMode::NonBlocking);
@@ -355,7 +347,7 @@ impl Executor {
         errors::coded_promise(env, async move {
             let core = handler.core().await.map_err(|e| CodedError::new(ErrorCode::Shell, format!("cannot start the bash session: {e}")))?;
             let reply = match oh_protocol::decode_action_json(&action_json) {
-                Ok(ev) => core.execute(&ev).await,
+                Ok(decoded) => core.execute(&decoded.event, &decoded.action).await,
                 Err(refusal) => refusal,
             };
             Ok(reply.to_json())

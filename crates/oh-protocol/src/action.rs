@@ -179,21 +179,6 @@ impl Action {
     pub fn is_command(&self) -> bool {
         matches!(self, Action::Run(_) | Action::V1Terminal(_))
     }
-
-    /// What a status line shows while the action runs: the kind and its command or path.
-    pub fn summary(&self) -> String {
-        match self {
-            Action::Run(r) => format!("run {}", r.command),
-            Action::Read(r) => format!("read {}", r.path),
-            Action::Write(w) => format!("write {}", w.path),
-            Action::Edit(e) => format!("edit {}", e.path),
-            Action::V1Terminal(t) => format!("{V1_TERMINAL} {}", t.command),
-            Action::V1FileEditor(e) => format!("{V1_FILE_EDITOR} {}", e.path),
-            Action::V1Interrupt => V1_INTERRUPT.to_string(),
-            Action::McpTool(t) => format!("{MCP_TOOL} {}", t.name),
-            Action::Checkpoint(c) => format!("checkpoint_{}", c.op()),
-        }
-    }
 }
 
 /// Arguments every action dataclass accepts besides its own.

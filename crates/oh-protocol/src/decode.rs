@@ -98,16 +98,33 @@ pub fn decode_delegated(payload: &Value) -> Incoming {
     }
 }
 
+/// One action decoded from JSON text: the raw event (its `id` is the reply's `cause`, its
+/// `tool_call_metadata` goes back with the reply) and its typed form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodedAction {
+    pub event: ActionEvent,
+    pub action: Action,
+}
+
 /// Decode one action given as JSON text (event_to_dict form, with an `id`; no server involved):
-/// the event to run, or the ErrorObservation reply for text that is not an action (`cause` = its
-/// id when one can be read). Arguments are checked when the event runs, as the action server does.
-pub fn decode_action_json(action_json: &str) -> Result<ActionEvent, ObservationEvent> {
+/// the typed action to run, or the ErrorObservation reply for text that is not a runnable action
+/// (`cause` = its id when one can be read, the event's `tool_call_metadata` kept as the action
+/// server keeps it).
+pub fn decode_action_json(action_json: &str) -> Result<DecodedAction, ObservationEvent> {
     let value: Value = match serde_json::from_str(action_json) {
         Ok(v) => v,
         Err(e) => return Err(ObservationEvent::reply(None, Observation::error(format!("Invalid action JSON: {e}")))),
     };
     let cause = value.as_object().and_then(extract_id);
-    ActionEvent::from_value(value).map_err(|e| ObservationEvent::reply(cause, Observation::error(e.to_string())))
+    let event = ActionEvent::from_value(value).map_err(|e| ObservationEvent::reply(cause, Observation::error(e.to_string())))?;
+    match event.parse() {
+        Ok(action) => Ok(DecodedAction { event, action }),
+        Err(e) => {
+            let mut refusal = ObservationEvent::reply(event.id, Observation::error(e.to_string()));
+            refusal.tool_call_metadata = event.tool_call_metadata;
+            Err(refusal)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -153,11 +170,23 @@ mod tests {
 
     #[test]
     fn action_text_keeps_its_id_or_explains() {
-        let ev = decode_action_json(r#"{"id": "9", "action": "run", "args": {"command": "ls"}}"#).unwrap();
+        let ev = decode_action_json(r#"{"id": "9", "action": "run", "args": {"command": "ls"}}"#).unwrap().event;
         assert_eq!(ev.id, Some(9));
         let err = decode_action_json(r#"{"id": 4.0, "observation": "run"}"#).unwrap_err();
         assert_eq!(err.cause, Some(4));
         let err = decode_action_json("{").unwrap_err();
         assert!(err.observation.content.starts_with("Invalid action JSON"), "{:?}", err.observation.content);
+    }
+
+    #[test]
+    fn action_text_is_typed_once_and_bad_arguments_are_refused_with_the_metadata() {
+        let ok = decode_action_json(r#"{"id": 2, "action": "read", "args": {"path": "/x"}}"#).unwrap();
+        assert!(matches!(ok.action, Action::Read(_)));
+        let meta = r#"{"function_name": "f", "tool_call_id": "t", "model_response": {}, "total_calls_in_response": 1}"#;
+        let text = format!(r#"{{"id": 3, "action": "run", "args": {{"command": 5}}, "tool_call_metadata": {meta}}}"#);
+        let err = decode_action_json(&text).unwrap_err();
+        assert_eq!(err.cause, Some(3));
+        assert!(err.observation.content.contains("wrong arguments"), "{:?}", err.observation.content);
+        assert_eq!(err.tool_call_metadata, Some(serde_json::from_str::<Value>(meta).unwrap()));
     }
 }

@@ -6,7 +6,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 
 use futures_util::FutureExt;
-use oh_executor::ActionHandler;
+use oh_protocol::ActionHandler;
 use oh_protocol::{decode_delegated, Delegated, Incoming, Observation, ObservationEvent};
 use serde_json::Value;
 use tokio::sync::{mpsc, Notify};
@@ -82,6 +82,8 @@ impl Shared {
         self.lock().ledger.latest_id()
     }
 
+    /// The one place a status is deduplicated: observers (the binding, the headless CLI, and
+    /// through the binding the extension) see each change once and need no check of their own.
     pub(crate) fn set_status(&self, state: ConnectionState, message: Option<String>) {
         let ev = StatusEvent { state, message };
         {
@@ -91,7 +93,7 @@ impl Shared {
             }
             st.status = Some(ev.clone());
         }
-        tracing::debug!(state = state.as_str(), message = ev.message.as_deref().unwrap_or(""), "executor status");
+        tracing::debug!(state = state.as_str(), detail = ev.message.as_deref().unwrap_or(""), "executor status");
         if let Some(sink) = &self.observers.on_status {
             sink(&ev);
         }
@@ -175,7 +177,10 @@ impl Shared {
                         st.running += 1;
                         st.stats.executed += 1;
                     }
-                    self.set_status(ConnectionState::Executing, Some(describe(&job)));
+                    // No text: what an action is, for people, is the front end's business (the extension's
+                    // activity list, which masks secret exports); a command in a status message would
+                    // carry an exported secret in clear into the status line and the logs.
+                    self.set_status(ConnectionState::Executing, None);
                     if job.action.is_command() {
                         // Commands run one at a time, in arrival order.
                         if self.commands.send((session, job)).is_err() {
@@ -287,18 +292,4 @@ impl Shared {
     pub(crate) fn outbox_acked(&self, cause: i64) {
         self.lock().ledger.acked(cause);
     }
-}
-
-/// The status line while an action runs, at most 120 bytes.
-fn describe(job: &Delegated) -> String {
-    let mut s = job.action.summary();
-    if s.len() > 120 {
-        let mut cut = 117;
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        s.truncate(cut);
-        s.push_str("...");
-    }
-    s
 }

@@ -5,7 +5,8 @@
 //! proves its own, waits for `oh_executor_welcome`, then runs every delegated `oh_event` at most once through an
 //! [`ActionHandler`] and sends the reply back until the server acknowledges it. The transport
 //! knows sockets, registration, the exactly-once ledger and backoff; what an action is comes from
-//! `oh-protocol` (decoding, `is_command`) and what runs it from `oh-executor`.
+//! `oh-protocol` (decoding, `is_command`, and the [`ActionHandler`] that runs an action; `oh-executor`
+//! implements it, this crate does not depend on it).
 //!
 //! Modules: [`config`] (settings, URL, auth), [`ids`], [`status`] (states, errors, observers),
 //! [`ledger`] (exactly-once bookkeeping, pure), [`reply`] (one serialisation, shrinking),
@@ -26,8 +27,10 @@ mod dispatch;
 pub mod handshake;
 pub mod ids;
 pub mod ledger;
+pub mod log_record;
 pub mod reply;
 pub mod status;
+mod vocabulary;
 mod supervisor;
 pub mod wire;
 
@@ -38,7 +41,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 pub use config::{TransportConfig, NAMESPACE, PROTOCOL_VERSION};
 pub use ids::new_uuid;
-pub use oh_executor::ActionHandler;
+pub use oh_protocol::ActionHandler;
 pub use reply::shrink_reply;
 pub use status::{ConnectionState, ErrorCode, Observers, StatusEvent, StatusSink, TransportError, TransportStats};
 

@@ -5,27 +5,7 @@ use std::sync::Arc;
 
 use oh_protocol::ActionEvent;
 
-/// The connection state reported to the status callback.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConnectionState {
-    Connecting,
-    Connected,
-    Executing,
-    Disconnected,
-    Error,
-}
-
-impl ConnectionState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ConnectionState::Connecting => "connecting",
-            ConnectionState::Connected => "connected",
-            ConnectionState::Executing => "executing",
-            ConnectionState::Disconnected => "disconnected",
-            ConnectionState::Error => "error",
-        }
-    }
-}
+pub use crate::vocabulary::{ConnectionState, ErrorCode};
 
 /// One status change.
 #[derive(Clone, Debug, PartialEq)]
@@ -98,38 +78,7 @@ impl TransportError {
     }
 }
 
-/// The kinds of [`TransportError`]. The Node binding exposes them as its `ErrorCode` (beside its
-/// own `ESHELL`); the headless CLI prints [`ErrorCode::as_str`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ErrorCode {
-    /// The server has no `VsCodeRuntime` for the conversation (yet: it opens one when the
-    /// conversation's agent loop starts).
-    NoRuntime,
-    /// The session API key is missing or not accepted, or the server could not prove it holds it.
-    Auth,
-    /// The server refused the registration for another reason (no conversation id, a web
-    /// page's origin, a non-websocket transport).
-    Refused,
-    /// The server speaks another protocol version.
-    Protocol,
-    /// No registration within the initial timeout (network error, no welcome).
-    Unreachable,
-    /// Shut down before the registration finished.
-    Stopped,
-}
-
 impl ErrorCode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::NoRuntime => "ENORUNTIME",
-            ErrorCode::Auth => "EAUTH",
-            ErrorCode::Refused => "EREFUSED",
-            ErrorCode::Protocol => "EPROTOCOL",
-            ErrorCode::Unreachable => "EUNREACHABLE",
-            ErrorCode::Stopped => "ESTOPPED",
-        }
-    }
-
     /// The server's refusal message (docs/protocol.md, "the server refuses the connection") is
     /// the only thing the wire carries; this is the one place it becomes a code.
     pub fn of_refusal(message: &str) -> Self {
@@ -150,6 +99,16 @@ impl ErrorCode {
     pub fn is_permanent(self) -> bool {
         matches!(self, ErrorCode::Auth | ErrorCode::Protocol)
     }
+
+    /// The exit status of both executor CLIs (the native `oh-headless` and the Node one) when
+    /// they end with this failure: 2 when the registration was refused or never happened (a
+    /// supervisor should not simply restart), 1 for any other failure.
+    pub fn exit_status(self) -> u8 {
+        match self {
+            ErrorCode::NoRuntime | ErrorCode::Auth | ErrorCode::Refused | ErrorCode::Protocol | ErrorCode::Unreachable => 2,
+            ErrorCode::Stopped | ErrorCode::Shell => 1,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -169,6 +128,17 @@ mod tests {
         assert_eq!(TransportError::Stopped.code().as_str(), "ESTOPPED");
         assert!(ErrorCode::Auth.is_permanent() && ErrorCode::Protocol.is_permanent());
         assert!(!ErrorCode::NoRuntime.is_permanent() && !ErrorCode::Refused.is_permanent());
+    }
+
+    #[test]
+    fn the_vocabulary_and_the_clis_exit_statuses() {
+        let codes: Vec<_> = ErrorCode::ALL.iter().map(|c| (c.as_str(), c.exit_status())).collect();
+        assert_eq!(
+            codes,
+            [("ENORUNTIME", 2), ("EAUTH", 2), ("EREFUSED", 2), ("EPROTOCOL", 2), ("EUNREACHABLE", 2), ("ESTOPPED", 1), ("ESHELL", 1)]
+        );
+        let states: Vec<_> = ConnectionState::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(states, ["connecting", "connected", "executing", "disconnected", "error"]);
     }
 }
 

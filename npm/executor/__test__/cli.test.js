@@ -83,6 +83,24 @@ test('refused connection: clear message, non-zero exit', async (t) => {
   assert.match(q.stderr(), /openhands-vscode-executor: EPROTOCOL: /);
 });
 
+test('a failure after registration: the exit status comes from the failure\'s code, not its message', async (t) => {
+  // Registered, then the runtime comes back speaking another protocol: the reconnect fails for
+  // good with EPROTOCOL, whose message does not say "refused". Both CLIs exit 2, as for a
+  // protocol mismatch at the first registration.
+  const server = await PyServer.start([]);
+  t.after(() => server.close());
+  const p = run(['--url', server.url, '--conversation', 'conv1', '--workspace', tmpdir()]);
+  t.after(() => p.child.kill('SIGKILL'));
+  await server.expect('registered', () => true, 20000);
+  server.close();
+  await new Promise((r) => server.child.on('exit', r));
+  const other = await PyServer.start(['--welcome-protocol', '7'], server.port);
+  t.after(() => other.close());
+  const { code } = await p.exited;
+  assert.match(p.stderr(), /connection closed \(.*protocol mismatch/);
+  assert.strictEqual(code, 2, p.stderr());
+});
+
 test('usage errors', async () => {
   const p = run(['--url', 'http://127.0.0.1:1']);
   const { code } = await p.exited;

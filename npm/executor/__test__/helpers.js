@@ -67,7 +67,8 @@ function freePort() {
 
 class PyServer {
   /** null (the test skips) only with OH_ALLOW_SKIP=1; otherwise a missing python fails. */
-  static async start(extra = []) {
+  /** `port`: listen there (a server restarted on the port an executor reconnects to). */
+  static async start(extra = [], port = undefined) {
     const py = python();
     if (!py) {
       if (process.env.OH_ALLOW_SKIP) return null;
@@ -76,7 +77,7 @@ class PyServer {
           'OH_TEST_PYTHON to a python with python-socketio and uvicorn; OH_ALLOW_SKIP=1 skips these tests instead',
       );
     }
-    const port = await freePort();
+    port ??= await freePort();
     const child = spawn(py, [SERVER_PY, '--port', String(port), ...extra], { stdio: ['pipe', 'pipe', 'inherit'] });
     const s = new PyServer(child, port);
     await s.expect('listening', () => true, 20000);

@@ -72,8 +72,18 @@ function parseArgs(argv) {
   return out;
 }
 
-/** Exit status 2: the runtime refused the connection or could not be reached (docs above). */
-const REFUSED = new Set(['ENORUNTIME', 'EAUTH', 'EREFUSED', 'EPROTOCOL', 'EUNREACHABLE']);
+/**
+ * The exit status for a failure (2: the runtime refused the connection or could not be reached,
+ * 1: any other failure; docs above): the addon decides from its ErrorCode
+ * (`exitStatusOf`, the same rule as the native CLI), so no list of codes lives here.
+ */
+function exitStatus(addon, code) {
+  try {
+    return addon.exitStatusOf(code);
+  } catch {
+    return 1; // not one of the addon's codes (e.g. napi's own GenericFailure)
+  }
+}
 
 function log(level, target, message) {
   process.stderr.write(`${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${target}: ${message}\n`);
@@ -134,7 +144,8 @@ async function main() {
       return 66;
     }
   }
-  const { Executor } = require('../index.js');
+  const addon = require('../index.js');
+  const { Executor } = addon;
   const executor = new Executor(
     {
       serverUrl: args.url,
@@ -180,7 +191,7 @@ async function main() {
     }
     process.stderr.write(`openhands-vscode-executor: ${e.code}: ${e.message}\n`);
     await executor.stop().catch(() => {});
-    return REFUSED.has(e.code) ? 2 : 1;
+    return exitStatus(addon, e.code);
   }
   log('info', 'executor', `registered with ${args.url} for conversation ${args.conversation} (executor ${executor.executorId})`);
   const closed = await executor.waitUntilClosed();
@@ -192,7 +203,7 @@ async function main() {
   const detail = [closed.code, closed.message].filter(Boolean).join(': ');
   process.stderr.write(`openhands-vscode-executor: connection closed (${closed.reason}${detail ? `: ${detail}` : ''})\n`);
   if (closed.reason !== 'failed') return 0;
-  return REFUSED.has(closed.code) ? 2 : 1;
+  return exitStatus(addon, closed.code);
 }
 
 main().then(

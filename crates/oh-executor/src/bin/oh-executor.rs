@@ -72,7 +72,7 @@ async fn replay(workspace: PathBuf, no_change_timeout: Option<u64>, roots: Vec<P
             continue;
         }
         let reply = match oh_protocol::decode_action_json(&line) {
-            Ok(event) => executor.execute(&event).await,
+            Ok(decoded) => executor.execute(&decoded.event, &decoded.action).await,
             Err(refusal) => refusal,
         };
         let mut out = stdout.lock();
