@@ -19,7 +19,7 @@ SECRET = 'a\x03b\x04c\x1ad\x1be\x7ff\ng\rh\ti\'j\\k$(id)`id`$HOME'
 def test_a_secret_with_control_bytes_is_exported_verbatim(tmp_path: Path) -> None:
     from openhands.sdk.conversation.secret_registry import SecretRegistry
     from openhands.tools.terminal.definition import TerminalAction
-    from openhands_vscode_runtime.v1.connection import close_all, connection_for
+    from openhands_vscode_runtime.v1.connection import acquire, close_all
     from openhands_vscode_runtime.v1.tools import VsCodeTerminalExecutor
 
     ws = tmp_path / 'ws'
@@ -28,7 +28,7 @@ def test_a_secret_with_control_bytes_is_exported_verbatim(tmp_path: Path) -> Non
     registry.update_secrets({'CTRL_TOKEN': SECRET})
     conversation = SimpleNamespace(state=SimpleNamespace(secret_registry=registry))
     try:
-        terminal = VsCodeTerminalExecutor(connection_for(str(ws)))
+        terminal = VsCodeTerminalExecutor(acquire('secret-export', str(ws)))
         dump = ws / 'dump.bin'
         obs = terminal(
             TerminalAction(command=f'printf %s "$CTRL_TOKEN" > {dump} && echo exported-ok', timeout=20),
