@@ -181,6 +181,9 @@ impl Shared {
                     // activity list, which masks secret exports); a command in a status message would
                     // carry an exported secret in clear into the status line and the logs.
                     self.set_status(ConnectionState::Executing, None);
+                    // The kind and id only, for the same reason: enough to follow an action through
+                    // the logs (and for a test to see that a queued command was admitted).
+                    tracing::info!(id = job.id, kind = %job.event.action, "action admitted");
                     if job.action.is_command() {
                         // Commands run one at a time, in arrival order.
                         if self.commands.send((session, job)).is_err() {
