@@ -179,7 +179,7 @@ run_v1_session() {
 }
 # The number of tests each host session reports (its suite's `test(...)` calls): a session that
 # stops early, or whose FAIL line is lost, reports fewer and fails here. Update with the suite.
-declare -A EXPECTED=([standin]=7 [untrusted]=3 [trust]=4 [ide]=29 [conversation]=6
+declare -A EXPECTED=([standin]=7 [untrusted]=3 [trust]=5 [ide]=29 [conversation]=6
   [two-a]=1 [two-b]=1 [confirm]=4 [ide-agent]=4 [v1]=3 [ide-bench]=1)
 [ -z "${OH_IDE_BENCH:-}" ] || EXPECTED[ide]=30  # suite/ide.js adds its latency bench as a test
 # Judges one host session from its log and exit code: each PASS/FAIL line counts, then the session
