@@ -14,6 +14,7 @@ pub fn encode_reply(mut reply: ObservationEvent, id: i64, max: usize) -> Arc<str
     reply.timestamp = None;
     reply.source = None;
     reply.cause = Some(id);
+    drop_contents_that_cannot_fit(&mut reply, max);
     let json = reply.to_json();
     if json.len() <= max {
         return Arc::from(json);
@@ -21,6 +22,23 @@ pub fn encode_reply(mut reply: ObservationEvent, id: i64, max: usize) -> Arc<str
     let mut value = reply.to_value();
     shrink_reply(&mut value, max);
     Arc::from(value.to_string())
+}
+
+/// A V1 edit whose whole-file `old_content` and `new_content` alone exceed `max` loses both
+/// before anything is serialised: `shrink_reply` would drop them anyway, after serialising the
+/// whole reply twice and copying it into a `Value` (a 6 MB edit: three passes over 12 MB).
+fn drop_contents_that_cannot_fit(reply: &mut ObservationEvent, max: usize) {
+    if let oh_protocol::Extras::V1 { fields, .. } = &mut reply.observation.extras {
+        let len = |key: &str| fields.get(key).and_then(Value::as_str).map_or(0, str::len);
+        if len("old_content") + len("new_content") > max {
+            for key in ["old_content", "new_content"] {
+                if fields.get(key).is_some_and(|v| !v.is_null()) {
+                    fields.insert(key.into(), Value::Null);
+                }
+            }
+            tracing::warn!(max, "reply too large for the socket: dropped old_content/new_content");
+        }
+    }
 }
 
 /// Keep a reply under `max` serialized bytes: first drop an edit's `old_content`/`new_content`
