@@ -31,12 +31,17 @@ fn drop_contents_that_cannot_fit(reply: &mut ObservationEvent, max: usize) {
     if let oh_protocol::Extras::V1 { fields, .. } = &mut reply.observation.extras {
         let len = |key: &str| fields.get(key).and_then(Value::as_str).map_or(0, str::len);
         if len("old_content") + len("new_content") > max {
-            for key in ["old_content", "new_content"] {
-                if fields.get(key).is_some_and(|v| !v.is_null()) {
-                    fields.insert(key.into(), Value::Null);
-                }
-            }
+            null_edit_contents(fields);
             tracing::warn!(max, "reply too large for the socket: dropped old_content/new_content");
+        }
+    }
+}
+
+/// An edit's `old_content`/`new_content` become null (both are optional in the observation).
+fn null_edit_contents(extras: &mut serde_json::Map<String, Value>) {
+    for key in ["old_content", "new_content"] {
+        if extras.get(key).is_some_and(|v| !v.is_null()) {
+            extras.insert(key.into(), Value::Null);
         }
     }
 }
@@ -50,11 +55,7 @@ pub fn shrink_reply(value: &mut Value, max: usize) {
         return;
     }
     if let Some(extras) = value.get_mut("extras").and_then(Value::as_object_mut) {
-        for key in ["old_content", "new_content"] {
-            if extras.get(key).is_some_and(|v| !v.is_null()) {
-                extras.insert(key.into(), Value::Null);
-            }
-        }
+        null_edit_contents(extras);
     }
     let now = size(value);
     if now <= max {
