@@ -7,8 +7,9 @@
 # which are supported). Each version has its own venv (scripts/venv-lib.sh, v1_venv_path):
 # OH_VENV_V1 (default ~/.cache/openhands-vscode-runtime/venv-v1) is the newest's, any other
 # version's is the same path with `-VERSION` appended, so switching versions never reinstalls.
-# Our package's source is put on the path with a .pth file (its declared dependency on
-# openhands-ai is V0's, which this venv must not have); its V1 module imports no V0 code.
+# Our package's source is put on the path with a .pth file rather than installed with its `[v1]`
+# extra: an install would build the native executor here, and the suites run the cargo build
+# (OH_VSCODE_EXECUTOR); tests/dist installs the built wheel with `[v1]` instead.
 # Idempotent: a stamp keyed by the version and the inputs' hash skips the work on a second run.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
