@@ -246,6 +246,9 @@ def run_reference(case: dict, ws: str, start: threading.Barrier, backend: str) -
     finally:
         if terminal is not None:
             terminal.close()
+        # V1's editor keeps its undo history in a temp folder of its own and never removes it:
+        # one left in /tmp per case and pass otherwise (thousands per `make test`).
+        shutil.rmtree(editor.editor._history_manager.cache.directory, ignore_errors=True)
     return out
 
 

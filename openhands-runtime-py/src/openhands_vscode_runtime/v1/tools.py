@@ -219,7 +219,22 @@ class VsCodeFileEditorTool(FileEditorTool):
     @classmethod
     def create(cls, conv_state: Any) -> list[VsCodeFileEditorTool]:  # type: ignore[override]
         conn = acquire(str(conv_state.id), conv_state.workspace.working_dir)
-        return [t.set_executor(VsCodeFileEditorExecutor(conn)) for t in super().create(conv_state)]
+        tools = super().create(conv_state)
+        for tool in tools:
+            _drop_unused_history_folder(tool.executor)
+        return [t.set_executor(VsCodeFileEditorExecutor(conn)) for t in tools]
+
+
+def _drop_unused_history_folder(replaced: object) -> None:
+    """V1's `FileEditorTool.create` builds V1's own editor, whose undo history is a fresh
+    `oh_editor_history_*` folder in the temp dir; ours replaces that executor before it runs
+    anything, so the folder would stay behind, one per conversation. `rmdir` removes it only while
+    empty. The attribute path is V1 1.58.x's; another shape leaves the folder (a leak, not an error)."""
+    try:
+        folder = replaced.editor._history_manager.cache.directory  # type: ignore[attr-defined]
+        folder.rmdir()
+    except (AttributeError, OSError):
+        logger.debug('V1 editor history folder not removed', exc_info=True)
 
 
 def register() -> None:
