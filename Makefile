@@ -135,7 +135,7 @@ bench: deps-python
 	$(PY) openhands-runtime-py/bench/bench_runtime.py
 	$(PY) openhands-runtime-py/bench/bench_agent_loop.py   # VsCodeRuntime vs LocalRuntime vs CLIRuntime in the agent loop
 	$(PY) openhands-runtime-py/bench/bench_ide_tools.py    # an IDE tool call through VsCodeRuntime vs a read (stand-in host)
-	bench/v1.sh       # OpenHands V1: its own terminal/file editor vs ours, and the agent loop with each
+	bench/v1.sh       # OpenHands V1: its own terminal/file editor vs ours, the agent loop with each (also through the agent-server)
 	scripts/build-dist.sh dist && tests/dist/bench.sh dist
 
 vsix: deps-node
