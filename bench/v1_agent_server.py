@@ -15,7 +15,7 @@ is printed too. A benchmark, not a test: it asserts only that the script was fol
 from __future__ import annotations
 
 import os
-import statistics
+import shutil
 import sys
 import tempfile
 import time
@@ -91,7 +91,10 @@ def main() -> int:
     # Same priority for both terminals (V1 1.58 runs its bash under `nice -n 10` by default):
     # on a busy machine the niced shell alone would be starved.
     os.environ['OH_TERMINAL_PROCESS_PRIORITY'] = 'none'
-    results = {'V1 own tools': run(root / 'v1', ours=False), 'ours': run(root / 'ours', ours=True)}
+    try:
+        results = {'V1 own tools': run(root / 'v1', ours=False), 'ours': run(root / 'ours', ours=True)}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
     print(f'agent loop through the agent-server, {STEPS} x `echo` + {STEPS} x file `view` (ms, action -> observation):')
     print(f'  {"":14s} {"tool":12s} {"first":>8s} {"p50":>8s} {"p95":>8s}')
     for name, r in results.items():

@@ -21,4 +21,4 @@ trap 'rm -rf "$home"' EXIT
 export HOME=$home LANG=C.UTF-8 LC_ALL=C.UTF-8 LITELLM_LOCAL_MODEL_COST_MAP=True PYENV_REHASH_TIMEOUT=1
 export OPENHANDS_SUPPRESS_BANNER=1 LOG_LEVEL=${LOG_LEVEL:-WARNING}
 unset TMUX
-exec "$app_venv/bin/python" -m pytest -q -p no:cacheprovider "$repo/tests/app" -s "$@"
+"$app_venv/bin/python" -m pytest -q -p no:cacheprovider "$repo/tests/app" -s "$@"
