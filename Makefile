@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 export OH_VENV := $(VENV)
 
 .PHONY: help deps deps-system deps-python deps-node build build-rust addon demo test test-rust \
-        test-conformance test-v1 test-v1-oldest deps-python-v1 test-node test-runtime test-e2e test-vscode test-dist dist check-versions reference-constraints bench vsix clean
+        test-conformance test-v1 test-v1-oldest test-app deps-python-v1 test-node test-runtime test-e2e test-vscode test-dist dist check-versions reference-constraints bench vsix clean
 
 help:
 	@echo "make demo   - build what is needed, run the real agent loop (CodeActAgent) on VsCodeRuntime + the headless executor"
@@ -84,6 +84,11 @@ test-v1: deps-system
 test-v1-oldest: deps-system
 	source scripts/venv-lib.sh && V1_VERSION=$$V1_OLDEST tests/v1/run.sh
 
+# The OpenHands app (openhands-ai 1.11.0, V1 app server) starting agent-servers with our tools
+# through our process sandbox (tests/app; its own venv, OH_VENV_APP). Not part of `make test`.
+test-app: deps-system
+	tests/app/run.sh
+
 # The V1 venv (idempotent: a stamp keyed by its inputs); OH_VENV_V1 overrides its place.
 deps-python-v1: deps-system
 	scripts/setup-python-v1.sh
@@ -130,7 +135,7 @@ bench: deps-python
 	$(PY) openhands-runtime-py/bench/bench_runtime.py
 	$(PY) openhands-runtime-py/bench/bench_agent_loop.py   # VsCodeRuntime vs LocalRuntime vs CLIRuntime in the agent loop
 	$(PY) openhands-runtime-py/bench/bench_ide_tools.py    # an IDE tool call through VsCodeRuntime vs a read (stand-in host)
-	bench/v1.sh       # OpenHands V1: its own terminal/file editor vs ours, and the agent loop with each
+	bench/v1.sh       # OpenHands V1: its own terminal/file editor vs ours, the agent loop with each (also through the agent-server)
 	scripts/build-dist.sh dist && tests/dist/bench.sh dist
 
 vsix: deps-node

@@ -12,6 +12,8 @@
 # (`make test-v1`), the oldest runs in `make test-v1-oldest`.
 V1_NEWEST=1.58.2
 V1_OLDEST=1.58.0
+# The OpenHands app (V1 app server + GUI) that tests/app runs (scripts/setup-python-app.sh).
+APP_VERSION=1.11.0
 
 v1_venv_path() {
   local base=${OH_VENV_V1:-$HOME/.cache/openhands-vscode-runtime/venv-v1}

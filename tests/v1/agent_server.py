@@ -71,10 +71,11 @@ class AgentServer:
 
 
 @contextlib.contextmanager
-def agent_server(tmp_path: Path) -> Iterator[AgentServer]:
+def agent_server(tmp_path: Path, import_modules: bool = True) -> Iterator[AgentServer]:
     """The agent-server in its own session (so a test can kill its whole group), up and healthy.
     On exit it is asked to stop (SIGTERM), and killed with its group if it has not within 15 s:
-    a server whose tool call still waits for an executor does not finish a SIGTERM shutdown."""
+    a server whose tool call still waits for an executor does not finish a SIGTERM shutdown.
+    `import_modules=False` starts it without our tools (V1's own, for bench/v1_agent_server.py)."""
     key = secrets.token_urlsafe(16)
     port = free_port()
     log = tmp_path / 'server.log'
@@ -82,7 +83,7 @@ def agent_server(tmp_path: Path) -> Iterator[AgentServer]:
                OH_CONVERSATIONS_PATH=str(tmp_path / 'conversations'))
     process = subprocess.Popen(
         [sys.executable, '-m', 'openhands.agent_server', '--host', '127.0.0.1', '--port', str(port),
-         '--import-modules', 'openhands_vscode_runtime.v1.register'],
+         *(['--import-modules', 'openhands_vscode_runtime.v1.register'] if import_modules else [])],
         env=env, cwd=tmp_path, stdout=open(log, 'wb'), stderr=subprocess.STDOUT, start_new_session=True)
     try:
         base = f'http://127.0.0.1:{port}'
