@@ -55,6 +55,7 @@ test: deps
 	@$(MAKE) --no-print-directory test-rust
 	@$(MAKE) --no-print-directory test-conformance
 	@$(MAKE) --no-print-directory test-v1
+	@$(MAKE) --no-print-directory test-app
 	@$(MAKE) --no-print-directory test-node
 	@$(MAKE) --no-print-directory test-runtime
 	@$(MAKE) --no-print-directory test-e2e
@@ -85,7 +86,7 @@ test-v1-oldest: deps-system
 	source scripts/venv-lib.sh && V1_VERSION=$$V1_OLDEST tests/v1/run.sh
 
 # The OpenHands app (openhands-ai 1.11.0, V1 app server) starting agent-servers with our tools
-# through our process sandbox (tests/app; its own venv, OH_VENV_APP). Not part of `make test`.
+# through our process sandbox (tests/app; its own venv, OH_VENV_APP).
 test-app: deps-system
 	tests/app/run.sh
 
