@@ -177,7 +177,7 @@ run_v1_session() {
   wait $V1_PIDS 2>/dev/null  # reaped here, so bash reports no "Killed" jobs
   V1_PIDS=
 }
-# 11. The OpenHands tab on V1 (suite/v1tab.js): the extension in V1 attach mode (`openhands.v1.url`)
+# 10b. The OpenHands tab on V1 (suite/v1tab.js): the extension in V1 attach mode (`openhands.v1.url`)
 # against the REAL agent-server (our V1 tools, OH_VSCODE_SPAWN_EXECUTOR=0) and the scripted LLM
 # (fixtures/v1tab-llm-script.json, which refuses any key but `scripted-llm-key`): tasks typed into
 # the tab, the executor following each conversation by itself, confirmation, pause and continue.
@@ -504,7 +504,7 @@ run_v1_session
 cat "$ARTIFACTS/host-v1.log" >> "$ARTIFACTS/host.log"
 fi
 
-# 11. The OpenHands tab on V1 (run_v1tab_session above).
+# 10b. The OpenHands tab on V1 (run_v1tab_session above).
 if want v1tab; then
 run_v1tab_session
 cat "$ARTIFACTS/host-v1tab.log" >> "$ARTIFACTS/host.log"
