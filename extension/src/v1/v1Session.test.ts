@@ -163,5 +163,10 @@ describe('V1Session', () => {
     t.sockets[0].open();
     t.sockets[0].emit({ kind: 'ConversationErrorEvent', id: 'e1', code: 'AuthenticationError', detail: 'litellm.AuthenticationError: OpenAIException - Incorrect API key provided' });
     expect(t.session.status().problems).toContainEqual(expect.objectContaining({ id: 'llm-auth', fixes: [{ fix: 'llm', label: 'Set LLM Model and Key' }] }));
+    // Opening again (the view shown again, a key stored) keeps it: only a new LLM setting clears it.
+    await t.session.open();
+    expect(t.session.status().problems).toContainEqual(expect.objectContaining({ id: 'llm-auth' }));
+    await t.session.saveLlmSettings('openai/scripted', '', 'sk-right');
+    expect(t.session.status().problems.map((p) => p.id)).not.toContain('llm-auth');
   });
 });

@@ -100,7 +100,8 @@ export class V1Session {
       this.deps.post({ type: 'reset', items: [] });
     }
     this.endpoint = endpoint;
-    this.problems.clear();
+    // What a reload can find out again; a refused LLM key stays until the user changes the LLM.
+    for (const id of ['server', 'llm', 'socket', 'send']) this.problems.delete(id);
     this.reachable = false;
     await this.loadLlm();
     if (!endpoint) {
