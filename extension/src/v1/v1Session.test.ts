@@ -161,8 +161,12 @@ describe('V1Session', () => {
     await t.session.open();
     await t.session.switchTo('c1');
     t.sockets[0].open();
+    t.posted.length = 0;
     t.sockets[0].emit({ kind: 'ConversationErrorEvent', id: 'e1', code: 'AuthenticationError', detail: 'litellm.AuthenticationError: OpenAIException - Incorrect API key provided' });
     expect(t.session.status().problems).toContainEqual(expect.objectContaining({ id: 'llm-auth', fixes: [{ fix: 'llm', label: 'Set LLM Model and Key' }] }));
+    // The page is told (not only the API): the error event changes no state.
+    const shown = t.posted.filter((m) => m.type === 'status').at(-1);
+    expect(shown && shown.type === 'status' && shown.status.problems.map((p) => p.id)).toContain('llm-auth');
     // Opening again (the view shown again, a key stored) keeps it: only a new LLM setting clears it.
     await t.session.open();
     expect(t.session.status().problems).toContainEqual(expect.objectContaining({ id: 'llm-auth' }));

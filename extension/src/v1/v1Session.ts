@@ -392,6 +392,7 @@ export class V1Session {
     if (this.stream !== stream) return;
     const before = this.model.agentState;
     const awaitingBefore = this.model.awaiting?.key;
+    const problemsBefore = this.problems.size;
     for (const step of this.adapter.adapt(e)) {
       const changes = 'event' in step ? this.model.apply(step.event) : this.model.holdBack(step.holdBack, step.args);
       const adds = changes.filter((c) => c.op === 'add').map((c) => c.item);
@@ -402,7 +403,7 @@ export class V1Session {
       }
     }
     this.reviewAwaitedEdit();
-    if (this.model.agentState !== before || this.model.awaiting?.key !== awaitingBefore) {
+    if (this.model.agentState !== before || this.model.awaiting?.key !== awaitingBefore || this.problems.size !== problemsBefore) {
       if (this.model.agentState !== before) this.deps.log.info(`V1 conversation ${stream.conversationId}: agent ${this.model.agentState}`);
       const c = this.conversations.find((x) => x.id === stream.conversationId);
       if (c && this.adapter.status) c.status = this.adapter.status;
