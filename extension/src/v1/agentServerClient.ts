@@ -75,6 +75,9 @@ export function startRequest(s: StartConversation): Record<string, unknown> {
     workspace: { working_dir: s.workingDir },
     confirmation_policy: confirmationPolicy(s.confirmation),
   };
+  // ConfirmRisky decides by the risk the LLM rates each action (LLMSecurityAnalyzer); without an
+  // analyzer every risk is UNKNOWN, which ConfirmRisky confirms: the same as AlwaysConfirm.
+  if (s.confirmation === 'risky') body.security_analyzer = { kind: 'LLMSecurityAnalyzer' };
   if (s.firstMessage !== undefined) body.initial_message = userMessage(s.firstMessage);
   return body;
 }

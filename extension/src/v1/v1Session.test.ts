@@ -94,6 +94,13 @@ describe('V1Session', () => {
     expect(JSON.parse(t.sockets[0].sent[0])).toEqual({ type: 'auth', session_api_key: 'ask' });
   });
 
+  it('ConfirmRisky comes with the LLM security analyzer (the risk it decides by)', async () => {
+    const { startRequest } = await import('./agentServerClient');
+    const base = { conversationId: 'c', workingDir: '/ws', llm: { model: 'm' } };
+    expect(startRequest({ ...base, confirmation: 'risky' })).toMatchObject({ confirmation_policy: { kind: 'ConfirmRisky' }, security_analyzer: { kind: 'LLMSecurityAnalyzer' } });
+    expect(startRequest({ ...base, confirmation: 'never' })).not.toHaveProperty('security_analyzer');
+  });
+
   it('without an LLM the form is required and nothing is created', async () => {
     const t = setup({ llm: false });
     await t.session.open();
