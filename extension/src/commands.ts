@@ -9,19 +9,28 @@ export function registerCommands(ctx: OpenHandsContext): vscode.Disposable[] {
     run('openhands.stop', () => ctx.executor.stop()),
     run('openhands.reconnect', () => ctx.executor.reconnect()),
     run('openhands.setSessionApiKey', async () => {
-      if (await ctx.secrets.prompt(ctx.config.current.serverUrl)) {
+      if (await ctx.secrets.prompt(ctx.keyServerUrl())) {
         ctx.log.info('session API key updated');
         if (ctx.executor.running || ctx.executor.snapshot.state === 'error') await ctx.executor.reconnect();
       }
     }),
     run('openhands.clearSessionApiKey', async () => {
-      await ctx.secrets.clear(ctx.config.current.serverUrl);
+      await ctx.secrets.clear(ctx.keyServerUrl());
       ctx.log.info('session API key removed');
     }),
     run('openhands.showLogs', () => ctx.log.show()),
     run('openhands.newConversation', async () => {
       await vscode.commands.executeCommand('openhands.view.focus');
       await ctx.chat.newConversation();
+    }),
+    run('openhands.deleteConversation', async () => {
+      const id = ctx.chat.currentConversationId;
+      if (!ctx.v1 || !id) return false;
+      // A notification, as the consent prompts (test hosts refuse modal dialogs).
+      const answer = await vscode.window.showWarningMessage(`Delete the OpenHands conversation ${id.slice(0, 8)}…? Its events are removed from the agent-server.`, 'Delete', 'Cancel');
+      if (answer !== 'Delete') return false;
+      await ctx.v1.deleteConversation(id);
+      return true;
     }),
     run('openhands.setLlmSettings', async () => {
       await vscode.commands.executeCommand('openhands.view.focus');

@@ -49,6 +49,21 @@ describe('config', () => {
     for (const k of CONNECTION_KEYS) expect(contributed).toContain(k);
   });
 
+  it('takes the V1 agent-server URL and discovery folder from the user settings only', () => {
+    const values: Record<string, { globalValue?: string; workspaceValue?: string }> = {
+      'v1.url': { globalValue: 'http://127.0.0.1:8000/', workspaceValue: 'http://127.0.0.1:9999' },
+      'v1.discoveryDir': { workspaceValue: '/tmp/planted' },
+    };
+    const inspected = {
+      get: <T>(key: string, def: T): T => ((values[key]?.workspaceValue ?? values[key]?.globalValue ?? def) as T),
+      inspect: <T>(key: string) => values[key] as unknown as { globalValue?: T } | undefined,
+    };
+    const c = readConfig(inspected);
+    expect(c.v1Url).toBe('http://127.0.0.1:8000');
+    expect(c.v1DiscoveryDir).toBe('');
+    expect(ignoredWorkspaceValues(inspected).map((v) => v.key)).toEqual(['openhands.v1.url', 'openhands.v1.discoveryDir']);
+  });
+
   it('takes where secrets go from the user settings only: a workspace value is ignored and reported', () => {
     const inspected = {
       get: <T>(_key: string, def: T): T => def,

@@ -17,6 +17,12 @@ export interface OpenHandsConfig {
   readonly autoStart: boolean;
   readonly noChangeTimeoutSeconds: number;
   readonly revealOnCommand: boolean;
+  /** A running V1 agent-server the tab attaches to (empty: the V0 server at `serverUrl`). */
+  readonly v1Url: string;
+  /** Where the V1 tools write their executor discovery files (empty: their default). */
+  readonly v1DiscoveryDir: string;
+  /** V1 confirmation policy of the conversations the tab creates. */
+  readonly v1Confirmation: 'never' | 'risky' | 'always';
 }
 
 export const DEFAULTS: OpenHandsConfig = {
@@ -26,6 +32,9 @@ export const DEFAULTS: OpenHandsConfig = {
   autoStart: false,
   noChangeTimeoutSeconds: 30,
   revealOnCommand: true,
+  v1Url: '',
+  v1DiscoveryDir: '',
+  v1Confirmation: 'never',
 };
 
 /** Settings that, when changed, need the executor to reconnect to take effect. */
@@ -34,6 +43,8 @@ export const CONNECTION_KEYS = [
   'conversation.mode',
   'conversation.id',
   'executor.noChangeTimeoutSeconds',
+  'v1.url',
+  'v1.discoveryDir',
 ] as const;
 
 interface Inspected<T> {
@@ -55,7 +66,7 @@ interface Getter {
  * They are `application`-scoped in package.json (VS Code then ignores workspace values) and read
  * here from the user's own value only, whatever the host does with the scope.
  */
-export const USER_ONLY_KEYS = ['server.url'] as const;
+export const USER_ONLY_KEYS = ['server.url', 'v1.url', 'v1.discoveryDir'] as const;
 
 /** The user's (global) value of a setting, or its default: never a workspace or folder value. */
 function userValue<T>(section: Getter, key: string, fallback: T): T {
@@ -100,7 +111,15 @@ export function readConfig(section: Getter): OpenHandsConfig {
     autoStart: Boolean(section.get<boolean>('executor.autoStart', DEFAULTS.autoStart)),
     noChangeTimeoutSeconds: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULTS.noChangeTimeoutSeconds,
     revealOnCommand: Boolean(section.get<boolean>('terminal.revealOnCommand', DEFAULTS.revealOnCommand)),
+    // Where the agent-server key and the executor secrets go: the user's own values only.
+    v1Url: String(userValue<string>(section, 'v1.url', '') ?? '').trim().replace(/\/+$/, ''),
+    v1DiscoveryDir: String(userValue<string>(section, 'v1.discoveryDir', '') ?? '').trim(),
+    v1Confirmation: confirmationMode(section.get<string>('v1.confirmation', DEFAULTS.v1Confirmation)),
   };
+}
+
+function confirmationMode(v: unknown): OpenHandsConfig['v1Confirmation'] {
+  return v === 'always' || v === 'risky' ? v : 'never';
 }
 
 /** Trims the URL and drops trailing slashes; an empty value falls back to the default. */

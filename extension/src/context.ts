@@ -15,6 +15,18 @@ import { runFix, type Fix } from './userErrors';
 import { Notifier } from './userErrors';
 import { ALLOWED_COMMANDS, buildViewModel, executorDetails, OpenHandsViewProvider } from './view';
 import type { ViewToHost } from './webview/protocol';
+import type { AgentServerEndpoint } from './v1/agentServerClient';
+import { defaultDiscoveryDir, waitForChannel } from './v1/executorDiscovery';
+import { V1Session } from './v1/v1Session';
+
+/** What the tab's conversation backend offers (V0: ChatSession, V1: V1Session). */
+export type TabBackend = Pick<ChatSession,
+  'open' | 'reopen' | 'switchTo' | 'send' | 'stop' | 'confirm' | 'continueConversation' | 'showLlmForm' | 'hideLlmForm'
+  | 'saveLlmSettings' | 'refreshConversations' | 'executorChanged' | 'publish' | 'status' | 'items' | 'currentConversationId'
+  | 'remembered' | 'setEditReviewer' | 'dispose'> & { newConversation(): Promise<string> };
+
+/** How long the executor waits for a V1 conversation's tools to ask for it (its channel's discovery file). */
+const V1_CHANNEL_WAIT_MS = 10 * 60 * 1000;
 
 /**
  * The one object that holds the extension's parts; built in `activate`, disposed in
@@ -25,7 +37,13 @@ export class OpenHandsContext implements vscode.Disposable {
   readonly log = new Logger('OpenHands');
   readonly secrets: SessionKeyStore;
   readonly consent: Consent;
-  readonly chat: ChatSession;
+  readonly chat: TabBackend;
+  /** The V1 backend when the tab is a client of an agent-server (`openhands.v1.url`), else undefined. */
+  readonly v1: V1Session | undefined;
+  /** This window's IDE tools endpoint and its token (set by `activate`), for V1 agents' MCP configuration. */
+  ideEndpoint: (() => Promise<{ url: string; headers: Record<string, string> } | undefined>) | undefined;
+  /** An agent-server the extension started itself (managed mode); takes precedence over `openhands.v1.url`. */
+  private managedAgentServer: AgentServerEndpoint | undefined;
   readonly activity = new ActivityLog();
   readonly terminal: AgentTerminal;
   readonly notifier = new Notifier();
@@ -37,15 +55,30 @@ export class OpenHandsContext implements vscode.Disposable {
   private hasKey = false;
   private readonly disposables: vscode.Disposable[] = [];
 
-  constructor(readonly vscodeContext: vscode.ExtensionContext) {
+  /** `opts.v1`: the tab is a V1 client even without `openhands.v1.url` (managed mode, `useAgentServer`). */
+  constructor(readonly vscodeContext: vscode.ExtensionContext, opts: { v1?: boolean } = {}) {
     this.secrets = new SessionKeyStore(vscodeContext.secrets);
     this.consent = new Consent(vscodeContext.workspaceState);
     this.terminal = new AgentTerminal({ revealOnCommand: () => this.config.current.revealOnCommand });
     const version = String(vscodeContext.extension?.packageJSON?.version ?? '0.0.0');
+    // The backend is chosen once per window: a V1 agent-server when one is configured.
+    const useV1 = opts.v1 === true || this.config.current.v1Url !== '';
     this.executor = new ExecutorService({
-      config: () => this.config.current,
+      // V1: the executor follows the tab's conversation whatever the V0 attach settings say.
+      config: () => (useV1 ? { ...this.config.current, conversationMode: 'tab' } : this.config.current),
       sessionKey: () => this.executorCredential(),
       consent: (label, url) => this.consent.ensure(label, url),
+      route: useV1
+        ? {
+            consentUrl: () => this.managedAgentServer?.baseUrl ?? this.config.current.v1Url,
+            resolve: async (conversationId, signal) => {
+              const endpoint = await this.agentServer();
+              if (!endpoint) throw new Error('No OpenHands agent-server is configured (openhands.v1.url).');
+              const channel = await waitForChannel(endpoint.discoveryDir, conversationId, { timeoutMs: V1_CHANNEL_WAIT_MS, signal });
+              return { serverUrl: channel.url, conversationId: channel.conversationId, sessionApiKey: channel.sessionApiKey };
+            },
+          }
+        : undefined,
       // attach mode: the configured id; else the conversation the tab shows (or showed last).
       conversation: (config) => (config.conversationMode === 'attach' ? config.conversationId || undefined : this.chat.currentConversationId ?? this.chat.remembered()),
       loadNative: () => loadNative(vscodeContext.extensionPath),
@@ -69,7 +102,22 @@ export class OpenHandsContext implements vscode.Disposable {
       clientName: `openhands-tab/${version} vscode/${vscode.version}`,
       ideTools: () => this.ideTools,
     });
-    this.chat = new ChatSession({
+    this.v1 = useV1
+      ? new V1Session({
+          endpoint: () => this.agentServer(),
+          state: vscodeContext.workspaceState,
+          llmState: vscodeContext.globalState,
+          secrets: vscodeContext.secrets,
+          executor: this.executor,
+          post: (m) => this.view.post(m),
+          log: this.log,
+          workspaceRoot: () => vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath,
+          confirmation: () => this.config.current.v1Confirmation,
+          ideTools: async () => this.ideEndpoint?.(),
+          executorDetails: () => executorDetails(buildViewModel(this.executor.snapshot, this.activity.items, this.hasKey)),
+        })
+      : undefined;
+    this.chat = this.v1 ?? new ChatSession({
       serverUrl: () => this.config.current.serverUrl,
       attachedConversation: () => {
         const c = this.config.current;
@@ -107,6 +155,11 @@ export class OpenHandsContext implements vscode.Disposable {
       }),
       this.chat,
       this.config.onDidChange((e) => {
+        if (e.affectsConfiguration('openhands.v1.url') && (this.config.current.v1Url !== '') !== Boolean(this.v1)) {
+          void vscode.window.showInformationMessage('OpenHands: the tab switches between the V0 server and a V1 agent-server after a window reload.', 'Reload Window').then((a) => {
+            if (a) void vscode.commands.executeCommand('workbench.action.reloadWindow');
+          });
+        }
         // The tab first: it drops the old server's conversation before the executor reconnects.
         if (Config.affectsConnection(e)) void this.chat.open();
         // Keys are per server origin: another server may have none.
@@ -126,6 +179,31 @@ export class OpenHandsContext implements vscode.Disposable {
     this.refresh();
   }
 
+  /**
+   * The agent-server of the V1 tab: the one the extension started (managed mode), else the one in
+   * `openhands.v1.url` with the session API key stored for its origin.
+   */
+  async agentServer(): Promise<AgentServerEndpoint | undefined> {
+    if (this.managedAgentServer) return this.managedAgentServer;
+    const c = this.config.current;
+    if (!c.v1Url) return undefined;
+    return { baseUrl: c.v1Url, sessionApiKey: (await this.secrets.get(c.v1Url)) || undefined, discoveryDir: c.v1DiscoveryDir || defaultDiscoveryDir() };
+  }
+
+  /**
+   * Managed mode's entry point: the agent-server the extension started (`{ baseUrl, sessionApiKey,
+   * discoveryDir }`), or undefined when it stopped. The V1 tab reloads against it.
+   */
+  useAgentServer(endpoint: AgentServerEndpoint | undefined): Promise<void> {
+    this.managedAgentServer = endpoint;
+    return this.v1?.open() ?? Promise.resolve();
+  }
+
+  /** The server whose session API key "Set Session API Key" sets: the agent-server in V1 mode. */
+  keyServerUrl(): string {
+    return this.v1 ? this.config.current.v1Url : this.config.current.serverUrl;
+  }
+
   /** SecretStorage, else the runtime's token file when the server is on this machine (credentials.ts). */
   private async executorCredential(): Promise<string | undefined> {
     const found = await findExecutorCredential(await this.secrets.get(this.config.current.serverUrl), this.config.current.serverUrl);
@@ -134,7 +212,7 @@ export class OpenHandsContext implements vscode.Disposable {
   }
 
   private async refreshKey(): Promise<void> {
-    this.hasKey = Boolean(await this.secrets.get(this.config.current.serverUrl));
+    this.hasKey = Boolean(await this.secrets.get(this.keyServerUrl()));
     this.refresh();
   }
 
@@ -143,6 +221,7 @@ export class OpenHandsContext implements vscode.Disposable {
     this.statusBar.update(snap);
     this.chat.executorChanged();
     void vscode.commands.executeCommand('setContext', 'openhands.state', snap.state);
+    void vscode.commands.executeCommand('setContext', 'openhands.backend', this.v1 ? 'v1' : 'v0');
   }
 
   /** What the tab's page asks for. */

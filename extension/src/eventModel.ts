@@ -93,6 +93,19 @@ export class EventModel {
     return [];
   }
 
+  /**
+   * Confirmation mode where the server says which action waits only after it (V1: the action,
+   * then `waiting_for_confirmation`): the action under `key` is the one held back for the
+   * user's answer; `args` are its arguments (for showing an edit as a diff before it is made).
+   */
+  holdBack(key: string, args: Record<string, unknown>): ModelChange[] {
+    const i = this.byKey.get(key);
+    const item = i === undefined ? undefined : this.items[i];
+    if (!item || item.kind !== 'action' || item.status !== 'running') return [];
+    this.awaiting = { key, action: item.action, title: item.title, args, heldBack: true };
+    return this.patch({ ...item, confirmation: 'awaiting' });
+  }
+
   private add(item: ChatItem): ModelChange[] {
     this.byKey.set(item.key, this.items.length);
     this.items.push(item);

@@ -75,6 +75,25 @@ describe('executor service', () => {
     expect(terminal.notice).toHaveBeenCalledWith(expect.stringContaining('connected'), true);
   });
 
+  it('V1: connects to the conversation\'s own channel (route), asks consent for the agent-server, and a release stops it', async () => {
+    const consent = vi.fn(async () => 'granted' as const);
+    const sessionKey = vi.fn(async () => 'v0-key');
+    const resolve = vi.fn(async (id: string) => ({ serverUrl: 'http://127.0.0.1:4321', conversationId: `v1-${id.replace(/-/g, '')}`, sessionApiKey: 'channel-key' }));
+    const { service } = setup({ consent, sessionKey, conversation: () => undefined, route: { consentUrl: () => 'http://127.0.0.1:8000', resolve } });
+    await service.retarget('aaaa-bbbb');
+    expect(consent).toHaveBeenCalledWith('ws', 'http://127.0.0.1:8000');
+    expect(sessionKey).not.toHaveBeenCalled();
+    expect(resolve).toHaveBeenCalledWith('aaaa-bbbb', expect.anything());
+    expect(FakeExecutor.last!.options).toMatchObject({ serverUrl: 'http://127.0.0.1:4321', conversationId: 'v1-aaaabbbb', sessionApiKey: 'channel-key' });
+    expect(service.snapshot).toMatchObject({ state: 'connected', conversationId: 'aaaa-bbbb', serverUrl: 'http://127.0.0.1:4321' });
+    const first = FakeExecutor.last!;
+    await service.release('another');
+    expect(first.stopped).toBe(0);
+    await service.release('aaaa-bbbb');
+    expect(first.stopped).toBe(1);
+    expect(service.snapshot.state).toBe('stopped');
+  });
+
   it('refuses in an untrusted workspace or without consent, and never loads the binary', async () => {
     const loadNative = vi.fn();
     const a = setup({ consent: async () => 'untrusted', loadNative });

@@ -48,6 +48,17 @@ export interface ExecutorServiceDeps {
    * called through `call_tool_mcp` actions; docs/ide-tools.md). Absent: none are offered.
    */
   ideTools?: () => RuntimeIdeTools | undefined;
+  /**
+   * V1 (the tab on an agent-server): each conversation has its own executor channel, found once
+   * the conversation's tools wait for it (v1/executorDiscovery.ts). Consent is asked for the
+   * agent-server (`consentUrl`); `resolve` waits for the conversation's channel.
+   */
+  route?: ExecutorRoute;
+}
+
+export interface ExecutorRoute {
+  consentUrl(): string;
+  resolve(conversationId: string, signal: AbortSignal): Promise<{ serverUrl: string; conversationId: string; sessionApiKey: string }>;
 }
 
 /**
@@ -151,6 +162,13 @@ export class ExecutorService implements vscode.Disposable {
     if (s !== 'connected' && s !== 'executing') throw new Error(this.snap.message ?? `executor ${s}`);
   }
 
+  /** Stops serving `conversationId` if this executor serves it (the conversation was deleted or closed). */
+  async release(conversationId: string): Promise<void> {
+    if (this.target !== conversationId) return;
+    this.target = undefined;
+    if (this.running || this.snap.state !== 'stopped') await this.stop(`stopped: conversation ${conversationId} closed`);
+  }
+
   async reconnect(): Promise<void> {
     await this.stop('stopped for reconnect');
     await this.start();
@@ -171,7 +189,7 @@ export class ExecutorService implements vscode.Disposable {
       if (problem) return this.fail({ message: problem, fixes: ['settings'] });
 
       this.update({ message: 'Checking workspace trust and your permission to execute here…' });
-      const consent = await d.consent(ws.label, config.serverUrl);
+      const consent = await d.consent(ws.label, d.route?.consentUrl() ?? config.serverUrl);
       if (!current()) return;
       this.update({ message: undefined });
       if (consent === 'untrusted') {
@@ -185,19 +203,36 @@ export class ExecutorService implements vscode.Disposable {
 
       const { module, file } = d.loadNative();
       d.log.info(`loaded executor binary ${file}`);
-      const key = (await d.sessionKey()) || undefined;
+      let key = d.route ? undefined : (await d.sessionKey()) || undefined;
       const conversationId = d.conversation(config) ?? this.target;
       if (!conversationId) {
         this.update({ state: 'stopped', message: 'No conversation yet: type a task in the OpenHands tab.', fixes: undefined, workspaceRoot: ws.root });
         return;
       }
       this.target = conversationId;
-      d.log.info(`serving conversation ${conversationId} on ${config.serverUrl}`);
-      this.update({ state: 'connecting', conversationId, workspaceRoot: ws.root });
+      let serverUrl = config.serverUrl;
+      let channel = conversationId;
+      if (d.route) {
+        // V1: the conversation's own channel, once its tools wait for an executor.
+        this.update({ state: 'connecting', conversationId, workspaceRoot: ws.root, message: 'Waiting for the conversation\'s tools to start…' });
+        const abort = new AbortController();
+        const watch = setInterval(() => { if (!current()) abort.abort(); }, 200);
+        try {
+          const r = await d.route.resolve(conversationId, abort.signal);
+          serverUrl = r.serverUrl;
+          channel = r.conversationId;
+          key = r.sessionApiKey;
+        } finally {
+          clearInterval(watch);
+        }
+        if (!current()) return;
+      }
+      d.log.info(`serving conversation ${conversationId} on ${serverUrl}`);
+      this.update({ state: 'connecting', conversationId, workspaceRoot: ws.root, serverUrl, message: undefined });
 
       const options: ExecutorOptions = {
-        serverUrl: config.serverUrl,
-        conversationId,
+        serverUrl,
+        conversationId: channel,
         workspaceRoot: ws.root,
         noChangeTimeoutSeconds: Math.round(config.noChangeTimeoutSeconds),
         clientName: d.clientName,
@@ -216,7 +251,7 @@ export class ExecutorService implements vscode.Disposable {
         return;
       }
       if (this.snap.state === 'connecting' || this.snap.state === 'starting') this.update({ state: 'connected', message: undefined });
-      d.terminal.notice(`connected to ${config.serverUrl} (conversation ${conversationId})`, true);
+      d.terminal.notice(`connected to ${serverUrl} (conversation ${conversationId})`, true);
       void this.watchClose(executor, generation);
     } catch (e) {
       if (!current()) return;

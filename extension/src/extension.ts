@@ -1,3 +1,4 @@
+import * as fs from 'fs';
 import * as vscode from 'vscode';
 import { registerCommands } from './commands';
 import { OpenHandsContext } from './context';
@@ -29,6 +30,18 @@ export function activate(context: vscode.ExtensionContext): OpenHandsApi {
   context.subscriptions.push(ide);
   // The agent's path to the IDE tools: announced and run by the executor (call_tool_mcp actions).
   ctx.ideTools = ide.runtime;
+  // V1 agents get the same tools through their MCP configuration (the endpoint's token from its
+  // private discovery file; undefined while the endpoint is not served).
+  ctx.ideEndpoint = async () => {
+    const ep = ide.endpoint;
+    if (!ep) return undefined;
+    try {
+      const info = JSON.parse(await fs.promises.readFile(ep.discoveryFile, 'utf8')) as { url?: string; headers?: Record<string, string> };
+      return info.url === ep.url && info.headers ? { url: ep.url, headers: info.headers } : undefined;
+    } catch {
+      return undefined;
+    }
+  };
   // Confirmation mode: an edit the agent waits to make is shown in the diff editor.
   ctx.chat.setEditReviewer(ide.reviewEdit);
   ctx.log.info(`OpenHands extension ${context.extension?.packageJSON?.version ?? ''} activated (VS Code ${vscode.version}, ${process.platform}-${process.arch}, Node ${process.version})`);

@@ -1,0 +1,81 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+
+/**
+ * Where a V1 conversation's executor channel is: the discovery file the package's V1 tools write
+ * (`openhands_vscode_runtime.v1.connection`, OH_VSCODE_SPAWN_EXECUTOR=0) while they wait for an
+ * executor, `<dir>/v1-<conversation id hex>.json`, mode 0600 in a 0700 folder.
+ */
+export interface ExecutorChannel {
+  /** The agent-server's embedded Socket.IO server (loopback). */
+  url: string;
+  /** The executor's conversation id on that channel (`v1-<hex>`). */
+  conversationId: string;
+  sessionApiKey: string;
+  workspace: string;
+  pid?: number;
+}
+
+/** The default folder, as the Python side computes it (`settings.v1_discovery_dir`). */
+export function defaultDiscoveryDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.OH_VSCODE_V1_DISCOVERY_DIR) return env.OH_VSCODE_V1_DISCOVERY_DIR;
+  const state = env.XDG_STATE_HOME || path.join(os.homedir(), '.local', 'state');
+  return path.join(state, 'openhands-vscode-runtime', 'v1');
+}
+
+/** The channel id of a V1 conversation id (a UUID, with or without dashes). */
+export function channelId(conversationId: string): string {
+  return `v1-${conversationId.replace(/-/g, '').toLowerCase()}`;
+}
+
+export class DiscoveryError extends Error {}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+/**
+ * Reads and checks one discovery file. It holds the executor's secret and says where this
+ * window's files and shell are handed, so it is taken only if it is what the V1 tools write: a
+ * regular file (not a link) of this user, readable by nobody else, for this conversation, naming
+ * a loopback URL.
+ */
+export function readChannel(file: string, conversationId: string): ExecutorChannel {
+  const st = fs.lstatSync(file);
+  if (!st.isFile()) throw new DiscoveryError(`${file} is not a regular file`);
+  if (typeof process.getuid === 'function' && st.uid !== process.getuid()) throw new DiscoveryError(`${file} belongs to another user`);
+  if ((st.mode & 0o077) !== 0) throw new DiscoveryError(`${file} is readable by others (mode ${(st.mode & 0o777).toString(8)})`);
+  const info = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  const id = channelId(conversationId);
+  if (info.conversation_id !== id) throw new DiscoveryError(`${file} is for ${String(info.conversation_id)}, not ${id}`);
+  const url = String(info.url ?? '');
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    throw new DiscoveryError(`${file} names no valid URL`);
+  }
+  if (!LOOPBACK.has(host)) throw new DiscoveryError(`${file} names ${url}, not this machine`);
+  if (typeof info.session_api_key !== 'string' || !info.session_api_key) throw new DiscoveryError(`${file} has no key`);
+  return {
+    url,
+    conversationId: id,
+    sessionApiKey: info.session_api_key,
+    workspace: String(info.workspace ?? ''),
+    pid: typeof info.pid === 'number' ? info.pid : undefined,
+  };
+}
+
+/**
+ * Waits for the conversation's discovery file (its tools write it when they start waiting, inside
+ * the create request or at the first run after the agent-server restarted).
+ */
+export async function waitForChannel(dir: string, conversationId: string, opts: { timeoutMs: number; signal?: AbortSignal; intervalMs?: number }): Promise<ExecutorChannel> {
+  const file = path.join(dir, `${channelId(conversationId)}.json`);
+  const deadline = Date.now() + opts.timeoutMs;
+  for (;;) {
+    if (opts.signal?.aborted) throw new DiscoveryError('cancelled');
+    if (fs.existsSync(file)) return readChannel(file, conversationId);
+    if (Date.now() > deadline) throw new DiscoveryError(`no executor channel for conversation ${conversationId} after ${Math.round(opts.timeoutMs / 1000)} s (${file})`);
+    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 200));
+  }
+}

@@ -1,0 +1,240 @@
+// The OpenHands tab on V1, in the real VS Code host: the extension in V1 attach mode
+// (`openhands.v1.url`, set by run.sh in the user settings; the key typed into "Set Session API
+// Key") against the REAL agent-server (this package's V1 tools, OH_VSCODE_SPAWN_EXECUTOR=0) and
+// the scripted stand-in LLM (fixtures/v1tab-llm-script.json, which refuses any key but
+// `scripted-llm-key`). The user only types into the tab: the window's executor finds each
+// conversation's channel by itself (its discovery file), no id or key is copied.
+const vscode = require('vscode');
+const fs = require('fs');
+const path = require('path');
+const { waitFor, sleep, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui, typeSessionKey } = require('./lib');
+
+const AGENT_SERVER = process.env.OH_TEST_AGENT_SERVER;
+const AGENT_KEY = process.env.OH_TEST_AGENT_KEY;
+const LLM = process.env.OH_TEST_LLM_BASE_URL;
+const DISCOVERY = process.env.OH_TEST_V1_DISCOVERY;
+const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
+
+let seq = 0;
+const note = (m) => console.log(`oh-test v1tab: ${m}`);
+/** `p`, or a failure naming `what` after `ms` (a command waiting on a prompt must not hang the session). */
+const within = (p, ms, what) => Promise.race([p, new Promise((_, reject) => setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms))]);
+const act = (verb, selector, value) => ui(verb, path.join(ARTIFACTS, `ui-${verb}-${++seq}.json`), { selector, value });
+
+async function tabText() {
+  const file = path.join(ARTIFACTS, `v1tab-view-${++seq}.txt`);
+  await ui('webview-text', file);
+  return fs.readFileSync(file, 'utf8');
+}
+
+async function agentServer(method, pathname) {
+  const r = await fetch(`${AGENT_SERVER}${pathname}`, { method, headers: { 'x-session-api-key': AGENT_KEY } });
+  return { status: r.status, body: await r.text() };
+}
+
+async function llmRequests() {
+  const r = await fetch(`${LLM.replace(/\/+$/, '')}/scripted/mismatches`);
+  return (await r.json()).requests;
+}
+
+/** Types a task into the tab's message box and sends it, as a user does. */
+async function typeTask(text) {
+  await vscode.commands.executeCommand('openhands.view.focus');
+  await act('webview-fill', '#input', text);
+  await act('webview-click', '#send');
+}
+
+/** A fresh conversation from the tab's "New conversation" button; resolves with its id. */
+async function newConversation(api, before) {
+  await act('webview-click', '#new');
+  return waitFor('the new conversation', () => {
+    const id = api.conversation.status.conversationId;
+    return id && id !== before && api.conversation.status.canSend ? id : undefined;
+  }, 120000, 200);
+}
+
+function item(api, f) {
+  return api.conversation.items.find(f);
+}
+
+exports.run = async () => {
+  const run = runner({ stopOnFailure: true });
+  const test = run.test;
+  const root = vscode.workspace.workspaceFolders[0].uri.fsPath;
+  const ext = vscode.extensions.getExtension('openhands.openhands-tab');
+  let api;
+  let convA;
+  let docA;
+
+  try {
+    await test('V1 attach: the tab reaches the agent-server once its key is set, asks for the LLM, and a refused LLM key shows a fix button', async () => {
+      api = await ext.activate();
+      await vscode.commands.executeCommand('workbench.view.extension.openhands');
+      // Opening the tab starts the executor, which asks for consent once per workspace (the runner clicks Allow).
+      await showConsentWhenAsked(vscode, api, 60000);
+      const refused = await waitFor('the tab to report the missing agent-server key', () => api.conversation.status.problems.find((p) => p.id === 'server'), 30000);
+      assert(refused.fixes.some((f) => f.fix === 'key'), `problem without "Set Session API Key": ${JSON.stringify(refused)}`);
+      await typeSessionKey(vscode, AGENT_KEY, ARTIFACTS);
+      const s = await waitFor('the LLM form', () => {
+        const st = api.conversation.status;
+        return st.llmForm && !st.problems.some((p) => p.id === 'server') ? st : undefined;
+      }, 30000);
+      assert(s.llmForm.required && !s.canSend && s.serverUrl === AGENT_SERVER, `status ${JSON.stringify(s)}`);
+      note('the LLM form is required; starting the IDE tools endpoint');
+      // This window's IDE tools endpoint (its own consent, clicked by the runner) for the agents' MCP configuration.
+      const serving = vscode.commands.executeCommand('openhands.ide.startServer');
+      await sleep(1500);
+      await vscode.commands.executeCommand('notifications.showList');
+      await within(serving, 60000, 'the IDE tools endpoint to start (its consent)');
+      const mcp = await within(vscode.commands.executeCommand('openhands.ide.copyClientConfig'), 10000, 'the MCP client configuration');
+      note('IDE tools served; typing the LLM settings with a wrong key');
+      assert(mcp && /127\.0\.0\.1/.test(mcp), `the IDE tools endpoint is not served: ${mcp}`);
+      await act('webview-fill', '#llm-model', 'openai/scripted');
+      await act('webview-fill', '#llm-base', LLM);
+      await act('webview-fill', '#llm-key', 'a-wrong-key');
+      await act('webview-click', '#llm-save');
+      await waitFor('the tab to accept messages', () => api.conversation.status.canSend && !api.conversation.status.llmForm, 30000);
+      await typeTask('conversation X: the key is wrong');
+      await showConsentWhenAsked(vscode, api, 120000);
+      note(`executor ${api.snapshot.state}; waiting for the refused key`);
+      const problem = await waitFor('the refused LLM key in the tab', () => {
+        const other = api.conversation.status.problems.find((p) => p.id === 'server' || p.id === 'send');
+        if (other) throw new Error(`the tab reports: ${other.message}`);
+        return api.conversation.status.problems.find((p) => p.id === 'llm-auth');
+      }, 120000, 300);
+      assert(problem.fixes.some((f) => f.fix === 'llm'), `no LLM fix: ${JSON.stringify(problem)}`);
+      const text = await waitFor('the fix button in the tab', async () => {
+        const t = await tabText();
+        return t.includes('Set LLM Model and Key') && /refused the API key/.test(t) ? t : undefined;
+      }, 20000, 500);
+      assert(!fs.readFileSync(path.join(root, '.vscode', 'settings.json'), 'utf8').includes(AGENT_KEY), 'the agent-server key leaked into settings.json');
+      // The fix: the form again, with the right key.
+      await act('webview-click', 'button.fix[data-fix="llm"]');
+      await waitFor('the LLM form', () => api.conversation.status.llmForm, 10000);
+      await act('webview-fill', '#llm-key', 'scripted-llm-key');
+      await act('webview-click', '#llm-save');
+      await waitFor('the form to close', () => !api.conversation.status.llmForm && !api.conversation.status.problems.some((p) => p.id === 'llm-auth'), 30000);
+      console.log(`oh-test v1tab refused-key conversation ${api.conversation.status.conversationId} (${text.length} chars of tab text)`);
+    });
+
+    await test('a task typed into the tab runs in this window: the command in the agent terminal, the edit through workspace.fs with its diff in the tab', async () => {
+      note('conversation A');
+      const notesA = path.join(root, 'notes-A.txt');
+      docA = await vscode.workspace.openTextDocument(vscode.Uri.file(notesA));
+      await vscode.window.showTextDocument(docA, { preview: false, preserveFocus: true });
+      convA = await newConversation(api, api.conversation.status.conversationId);
+      await typeTask('conversation A: mark the shell, edit the notes, check the diagnostics');
+      const snap = await waitFor('the executor to serve conversation A', () => {
+        const s = api.snapshot;
+        return s.conversationId === convA && ['connected', 'executing'].includes(s.state) ? s : undefined;
+      }, 120000, 200);
+      assert(snap.serverUrl !== AGENT_SERVER && /^http:\/\/127\.0\.0\.1:\d+$/.test(snap.serverUrl), `executor channel ${snap.serverUrl}`);
+      const run0 = await waitFor('the first command to finish', () => item(api, (i) => i.kind === 'action' && i.action === 'run' && /mark the shell|OH_TAB_VAR/.test(i.title) && i.status !== 'running'), 120000, 200);
+      assert(run0.status === 'ok' && run0.exitCode === 0 && /before: unset/.test(run0.output) && /mark A/.test(run0.output), `first command ${JSON.stringify(run0)}`);
+      const parent = Number(fs.readFileSync(path.join(root, 'shell-parent-A.txt'), 'utf8').trim());
+      assert(parent === process.pid, `the agent's shell has parent ${parent}, the extension host is ${process.pid}`);
+      const edit = await waitFor('the edit', () => item(api, (i) => i.kind === 'action' && i.action === 'edit' && i.status !== 'running'), 60000, 200);
+      assert(edit.status === 'ok' && (edit.diff || []).includes('- draft notes of A') && (edit.diff || []).includes('+ final notes of A'), `edit ${JSON.stringify(edit)}`);
+      assert(fs.readFileSync(notesA, 'utf8') === 'final notes of A\n', 'notes-A.txt on disk');
+      await waitFor('the open editor to show the edit', () => docA.getText() === 'final notes of A\n' && !docA.isDirty, 10000);
+      const file = path.join(ARTIFACTS, 'v1tab-terminal.txt');
+      const term = vscode.window.terminals.find((t) => t.name === 'OpenHands Agent');
+      if (term) term.show(true);
+      await waitFor('the command in the agent terminal', async () => {
+        await ui('terminal-text', file);
+        return fs.readFileSync(file, 'utf8').includes('mark A');
+      }, 20000, 500);
+    });
+
+    await test('pause and continue: Stop pauses after the running step; Continue runs the rest (an IDE tool answers through MCP)', async () => {
+      await waitFor('the slow step', () => item(api, (i) => i.kind === 'action' && /^sleep 6/.test(i.title) && i.status === 'running'), 60000, 100);
+      await act('webview-click', '#stop');
+      await waitFor('the conversation to pause', () => api.conversation.status.agentState === 'paused', 60000, 200);
+      const slept = item(api, (i) => i.kind === 'action' && /^sleep 6/.test(i.title));
+      assert(slept.status === 'ok' && /slept A var=A/.test(slept.output), `slow step ${JSON.stringify(slept)}`);
+      const requests = await llmRequests();
+      await sleep(2500);
+      assert((await llmRequests()) === requests, 'the agent asked the LLM while paused');
+      assert(api.conversation.status.canContinue, `status ${JSON.stringify(api.conversation.status)}`);
+      await act('webview-click', '#continue');
+      await waitFor('conversation A to finish', () => api.conversation.status.agentState === 'finished', 120000, 200);
+      const tool = item(api, (i) => i.kind === 'action' && i.action === 'call_tool_mcp');
+      assert(tool && tool.title === 'Tool diagnostics' && tool.status === 'ok' && /counts/.test(tool.output || ''), `IDE tool ${JSON.stringify(tool)}`);
+      const finish = item(api, (i) => i.kind === 'finish');
+      assert(finish && /All done/.test(finish.text), `finish ${JSON.stringify(finish)}`);
+      await assertScriptFollowed(LLM);
+    });
+
+    await test('reopen shows the history and re-runs nothing', async () => {
+      const before = api.conversation.items.map((i) => `${i.kind}:${i.title || i.text || i.state || ''}:${i.status || ''}`);
+      const requests = await llmRequests();
+      const events = JSON.parse((await agentServer('GET', `/api/conversations/${convA}/events/count`)).body);
+      await api.conversation.reopen();
+      await waitFor('the history to be shown again', () => api.conversation.status.conversationId === convA && api.conversation.items.length >= before.length, 30000, 200);
+      await sleep(2000);
+      const after = api.conversation.items.map((i) => `${i.kind}:${i.title || i.text || i.state || ''}:${i.status || ''}`);
+      assert(JSON.stringify(after) === JSON.stringify(before), `after reopen:\n${after.join('\n')}\nbefore:\n${before.join('\n')}`);
+      assert((await llmRequests()) === requests, 'reopening asked the LLM');
+      const eventsAfter = JSON.parse((await agentServer('GET', `/api/conversations/${convA}/events/count`)).body);
+      assert(eventsAfter === events, `events ${events} -> ${eventsAfter}`);
+      assert(api.snapshot.conversationId === convA, `executor serves ${api.snapshot.conversationId}`);
+    });
+
+    await test('a second conversation in the same folder is isolated: its own shell and executor', async () => {
+      const convB = await newConversation(api, convA);
+      await typeTask('conversation B: the same steps');
+      await waitFor('conversation B to finish', () => api.conversation.status.conversationId === convB && api.conversation.status.agentState === 'finished', 180000, 200);
+      const run0 = item(api, (i) => i.kind === 'action' && i.action === 'run' && /OH_TAB_VAR/.test(i.title));
+      assert(run0 && /before: unset/.test(run0.output), `conversation B saw conversation A's export: ${JSON.stringify(run0)}`);
+      assert(api.snapshot.conversationId === convB, `executor serves ${api.snapshot.conversationId}`);
+      assert(fs.readFileSync(path.join(root, 'notes-B.txt'), 'utf8') === 'final notes of B\n', 'notes-B.txt');
+      assert(fs.readFileSync(path.join(root, 'notes-A.txt'), 'utf8') === 'final notes of A\n', 'notes-A.txt changed');
+      assert(!api.conversation.items.some((i) => /mark A|conversation A/.test(`${i.text || ''}${i.output || ''}`)), 'conversation A shows in B');
+      await assertScriptFollowed(LLM);
+    });
+
+    await test('confirmation (AlwaysConfirm): Confirm runs the command; a proposed edit shows as a diff before it is written; Reject leaves the file; Delete releases the executor', async () => {
+      await vscode.workspace.getConfiguration('openhands').update('v1.confirmation', 'always', vscode.ConfigurationTarget.Global);
+      const convC = await newConversation(api, api.conversation.status.conversationId);
+      await typeTask('conversation C: ask before each step');
+      const cmd = await waitFor('the command to wait for confirmation', () => {
+        const c = api.conversation.status.confirmation;
+        return c && c.kind === 'command' ? c : undefined;
+      }, 120000, 200);
+      assert(/OH_TAB_VAR/.test(cmd.title) && !fs.existsSync(path.join(root, 'shell-parent-C.txt')), `before Confirm: ${JSON.stringify(cmd)}`);
+      await act('webview-click', '#confirm-yes');
+      const notesC = path.join(root, 'notes-C.txt');
+      const proposal = await waitFor('the edit to wait, shown as a diff', () => {
+        const c = api.conversation.status.confirmation;
+        return c && c.kind === 'edit' && c.diffShown ? c : undefined;
+      }, 120000, 200);
+      assert(fs.existsSync(path.join(root, 'shell-parent-C.txt')), 'the confirmed command did not run');
+      const diffTab = await waitFor(`the diff editor of ${proposal.title}`, () => vscode.window.tabGroups.all.flatMap((g) => g.tabs)
+        .find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === 'openhands-proposed' && t.input.modified.path === vscode.Uri.file(notesC).path), 20000, 200);
+      const proposed = (await vscode.workspace.openTextDocument(diffTab.input.modified)).getText();
+      assert(proposed === 'final notes of C\n', `proposed ${JSON.stringify(proposed)}`);
+      assert(fs.readFileSync(notesC, 'utf8') === 'draft notes of C\n', 'the edit was written before the answer');
+      await act('webview-click', '#confirm-no');
+      const rejected = await waitFor('the edit to be rejected', () => item(api, (i) => i.kind === 'action' && i.action === 'edit' && i.confirmation === 'rejected' && i.status === 'error'), 60000, 200);
+      assert(fs.readFileSync(notesC, 'utf8') === 'draft notes of C\n', `notes-C.txt changed after Reject (${rejected.output})`);
+      // V1 stops after a rejection (idle: the agent gets the reason with the next message); the user deletes the conversation.
+      await waitFor('the agent to wait for the user', () => api.conversation.status.agentState === 'awaiting_user_input' && !api.conversation.status.confirmation, 60000, 200);
+      assert(api.snapshot.conversationId === convC && ['connected', 'executing'].includes(api.snapshot.state), `executor ${JSON.stringify(api.snapshot)}`);
+      const channel = path.join(DISCOVERY, `v1-${convC.replace(/-/g, '')}.json`);
+      assert(fs.existsSync(channel), `no discovery file ${channel}`);
+      const deleting = vscode.commands.executeCommand('openhands.deleteConversation');
+      await sleep(1000);
+      await vscode.commands.executeCommand('notifications.showList');
+      assert(await within(deleting, 30000, 'the delete to be confirmed'), 'the delete was not confirmed');
+      await waitFor('the executor to be released', () => api.snapshot.state === 'stopped', 30000, 200);
+      await waitFor('the channel to close', () => !fs.existsSync(channel), 30000, 200);
+      const gone = await agentServer('GET', `/api/conversations/${convC}`);
+      assert(gone.status === 404, `GET the deleted conversation: ${gone.status}`);
+      await assertScriptFollowed(LLM);
+    });
+  } finally {
+    await vscode.workspace.getConfiguration('openhands').update('v1.confirmation', undefined, vscode.ConfigurationTarget.Global).then(undefined, () => undefined);
+    await vscode.commands.executeCommand('openhands.stop');
+  }
+  run.finish('V1 tab');
+};
