@@ -15,6 +15,7 @@ import { runFix, type Fix } from './userErrors';
 import { Notifier } from './userErrors';
 import { ALLOWED_COMMANDS, buildViewModel, executorDetails, OpenHandsViewProvider } from './view';
 import type { ViewToHost } from './webview/protocol';
+import { ManagedAgentServer } from './v1/agentServer';
 
 /**
  * The one object that holds the extension's parts; built in `activate`, disposed in
@@ -32,6 +33,8 @@ export class OpenHandsContext implements vscode.Disposable {
   readonly statusBar = new StatusBar();
   readonly executor: ExecutorService;
   readonly view: OpenHandsViewProvider;
+  /** V1 mode: the agent-server this window runs (v1/agentServer.ts). */
+  readonly agentServer: ManagedAgentServer;
   /** The IDE tools the executor offers the agent (set by `activate` once they are registered). */
   ideTools: RuntimeIdeTools | undefined;
   private hasKey = false;
@@ -84,7 +87,13 @@ export class OpenHandsContext implements vscode.Disposable {
       workspaceRoot: () => vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath,
       executorDetails: () => executorDetails(buildViewModel(this.executor.snapshot, this.activity.items, this.hasKey)),
     });
+    this.agentServer = new ManagedAgentServer({ context: vscodeContext, config: () => this.config.current, log: this.log });
     this.view = new OpenHandsViewProvider(vscodeContext.extensionUri, (m) => this.onViewMessage(m), () => {
+      // V1: opening the tab starts this window's agent-server (the V1 client is its user).
+      if (this.config.current.backend === 'v1') {
+        void this.agentServer.ensure();
+        return;
+      }
       // Opening the tab loads the conversation; in attach mode (or with a remembered
       // conversation) the executor starts right away.
       void this.chat.open();
@@ -97,6 +106,7 @@ export class OpenHandsContext implements vscode.Disposable {
       this.terminal,
       this.statusBar,
       this.executor,
+      this.agentServer,
       this.view,
       vscode.window.registerWebviewViewProvider('openhands.view', this.view, { webviewOptions: { retainContextWhenHidden: true } }),
       this.executor.onDidChange(() => this.refresh()),
