@@ -59,7 +59,7 @@ afterEach(async () => {
 describe('AgentServerProcess', () => {
   it('the real command line: loopback, a free port, our V1 tools loaded, no secret', () => {
     expect(agentServerArgs(4711, undefined)).toEqual([
-      '-m', 'openhands.agent_server', '--host', '127.0.0.1', '--port', '4711', '--import-modules', 'openhands_vscode_runtime.v1.register',
+      '-m', 'openhands.agent_server', '--host', '127.0.0.1', '--port', '4711', '--import-modules', 'openhands_vscode_runtime.v1.register,openhands_vscode_runtime.v1.exit_with_parent',
     ]);
   });
 
@@ -84,6 +84,8 @@ describe('AgentServerProcess', () => {
       expect(env.OH_VSCODE_V1_DISCOVERY_DIR).toBe(c.discoveryDir);
       expect(env.OH_ENABLE_VSCODE).toBe('false');
       expect(env.LITELLM_LOCAL_MODEL_COST_MAP).toBe('True');
+      expect(env.OH_VSCODE_EXIT_ON_STDIN_EOF).toBe('1');
+      expect(fs.readlinkSync(`/proc/${s.pid}/fd/0`)).toMatch(/^(pipe|socket):/);
       expect(fs.statSync(c.discoveryDir).mode & 0o777).toBe(0o700);
       expect(fs.statSync(path.dirname(c.discoveryDir)).mode & 0o777).toBe(0o700);
       expect(fs.readlinkSync(`/proc/${s.pid}/cwd`)).toBe(path.dirname(c.discoveryDir));
@@ -125,6 +127,17 @@ describe('AgentServerProcess', () => {
     s.kill();
     await until('the server to end', () => !alive(pid));
     await until('the grandchild to end', () => !alive(grandchild));
+  });
+
+  it('the server ends with the extension host: its stdin closing (the host gone, even by SIGKILL) ends its group', async () => {
+    const s = server(['--grandchild']);
+    await s.start();
+    await until('the grandchild line', () => grandchildPid(s) !== undefined);
+    const [pid, grandchild] = [s.pid!, grandchildPid(s)!];
+    // What the OS does to the pipe when this process dies.
+    (s as unknown as { child: { stdin: { destroy(): void } } }).child.stdin.destroy();
+    await until('the server to end', () => !alive(pid), 20000);
+    await until('the grandchild to end', () => !alive(grandchild), 20000);
   });
 
   it('a crash fires onCrash with the log tail, ends what it started, and start() brings it back', async () => {

@@ -60,7 +60,11 @@ export interface CrashInfo {
 /** The arguments of `python`: no secret ever goes here (argv is readable by every local user). */
 export function agentServerArgs(port: number, command: AgentServerOptions['command']): string[] {
   if (command) return ['-m', command.module, ...(command.extraArgs ?? []), '--host', '127.0.0.1', '--port', String(port)];
-  return ['-m', 'openhands.agent_server', '--host', '127.0.0.1', '--port', String(port), '--import-modules', 'openhands_vscode_runtime.v1.register'];
+  return [
+    '-m', 'openhands.agent_server', '--host', '127.0.0.1', '--port', String(port),
+    // our terminal and file_editor; the watch that ends the server with the extension host
+    '--import-modules', 'openhands_vscode_runtime.v1.register,openhands_vscode_runtime.v1.exit_with_parent',
+  ];
 }
 
 /** The environment of the server: the key and the private folders, never in argv. */
@@ -81,6 +85,9 @@ export function agentServerEnv(base: NodeJS.ProcessEnv, o: { sessionApiKey: stri
     // litellm fetches its model price list from the network at import without it.
     LITELLM_LOCAL_MODEL_COST_MAP: 'True',
     OPENHANDS_SUPPRESS_BANNER: '1',
+    // Its stdin is a pipe this process holds: EOF (the extension host ended, even by SIGKILL,
+    // when no `deactivate` runs) ends the server's process group (v1/exit_with_parent.py).
+    OH_VSCODE_EXIT_ON_STDIN_EOF: '1',
     PYTHONUNBUFFERED: '1',
   };
 }
@@ -172,7 +179,8 @@ export class AgentServerProcess {
     const child = spawn(o.python, agentServerArgs(port, o.command), {
       cwd: stateDir,
       env: { ...agentServerEnv(process.env, { sessionApiKey, secretKey: o.secretKey, discoveryDir }), ...(o.env ?? {}) },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // stdin: held open and never written (OH_VSCODE_EXIT_ON_STDIN_EOF above).
+      stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group: stop() signals the group, so whatever it started ends with it.
       detached: true,
     });

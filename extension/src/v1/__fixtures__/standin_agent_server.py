@@ -6,7 +6,8 @@ agent-server runs in the host session (tests/vscode/suite/v1-managed.js).
     python -m standin_agent_server [--exit-at-start N] [--grandchild] --host H --port P
 
 Serves GET /ready (200) and GET /api/conversations/search (200 with the X-Session-API-Key that
-SESSION_API_KEY holds, 401 without), like the agent-server. --grandchild starts `sleep 600` in the
+SESSION_API_KEY holds, 401 without), like the agent-server, and imports
+openhands_vscode_runtime.v1.exit_with_parent as the real one does. --grandchild starts `sleep 600` in the
 same process group and prints `grandchild <pid>`.
 """
 
@@ -22,6 +23,15 @@ ap.add_argument("--port", type=int)
 ap.add_argument("--exit-at-start", type=int)
 ap.add_argument("--grandchild", action="store_true")
 a = ap.parse_args()
+# The real server imports openhands_vscode_runtime.v1.exit_with_parent through --import-modules; the
+# stand-in runs the same file (by path: the package's __init__ needs python-socketio, which the
+# system python3 running these tests may not have). OH_VSCODE_EXIT_ON_STDIN_EOF comes from the supervisor.
+import importlib.util  # noqa: E402
+import pathlib  # noqa: E402
+
+_src = pathlib.Path(__file__).resolve().parents[4] / "openhands-runtime-py/src/openhands_vscode_runtime/v1/exit_with_parent.py"
+_spec = importlib.util.spec_from_file_location("exit_with_parent", _src)
+_spec.loader.exec_module(importlib.util.module_from_spec(_spec))
 if a.exit_at_start is not None:
     print("stand-in: failing at start as asked", file=sys.stderr, flush=True)
     sys.exit(a.exit_at_start)
