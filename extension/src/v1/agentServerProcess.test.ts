@@ -64,8 +64,9 @@ describe('AgentServerProcess', () => {
   });
 
   it('starts on 127.0.0.1 with a fresh key that is in its environment only, and private folders', async () => {
-    const inherited = process.env.SESSION_API_KEY;
-    process.env.SESSION_API_KEY = 'inherited-from-a-parent';
+    // A key inherited from a parent process (an OpenHands sandbox, a test) must not become a second accepted key.
+    const inherited = process.env.OH_SESSION_API_KEYS_0;
+    process.env.OH_SESSION_API_KEYS_0 = 'inherited-from-a-parent';
     try {
       const s = server();
       const c = await s.start();
@@ -79,6 +80,7 @@ describe('AgentServerProcess', () => {
         fs.readFileSync(`/proc/${s.pid}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
       );
       expect(env.SESSION_API_KEY).toBe(c.sessionApiKey);
+      expect(env.OH_SESSION_API_KEYS_0).toBeUndefined();
       expect(env.OH_SECRET_KEY).toBe('persisted-secret');
       expect(env.OH_VSCODE_SPAWN_EXECUTOR).toBe('0');
       expect(env.OH_VSCODE_V1_DISCOVERY_DIR).toBe(c.discoveryDir);
@@ -97,8 +99,8 @@ describe('AgentServerProcess', () => {
       const again = await s.start();
       expect(again.sessionApiKey).not.toBe(c.sessionApiKey);
     } finally {
-      if (inherited === undefined) delete process.env.SESSION_API_KEY;
-      else process.env.SESSION_API_KEY = inherited;
+      if (inherited === undefined) delete process.env.OH_SESSION_API_KEYS_0;
+      else process.env.OH_SESSION_API_KEYS_0 = inherited;
     }
   });
 
