@@ -169,6 +169,22 @@ describe('AgentServerProcess', () => {
     expect(crashes).toEqual([]);
   });
 
+  it('a server that never gets ready: start() gives up after the timeout and ends it', { timeout: 20000 }, async () => {
+    const s = server(['--never-ready', '--grandchild'], { readyTimeoutSeconds: 2 });
+    const crashes: CrashInfo[] = [];
+    s.onCrash((c) => crashes.push(c));
+    let pid: number | undefined;
+    const watching = setInterval(() => (pid = pid ?? s.pid), 20);
+    await expect(s.start()).rejects.toThrow(/did not answer http:\/\/127\.0\.0\.1:\d+\/ready within 2 s/);
+    clearInterval(watching);
+    expect(s.state).toBe('stopped');
+    await until('the server to end', () => pid !== undefined && !alive(pid));
+    const grandchild = grandchildPid(s);
+    expect(grandchild).toBeDefined();
+    await until('the grandchild to end', () => !alive(grandchild!));
+    expect(crashes).toEqual([]);
+  });
+
   it('a missing interpreter rejects start() with the reason', async () => {
     const s = server([], { python: '/nonexistent/python3' });
     await expect(s.start()).rejects.toThrow(/ENOENT|cannot start/);

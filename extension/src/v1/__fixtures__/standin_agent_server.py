@@ -3,9 +3,9 @@ used only where the real one cannot do what a test needs quickly: start in well 
 fail on request, and start a grandchild whose end proves the process-group stop. The real
 agent-server runs in the host session (tests/vscode/suite/v1-managed.js).
 
-    python -m standin_agent_server [--exit-at-start N] [--grandchild] --host H --port P
+    python -m standin_agent_server [--exit-at-start N] [--grandchild] [--never-ready] --host H --port P
 
-Serves GET /ready (200) and GET /api/conversations/search (200 with the X-Session-API-Key that
+Serves GET /ready (200; 503 with --never-ready, as while the agent-server initialises) and GET /api/conversations/search (200 with the X-Session-API-Key that
 SESSION_API_KEY holds, 401 without), like the agent-server, and imports
 openhands_vscode_runtime.v1.exit_with_parent as the real one does. --grandchild starts `sleep 600` in the
 same process group and prints `grandchild <pid>`.
@@ -22,6 +22,7 @@ ap.add_argument("--host")
 ap.add_argument("--port", type=int)
 ap.add_argument("--exit-at-start", type=int)
 ap.add_argument("--grandchild", action="store_true")
+ap.add_argument("--never-ready", action="store_true")
 a = ap.parse_args()
 # The real server imports openhands_vscode_runtime.v1.exit_with_parent through --import-modules; the
 # stand-in runs the same file (by path: the package's __init__ needs python-socketio, which the
@@ -43,7 +44,7 @@ if a.grandchild:
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == "/ready":
-            code = 200
+            code = 503 if a.never_ready else 200
         elif self.path.startswith("/api/"):
             code = 200 if self.headers.get("X-Session-API-Key") == os.environ.get("SESSION_API_KEY") else 401
         else:
