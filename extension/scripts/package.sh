@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the linux-x64 VSIX of openhands-tab with the native executor inside.
+# Builds the linux-x64 VSIX of openhands-tab (openhands-vscode-runtime.openhands-tab) with the native
+# executor inside, and the pure-Python wheel of openhands-vscode-runtime for the V1 environment.
 #
 #   extension/scripts/package.sh [--addon PATH/TO/openhands-vscode-executor.linux-x64-gnu.node] [--allow-no-addon]
 #
@@ -42,6 +43,9 @@ cd "$HERE"
 [ -d node_modules/esbuild ] || npm ci --no-audit --no-fund >/dev/null
 rm -rf dist
 node esbuild.mjs >/dev/null
+# The pure-Python wheel of openhands-vscode-runtime that "OpenHands: Set Up V1 Environment"
+# installs with its [v1] extra (the executor binary of the release wheel is not needed here).
+python3 scripts/build-pure-wheel.py dist/python >/dev/null
 if [ -n "$ADDON" ]; then
   mkdir -p dist/native
   cp "$ADDON" "dist/native/$NAME.$TRIPLE.node"

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONNECTION_KEYS, DEFAULTS, ignoredWorkspaceValues, normaliseServerUrl, readConfig, serverOrigin, USER_ONLY_KEYS, validateConfig } from './config';
+import { CONNECTION_KEYS, DEFAULTS, EXTENSION_ID, ignoredWorkspaceValues, normaliseServerUrl, readConfig, serverOrigin, USER_ONLY_KEYS, validateConfig } from './config';
 
 const getter = (values: Record<string, unknown>) => ({
   get: <T>(key: string, def: T): T => (key in values ? (values[key] as T) : def),
@@ -82,6 +82,28 @@ describe('config', () => {
     const pkg = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8'));
     const props = Object.assign({}, ...pkg.contributes.configuration.map((g: { properties: object }) => g.properties));
     for (const k of USER_ONLY_KEYS) expect(props[`openhands.${k}`].scope).toBe('application');
+  });
+
+  it('auto: V1 unless the user set a V0 server URL; the mode setting overrides; a workspace cannot choose', () => {
+    const withUser = (globals: Record<string, unknown>, workspace: Record<string, unknown> = {}) => ({
+      get: <T>(key: string, def: T): T => (key in workspace ? (workspace[key] as T) : key in globals ? (globals[key] as T) : def),
+      inspect: <T>(key: string) => ({ globalValue: globals[key] as T | undefined, workspaceValue: workspace[key] as T | undefined }),
+    });
+    expect(readConfig(withUser({})).backend).toBe('v1');
+    expect(readConfig(withUser({ 'server.url': 'http://127.0.0.1:3000' })).backend).toBe('v0');
+    expect(readConfig(withUser({ 'server.url': 'http://127.0.0.1:3000', mode: 'v1' })).backend).toBe('v1');
+    expect(readConfig(withUser({ mode: 'v0' })).backend).toBe('v0');
+    expect(readConfig(withUser({ mode: 'nonsense' })).backendSetting).toBe('auto');
+    // a repository's settings choose neither the mode, nor the V0 server, nor the interpreter
+    const repo = readConfig(withUser({}, { mode: 'v0', 'server.url': 'http://evil:1', 'v1.python': '/tmp/evil/python' }));
+    expect([repo.backend, repo.serverUrl, repo.v1Python]).toEqual(['v1', DEFAULTS.serverUrl, '']);
+  });
+
+  it('the identifier is package.json publisher.name, and no longer openhands.openhands-tab (used by enyst/OpenHands-Tab)', () => {
+    const pkg = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8'));
+    expect(`${pkg.publisher}.${pkg.name}`).toBe(EXTENSION_ID);
+    expect(EXTENSION_ID).not.toBe('openhands.openhands-tab');
+    expect(pkg.displayName).toBe('OpenHands');
   });
 
   it('normalises server origins', () => {

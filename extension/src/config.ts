@@ -1,5 +1,12 @@
 import * as vscode from 'vscode';
 
+/**
+ * The extension's identifier (package.json publisher.name). `openhands.openhands-tab` was used
+ * before; enyst/OpenHands-Tab has it too, and two extensions with one identifier cannot both be
+ * installed.
+ */
+export const EXTENSION_ID = 'openhands-vscode-runtime.openhands-tab';
+
 /** The settings section every key below lives in. */
 export const SECTION = 'openhands';
 
@@ -8,6 +15,14 @@ export const SECTION = 'openhands';
  * `attach`: it serves `openhands.conversation.id` (headless and CI use).
  */
 export type ConversationMode = 'tab' | 'attach';
+
+/**
+ * Which OpenHands the tab talks to. `v1`: current OpenHands, through an agent-server the extension
+ * runs itself (v1/agentServer.ts); `v0`: the OpenHands V0 server at `openhands.server.url`
+ * (openhands-ai 1.6.0). The `auto` setting picks `v0` when the user set a server URL, else `v1`.
+ */
+export type Backend = 'v0' | 'v1';
+export type BackendSetting = 'auto' | Backend;
 
 /** A typed snapshot of the `openhands.*` settings. */
 export interface OpenHandsConfig {
@@ -23,6 +38,12 @@ export interface OpenHandsConfig {
   readonly v1DiscoveryDir: string;
   /** V1 confirmation policy of the conversations the tab creates. */
   readonly v1Confirmation: 'never' | 'risky' | 'always';
+  /** `openhands.mode` as set. */
+  readonly backendSetting: BackendSetting;
+  /** What `backendSetting` resolves to (see `Backend`). */
+  readonly backend: Backend;
+  /** `openhands.v1.python`: the interpreter of an environment with openhands-vscode-runtime[v1]; empty: the one the setup command made. */
+  readonly v1Python: string;
 }
 
 export const DEFAULTS: OpenHandsConfig = {
@@ -35,6 +56,9 @@ export const DEFAULTS: OpenHandsConfig = {
   v1Url: '',
   v1DiscoveryDir: '',
   v1Confirmation: 'never',
+  backendSetting: 'auto',
+  backend: 'v1',
+  v1Python: '',
 };
 
 /** Settings that, when changed, need the executor to reconnect to take effect. */
@@ -66,7 +90,9 @@ interface Getter {
  * They are `application`-scoped in package.json (VS Code then ignores workspace values) and read
  * here from the user's own value only, whatever the host does with the scope.
  */
-export const USER_ONLY_KEYS = ['server.url', 'v1.url', 'v1.discoveryDir'] as const;
+export const USER_ONLY_KEYS = ['server.url', 'v1.url', 'v1.discoveryDir', 'mode', 'v1.python'] as const;
+// `v1.python` is what the extension runs; `mode` decides whether it runs it: neither is a
+// repository's choice either.
 
 /** The user's (global) value of a setting, or its default: never a workspace or folder value. */
 function userValue<T>(section: Getter, key: string, fallback: T): T {
@@ -103,6 +129,10 @@ export function serverOrigin(url: string): string {
 export function readConfig(section: Getter): OpenHandsConfig {
   const mode = section.get<string>('conversation.mode', DEFAULTS.conversationMode);
   const timeout = Number(section.get<number>('executor.noChangeTimeoutSeconds', DEFAULTS.noChangeTimeoutSeconds));
+  const backendSetting = String(userValue<string>(section, 'mode', DEFAULTS.backendSetting));
+  // auto: a server URL the user set means a V0 server they use; none means current OpenHands.
+  const userServerUrl = section.inspect ? section.inspect<string>('server.url')?.globalValue : undefined;
+  const backend: Backend = backendSetting === 'v0' || backendSetting === 'v1' ? backendSetting : userServerUrl !== undefined ? 'v0' : 'v1';
   return {
     serverUrl: normaliseServerUrl(userValue<string>(section, 'server.url', DEFAULTS.serverUrl)),
     // Anything but attach follows the tab.
@@ -115,6 +145,9 @@ export function readConfig(section: Getter): OpenHandsConfig {
     v1Url: String(userValue<string>(section, 'v1.url', '') ?? '').trim().replace(/\/+$/, ''),
     v1DiscoveryDir: String(userValue<string>(section, 'v1.discoveryDir', '') ?? '').trim(),
     v1Confirmation: confirmationMode(section.get<string>('v1.confirmation', DEFAULTS.v1Confirmation)),
+    backendSetting: backendSetting === 'v0' || backendSetting === 'v1' ? backendSetting : 'auto',
+    backend,
+    v1Python: String(userValue<string>(section, 'v1.python', DEFAULTS.v1Python) ?? '').trim(),
   };
 }
 
@@ -179,7 +212,7 @@ export class Config implements vscode.Disposable {
   }
 
   /** Opens the Settings editor filtered to this extension's settings. */
-  static openSettings(query = `@ext:openhands.openhands-tab`): Thenable<unknown> {
+  static openSettings(query = `@ext:${EXTENSION_ID}`): Thenable<unknown> {
     return vscode.commands.executeCommand('workbench.action.openSettings', query);
   }
 

@@ -18,6 +18,7 @@ import type { ViewToHost } from './webview/protocol';
 import type { AgentServerEndpoint } from './v1/agentServerClient';
 import { defaultDiscoveryDir, waitForChannel } from './v1/executorDiscovery';
 import { V1Session } from './v1/v1Session';
+import { ManagedAgentServer } from './v1/agentServer';
 
 /** What the tab's conversation backend offers (V0: ChatSession, V1: V1Session). */
 export type TabBackend = Pick<ChatSession,
@@ -27,6 +28,11 @@ export type TabBackend = Pick<ChatSession,
 
 /** How long the executor waits for a V1 conversation's tools to ask for it (its channel's discovery file). */
 const V1_CHANNEL_WAIT_MS = 10 * 60 * 1000;
+/**
+ * What consent is asked for in managed mode: the agent-server this window runs gets a new port
+ * each start, so its origin would ask again every time; the server is this extension's own.
+ */
+export const MANAGED_AGENT_SERVER_CONSENT = "this window's own agent-server (127.0.0.1)";
 
 /**
  * The one object that holds the extension's parts; built in `activate`, disposed in
@@ -42,27 +48,28 @@ export class OpenHandsContext implements vscode.Disposable {
   readonly v1: V1Session | undefined;
   /** This window's IDE tools endpoint and its token (set by `activate`), for V1 agents' MCP configuration. */
   ideEndpoint: (() => Promise<{ url: string; headers: Record<string, string> } | undefined>) | undefined;
-  /** An agent-server the extension started itself (managed mode); takes precedence over `openhands.v1.url`. */
-  private managedAgentServer: AgentServerEndpoint | undefined;
   readonly activity = new ActivityLog();
   readonly terminal: AgentTerminal;
   readonly notifier = new Notifier();
   readonly statusBar = new StatusBar();
   readonly executor: ExecutorService;
   readonly view: OpenHandsViewProvider;
+  /** V1 mode: the agent-server this window runs (v1/agentServer.ts). */
+  readonly agentServer: ManagedAgentServer;
   /** The IDE tools the executor offers the agent (set by `activate` once they are registered). */
   ideTools: RuntimeIdeTools | undefined;
   private hasKey = false;
   private readonly disposables: vscode.Disposable[] = [];
 
-  /** `opts.v1`: the tab is a V1 client even without `openhands.v1.url` (managed mode, `useAgentServer`). */
+  /** `opts.v1`: the tab is a V1 client whatever the settings say (tests). */
   constructor(readonly vscodeContext: vscode.ExtensionContext, opts: { v1?: boolean } = {}) {
     this.secrets = new SessionKeyStore(vscodeContext.secrets);
     this.consent = new Consent(vscodeContext.workspaceState);
     this.terminal = new AgentTerminal({ revealOnCommand: () => this.config.current.revealOnCommand });
     const version = String(vscodeContext.extension?.packageJSON?.version ?? '0.0.0');
-    // The backend is chosen once per window: a V1 agent-server when one is configured.
-    const useV1 = opts.v1 === true || this.config.current.v1Url !== '';
+    // The backend is chosen once per window (`openhands.mode`; `auto` is V1 unless the user set a
+    // V0 server): an agent-server given in `openhands.v1.url` (attach), else the one this window runs.
+    const useV1 = opts.v1 === true || this.config.current.v1Url !== '' || this.config.current.backend === 'v1';
     this.executor = new ExecutorService({
       // V1: the executor follows the tab's conversation whatever the V0 attach settings say.
       config: () => (useV1 ? { ...this.config.current, conversationMode: 'tab' } : this.config.current),
@@ -70,10 +77,10 @@ export class OpenHandsContext implements vscode.Disposable {
       consent: (label, url) => this.consent.ensure(label, url),
       route: useV1
         ? {
-            consentUrl: () => this.managedAgentServer?.baseUrl ?? this.config.current.v1Url,
+            consentUrl: () => this.config.current.v1Url || MANAGED_AGENT_SERVER_CONSENT,
             resolve: async (conversationId, signal) => {
-              const endpoint = await this.agentServer();
-              if (!endpoint) throw new Error('No OpenHands agent-server is configured (openhands.v1.url).');
+              const endpoint = await this.agentServerEndpoint();
+              if (!endpoint) throw new Error('The OpenHands agent-server is not running (see the OpenHands Agent Server output).');
               const channel = await waitForChannel(endpoint.discoveryDir, conversationId, { timeoutMs: V1_CHANNEL_WAIT_MS, signal });
               return { serverUrl: channel.url, conversationId: channel.conversationId, sessionApiKey: channel.sessionApiKey };
             },
@@ -104,7 +111,7 @@ export class OpenHandsContext implements vscode.Disposable {
     });
     this.v1 = useV1
       ? new V1Session({
-          endpoint: () => this.agentServer(),
+          endpoint: () => this.agentServerEndpoint(),
           state: vscodeContext.workspaceState,
           llmState: vscodeContext.globalState,
           secrets: vscodeContext.secrets,
@@ -132,9 +139,11 @@ export class OpenHandsContext implements vscode.Disposable {
       workspaceRoot: () => vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath,
       executorDetails: () => executorDetails(buildViewModel(this.executor.snapshot, this.activity.items, this.hasKey)),
     });
+    this.agentServer = new ManagedAgentServer({ context: vscodeContext, config: () => this.config.current, log: this.log });
     this.view = new OpenHandsViewProvider(vscodeContext.extensionUri, (m) => this.onViewMessage(m), () => {
-      // Opening the tab loads the conversation; in attach mode (or with a remembered
-      // conversation) the executor starts right away.
+      // Opening the tab loads the conversation (V1 managed mode: which starts this window's
+      // agent-server); in attach mode (or with a remembered conversation) the executor starts
+      // right away.
       void this.chat.open();
       void this.executor.start();
     });
@@ -145,9 +154,14 @@ export class OpenHandsContext implements vscode.Disposable {
       this.terminal,
       this.statusBar,
       this.executor,
+      this.agentServer,
       this.view,
       vscode.window.registerWebviewViewProvider('openhands.view', this.view, { webviewOptions: { retainContextWhenHidden: true } }),
       this.executor.onDidChange(() => this.refresh()),
+      // A restarted agent-server has a new port and key: the V1 tab reloads against it.
+      this.agentServer.onDidChange((state) => {
+        if (state === 'running' && this.v1 && !this.config.current.v1Url) void this.v1.open();
+      }),
       this.activity.onDidChange(() => this.refresh()),
       this.secrets.onDidChange(() => {
         void this.refreshKey();
@@ -180,23 +194,16 @@ export class OpenHandsContext implements vscode.Disposable {
   }
 
   /**
-   * The agent-server of the V1 tab: the one the extension started (managed mode), else the one in
-   * `openhands.v1.url` with the session API key stored for its origin.
+   * The agent-server of the V1 tab: the one in `openhands.v1.url` (attach) with the session API key
+   * stored for its origin, else the one this window runs (managed mode: started here when it is
+   * not running; a failure to start is shown with its fix and answers undefined).
    */
-  async agentServer(): Promise<AgentServerEndpoint | undefined> {
-    if (this.managedAgentServer) return this.managedAgentServer;
+  async agentServerEndpoint(): Promise<AgentServerEndpoint | undefined> {
     const c = this.config.current;
-    if (!c.v1Url) return undefined;
-    return { baseUrl: c.v1Url, sessionApiKey: (await this.secrets.get(c.v1Url)) || undefined, discoveryDir: c.v1DiscoveryDir || defaultDiscoveryDir() };
-  }
-
-  /**
-   * Managed mode's entry point: the agent-server the extension started (`{ baseUrl, sessionApiKey,
-   * discoveryDir }`), or undefined when it stopped. The V1 tab reloads against it.
-   */
-  useAgentServer(endpoint: AgentServerEndpoint | undefined): Promise<void> {
-    this.managedAgentServer = endpoint;
-    return this.v1?.open() ?? Promise.resolve();
+    if (c.v1Url) {
+      return { baseUrl: c.v1Url, sessionApiKey: (await this.secrets.get(c.v1Url)) || undefined, discoveryDir: c.v1DiscoveryDir || defaultDiscoveryDir() };
+    }
+    return this.agentServer.ensure();
   }
 
   /** The server whose session API key "Set Session API Key" sets: the agent-server in V1 mode. */

@@ -6,8 +6,11 @@ import { registerIdeTools } from './ide';
 import type { ExecutorSnapshot } from './executorService';
 import type { ActivityEntry } from './activity';
 import type { ChatItem, TabStatus } from './webview/protocol';
+import type { AgentServerConnection, AgentServerState } from './v1/agentServerProcess';
+import { registerV1Commands } from './v1/commands';
+import { EXTENSION_ID } from './config';
 
-/** What `vscode.extensions.getExtension('openhands.openhands-tab').exports` offers. */
+/** What `vscode.extensions.getExtension(EXTENSION_ID).exports` offers. */
 export interface OpenHandsApi {
   readonly snapshot: ExecutorSnapshot;
   readonly onDidChange: vscode.Event<ExecutorSnapshot>;
@@ -16,6 +19,14 @@ export interface OpenHandsApi {
   readonly conversation: { readonly status: TabStatus; readonly items: readonly ChatItem[]; reopen(): Promise<void> };
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** V1 managed mode: this window's agent-server (for the V1 client, tests and other extensions). */
+  readonly agentServer: {
+    readonly state: AgentServerState;
+    readonly pid: number | undefined;
+    readonly error: string | undefined;
+    readonly onDidChange: vscode.Event<AgentServerState>;
+    connection(): Promise<AgentServerConnection>;
+  };
 }
 
 // The only module-level state: the live context, so that `deactivate` can await the executor's
@@ -25,7 +36,7 @@ let live: OpenHandsContext | undefined;
 export function activate(context: vscode.ExtensionContext): OpenHandsApi {
   const ctx = new OpenHandsContext(context);
   live = ctx;
-  context.subscriptions.push(ctx, ...registerCommands(ctx));
+  context.subscriptions.push(ctx, ...registerCommands(ctx), ...registerV1Commands(ctx.agentServer, () => ctx.config.current.backend === 'v1'));
   const ide = registerIdeTools(context, ctx.log);
   context.subscriptions.push(ide);
   // The agent's path to the IDE tools: announced and run by the executor (call_tool_mcp actions).
@@ -44,7 +55,7 @@ export function activate(context: vscode.ExtensionContext): OpenHandsApi {
   };
   // Confirmation mode: an edit the agent waits to make is shown in the diff editor.
   ctx.chat.setEditReviewer(ide.reviewEdit);
-  ctx.log.info(`OpenHands extension ${context.extension?.packageJSON?.version ?? ''} activated (VS Code ${vscode.version}, ${process.platform}-${process.arch}, Node ${process.version})`);
+  ctx.log.info(`OpenHands extension ${context.extension?.packageJSON?.version ?? ''} activated as ${EXTENSION_ID} in ${ctx.config.current.backend} mode (VS Code ${vscode.version}, ${process.platform}-${process.arch}, Node ${process.version})`);
   if (ctx.config.current.autoStart) void ctx.executor.start();
   return {
     get snapshot() {
@@ -65,6 +76,19 @@ export function activate(context: vscode.ExtensionContext): OpenHandsApi {
     },
     start: () => ctx.executor.start(),
     stop: () => ctx.executor.stop(),
+    agentServer: {
+      get state() {
+        return ctx.agentServer.state;
+      },
+      get pid() {
+        return ctx.agentServer.pid;
+      },
+      get error() {
+        return ctx.agentServer.error;
+      },
+      onDidChange: ctx.agentServer.onDidChange,
+      connection: () => ctx.agentServer.connection(),
+    },
   };
 }
 
@@ -73,5 +97,5 @@ export async function deactivate(): Promise<void> {
   live = undefined;
   // Stop the bash session and its children before the extension host goes away; everything else
   // is disposed through context.subscriptions.
-  await ctx?.executor.stop('stopped: extension deactivated');
+  await Promise.all([ctx?.executor.stop('stopped: extension deactivated'), ctx?.agentServer.stop()]);
 }

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { FIX_LABELS, type Fix } from './fixes';
 import type { ErrorCode } from './native';
+import { EXTENSION_ID } from './config';
 
 /** What the user can do about an error; each maps to a button on the notification. */
 export type { Fix } from './fixes';
@@ -47,7 +48,7 @@ export function classify(message: string): UserError {
 }
 
 const COMMANDS: Record<Fix, () => Thenable<unknown>> = {
-  settings: () => vscode.commands.executeCommand('workbench.action.openSettings', '@ext:openhands.openhands-tab'),
+  settings: () => vscode.commands.executeCommand('workbench.action.openSettings', `@ext:${EXTENSION_ID}`),
   key: () => vscode.commands.executeCommand('openhands.setSessionApiKey'),
   retry: () => vscode.commands.executeCommand('openhands.reconnect'),
   trust: () => vscode.commands.executeCommand('workbench.trust.manage'),

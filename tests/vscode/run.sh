@@ -8,7 +8,7 @@
 # Options: --update-docs-screenshot  copy the tab mid-conversation (real server) to docs/screenshot-openhands-tab.png
 #          --dev-addon               test npm/executor's development build (fast; the portability check fails)
 #          --only=S1,S2              run only these host sessions (standin untrusted trust ide conversation
-#                                    two-windows confirm v1 v1tab ide-agent ide-bench); the packaging checks always run
+#                                    two-windows confirm v1 v1tab v1-managed ide-agent ide-bench); the packaging checks always run
 # OH_IDE_BENCH=N adds latency benches of N IDE tool calls: through the MCP endpoint (session ide) and
 # through VsCodeRuntime and the executor channel (session ide-bench), each beside a plain read.
 #          --only-v1                 only the V1 session (step 10), after the VSIX (development)
@@ -223,10 +223,46 @@ run_v1tab_session() {
   for p in $pids; do kill -KILL -- -"$p" 2>/dev/null; done
   wait $pids 2>/dev/null
 }
+# 10c. OpenHands V1, managed mode (suite/v1-managed.js): no V0 server configured, the extension
+# starts the REAL agent-server itself: from `openhands.v1.python` (the V1 venv), after a SIGKILL
+# through the crash notification's Restart, then from the environment "OpenHands: Set Up V1
+# Environment" creates (venv + pip from the VSIX's wheel; the warm pip cache through
+# PIP_CACHE_DIR, and a Python 3.12 first on PATH as a user would have one). After the window closed,
+# no agent-server it started may be left.
+run_v1_managed_session() {
+  local art="$ARTIFACTS/v1-managed" venv1="${OH_VENV_V1:-$HOME/.cache/openhands-vscode-runtime/venv-v1}"
+  mkdir -p "$art"; rm -f "$ARTIFACTS/host-v1-managed.log" "$art/agent-server-pids.txt"
+  if ! OH_VENV_V1="$venv1" bash "$REPO/scripts/setup-python-v1.sh" > "$art/setup-v1.log" 2>&1; then
+    tail -5 "$art/setup-v1.log"; echo "@@oh-test FAIL set up the V1 venv (see $art/setup-v1.log)" > "$ARTIFACTS/host-v1-managed.log"; HOST_RC[v1-managed]=1; return
+  fi
+  local ws="$SESSION/v1-managed" py312
+  py312="$("$REPO/scripts/find-python312.sh")"
+  mkdir -p "$ws/.vscode" "$SESSION/v1-managed-home"; echo '{}' > "$ws/.vscode/settings.json"
+  # The agent-server's (and the agent's) HOME is clean (a host .bashrc can be slow); the pip cache is the warm one.
+  local env_json="{\"OH_TEST_ARTIFACTS\":\"$art\",\"OH_TEST_V1_PYTHON\":\"$venv1/bin/python\",\"PATH\":\"$(dirname "$py312"):$PATH\",\"PIP_CACHE_DIR\":\"${PIP_CACHE_DIR:-$HOME/.cache/pip}\",\"HOME\":\"$SESSION/v1-managed-home\"}"
+  "$NODE24" "$HERE/host.mjs" --workspace "$ws" --dev "$HERE/harness-ext" --tests "$HERE/suite/v1-managed.js" \
+    --env "$env_json" --settings "{\"openhands.v1.python\":\"$venv1/bin/python\"}" --extensions-dir "$EXT" --artifacts "$art" --timeout 1200 \
+    > "$ARTIFACTS/host-v1-managed.log" 2>&1
+  HOST_RC[v1-managed]=$?
+  grep -E '@@oh-test|\[host|oh-test v1-managed' "$ARTIFACTS/host-v1-managed.log" | sed -E 's/^.*(@@oh-test|oh-test)/\1/' | cut -c1-300
+  # The servers end with the window (stdin EOF: v1/exit_with_parent.py; give its SIGTERM grace and SIGKILL 15 s).
+  local left="" pid
+  for pid in $(cat "$art/agent-server-pids.txt" 2>/dev/null); do
+    for _ in $(seq 1 30); do [ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null || break; sleep 0.5; done
+    if [ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then left="$left $pid"; kill -KILL -- -"$pid" 2>/dev/null; fi
+  done
+  if [ ! -s "$art/agent-server-pids.txt" ]; then
+    fail "the managed agent-server ended with the window (no agent-server was started)"
+  elif [ -n "$left" ]; then
+    fail "the managed agent-server ended with the window: still running:$left"
+  else
+    pass "the managed agent-server ended with the window ($(wc -l < "$art/agent-server-pids.txt") started, none left)"
+  fi
+}
 # The number of tests each host session reports (its suite's `test(...)` calls): a session that
 # stops early, or whose FAIL line is lost, reports fewer and fails here. Update with the suite.
 declare -A EXPECTED=([standin]=7 [untrusted]=3 [trust]=5 [ide]=29 [conversation]=6
-  [two-a]=1 [two-b]=1 [confirm]=4 [ide-agent]=4 [v1]=3 [v1tab]=6 [ide-bench]=1)
+  [two-a]=1 [two-b]=1 [confirm]=4 [ide-agent]=4 [v1]=3 [v1tab]=6 [v1-managed]=3 [ide-bench]=1)
 [ -z "${OH_IDE_BENCH:-}" ] || EXPECTED[ide]=30  # suite/ide.js adds its latency bench as a test
 # Judges one host session from its log and exit code: each PASS/FAIL line counts, then the session
 # must have printed exactly one SUMMARY whose counts are the lines seen, reported as many tests as
@@ -261,6 +297,12 @@ judge_session() {
 if [ "$ONLY_V1" = 1 ]; then
   run_v1_session
   judge_session v1
+  finish
+fi
+if [ "$ONLY" = ",v1-managed," ]; then
+  # development: this session alone, right after the VSIX
+  run_v1_managed_session
+  judge_session v1-managed
   finish
 fi
 
@@ -503,6 +545,10 @@ if want v1; then
 run_v1_session
 cat "$ARTIFACTS/host-v1.log" >> "$ARTIFACTS/host.log"
 fi
+if want v1-managed; then
+run_v1_managed_session
+cat "$ARTIFACTS/host-v1-managed.log" >> "$ARTIFACTS/host.log"
+fi
 
 # 10b. The OpenHands tab on V1 (run_v1tab_session above).
 if want v1tab; then
@@ -511,7 +557,7 @@ cat "$ARTIFACTS/host-v1tab.log" >> "$ARTIFACTS/host.log"
 fi
 
 # Every session that was to run is judged, from its own log and exit code (judge_session).
-for s in standin untrusted trust ide conversation two-a two-b confirm ide-agent ide-bench v1 v1tab; do
+for s in standin untrusted trust ide conversation two-a two-b confirm ide-agent ide-bench v1 v1tab v1-managed; do
   case "$s" in two-*) want two-windows || continue ;; ide-bench) [ -n "${OH_IDE_BENCH:-}" ] && want ide-bench || continue ;; *) want "$s" || continue ;; esac
   judge_session "$s"
 done

@@ -15,7 +15,7 @@ const SERVER = process.env.OH_TEST_SERVER;
 const KEY = process.env.OH_TEST_SERVER_KEY;
 const LLM_BASE_URL = process.env.OH_TEST_LLM_BASE_URL;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
-const EXT_ID = 'openhands.openhands-tab';
+const EXT_ID = 'openhands-vscode-runtime.openhands-tab';
 const rest = serverRest(SERVER, KEY);
 const TASK = 'Make greet() in src/greet.py greet with an exclamation mark, then check it.';
 

@@ -16,7 +16,7 @@ const SERVER = process.env.OH_TEST_SERVER;
 const KEY = process.env.OH_TEST_SERVER_KEY;
 const LLM_BASE_URL = process.env.OH_TEST_LLM_BASE_URL;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
-const EXT_ID = 'openhands.openhands-tab';
+const EXT_ID = 'openhands-vscode-runtime.openhands-tab';
 const RUN_PROMPT = 'Allow OpenHands to run commands and edit files';
 const WRITE_PROMPT = 'to open and save files, propose edits and show reviews';
 const UNSAVED = 'const broken: string = 42;\n';

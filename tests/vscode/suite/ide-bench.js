@@ -22,7 +22,7 @@ exports.run = async () => {
   const root = vscode.workspace.workspaceFolders[0].uri.fsPath;
   await run.test('IDE tools bench: hover through VsCodeRuntime and the executor channel, beside a read', async () => {
     assert(RESULT && KEY, 'OH_TEST_BENCH_RESULT / OH_TEST_KEY not set');
-    const api = await vscode.extensions.getExtension('openhands.openhands-tab').activate();
+    const api = await vscode.extensions.getExtension('openhands-vscode-runtime.openhands-tab').activate();
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(path.join(root, 'src', 'main.ts')));
     await vscode.window.showTextDocument(doc, { preview: false });
     const done = vscode.commands.executeCommand('openhands.setSessionApiKey');

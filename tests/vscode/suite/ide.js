@@ -12,7 +12,7 @@ const { execFile } = require('child_process');
 const { waitFor, sleep, assert, answerPrompt, runner, uiRequester } = require('./lib');
 const { writeTests } = require('./ide-write');
 
-const EXT_ID = 'openhands.openhands-tab';
+const EXT_ID = 'openhands-vscode-runtime.openhands-tab';
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || os.tmpdir();
 /** A UI request to the runner (host.mjs); this session's runner clicks nothing by itself. */
 const ui = uiRequester(ARTIFACTS, 30000);

@@ -11,7 +11,7 @@ const { waitFor, sleep, assert, runner, showConsentWhenAsked, uiRequest: ui, typ
 
 const BACKEND = process.env.OH_TEST_BACKEND;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
-const EXT_ID = 'openhands.openhands-tab';
+const EXT_ID = 'openhands-vscode-runtime.openhands-tab';
 
 async function backend(pathname, body) {
   const r = await fetch(`${BACKEND}${pathname}`, body === undefined ? {} : {

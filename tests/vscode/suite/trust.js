@@ -91,7 +91,7 @@ exports.run = async () => {
   const test = run.test;
   const root = vscode.workspace.workspaceFolders[0].uri.fsPath;
   const conversationId = vscode.workspace.getConfiguration('openhands').get('conversation.id');
-  const ext = vscode.extensions.getExtension('openhands.openhands-tab');
+  const ext = vscode.extensions.getExtension('openhands-vscode-runtime.openhands-tab');
   assert(ext, 'openhands-tab is not installed');
   const api = await ext.activate();
   let connected = false;

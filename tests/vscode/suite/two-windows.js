@@ -18,7 +18,7 @@ exports.run = async () => {
   const name = `two windows, two conversations: window ${ROLE} gets only its own actions`;
   try {
     const root = vscode.workspace.workspaceFolders[0].uri.fsPath;
-    const api = await vscode.extensions.getExtension('openhands.openhands-tab').activate();
+    const api = await vscode.extensions.getExtension('openhands-vscode-runtime.openhands-tab').activate();
     await vscode.commands.executeCommand('workbench.view.extension.openhands');
     await showConsentWhenAsked(vscode, api); // the runner clicks the consent's "Allow" in the list
     // The consent first, then the password box: the runner's click on "Allow" must not land while

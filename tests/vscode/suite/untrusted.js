@@ -8,7 +8,7 @@ exports.run = async () => {
   const run = runner();
   await run.test('an untrusted workspace never executes: blocked with "Manage Workspace Trust", no conversation, no connection', async () => {
     if (vscode.workspace.isTrusted) throw new Error('the workspace is trusted; the test needs restricted mode');
-    const ext = vscode.extensions.getExtension('openhands.openhands-tab');
+    const ext = vscode.extensions.getExtension('openhands-vscode-runtime.openhands-tab');
     if (!ext) throw new Error('openhands-tab is not installed');
     const before = await (await fetch(`${BACKEND}/test/state`)).json();
     const api = await ext.activate();

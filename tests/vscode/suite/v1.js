@@ -37,7 +37,7 @@ exports.run = async () => {
   const run = runner({ stopOnFailure: true });
   const test = run.test;
   const root = vscode.workspace.workspaceFolders[0].uri.fsPath;
-  const ext = vscode.extensions.getExtension('openhands.openhands-tab');
+  const ext = vscode.extensions.getExtension('openhands-vscode-runtime.openhands-tab');
   assert(ext, 'openhands-tab is not installed');
   const api = await ext.activate();
   const virtualPath = path.join(root, 'only-in-provider.txt');
