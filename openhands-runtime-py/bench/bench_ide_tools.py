@@ -54,6 +54,8 @@ def main() -> int:
                          'host has open in an editor) and of --edit-closed (one it has not), interleaved')
     ap.add_argument('--edit-open', help='a small file the host has open, unmodified, in an editor')
     ap.add_argument('--edit-closed', help='a small file no editor has open')
+    ap.add_argument('--js-fs', action='store_true',
+                    help='stand-in host: file actions through JS callbacks over node fs (the fsBridge without VS Code)')
     args = ap.parse_args()
 
     from openhands.events.action import CmdRunAction, FileEditAction, FileReadAction
@@ -73,6 +75,8 @@ def main() -> int:
         os.environ['OH_VSCODE_CONNECT_TIMEOUT'] = f'{args.connect_timeout:g}'
     else:
         os.environ['OH_VSCODE_EXECUTOR'] = str(STANDIN_HOST)
+        if args.js_fs:
+            os.environ['OH_STANDIN_JS_FS'] = '1'
     sid = f'ide-bench-{os.getpid()}'
     from openhands_vscode_runtime import VsCodeRuntime
 
