@@ -49,9 +49,18 @@ def main() -> int:
     ap.add_argument('--wait-executor', action='store_true')
     ap.add_argument('--connect-timeout', type=float, default=180)
     ap.add_argument('--out')
+    ap.add_argument('--edits', type=int, default=0,
+                    help='also time N `run` (echo) and N small str_replace edits of --edit-open (a file the '
+                         'host has open in an editor) and of --edit-closed (one it has not), interleaved')
+    ap.add_argument('--edit-open', help='a small file the host has open, unmodified, in an editor')
+    ap.add_argument('--edit-closed', help='a small file no editor has open')
+    ap.add_argument('--js-fs', action='store_true',
+                    help='stand-in host: file actions through JS callbacks over node fs (the fsBridge without VS Code)')
     args = ap.parse_args()
 
-    from openhands.events.action import FileReadAction
+    from openhands.events.action import CmdRunAction, FileEditAction, FileReadAction
+    from openhands.events.event import FileEditSource
+    from openhands.events.observation import CmdOutputObservation, FileEditObservation
     from openhands.events.action.mcp import MCPAction
     from openhands.events.observation import FileReadObservation
     from openhands.events.observation.mcp import MCPObservation
@@ -66,6 +75,8 @@ def main() -> int:
         os.environ['OH_VSCODE_CONNECT_TIMEOUT'] = f'{args.connect_timeout:g}'
     else:
         os.environ['OH_VSCODE_EXECUTOR'] = str(STANDIN_HOST)
+        if args.js_fs:
+            os.environ['OH_STANDIN_JS_FS'] = '1'
     sid = f'ide-bench-{os.getpid()}'
     from openhands_vscode_runtime import VsCodeRuntime
 
@@ -127,6 +138,30 @@ def main() -> int:
             return tool_ms, read_ms
 
         tool_ms, read_ms = asyncio.run(measure())
+
+        def timed(action, kind) -> float:
+            t0 = time.perf_counter()
+            obs = rt.run_action(action)
+            ms = (time.perf_counter() - t0) * 1000
+            if not isinstance(obs, kind):
+                raise RuntimeError(f'{type(action).__name__} failed: {obs.content[:300]}')
+            return ms
+
+        def edit(path: str, i: int) -> FileEditAction:
+            # Toggles one word of a two-line file: every edit changes the file.
+            old, new = ('alpha', 'beta') if i % 2 == 0 else ('beta', 'alpha')
+            return FileEditAction(path=path, command='str_replace', old_str=old, new_str=new, impl_source=FileEditSource.OH_ACI)
+
+        ops: dict[str, list[float]] = {'run': [], 'edit_open': [], 'edit_closed': []}
+        for path in (args.edit_open, args.edit_closed):
+            if args.edits and path and not Path(path).exists():  # the host may have it open already
+                Path(path).write_text('alpha\nsecond line\n')
+        for i in range(args.edits):  # interleaved, as above
+            ops['run'].append(timed(CmdRunAction(command='echo hi'), CmdOutputObservation))
+            if args.edit_open:
+                ops['edit_open'].append(timed(edit(args.edit_open, i), FileEditObservation))
+            if args.edit_closed:
+                ops['edit_closed'].append(timed(edit(args.edit_closed, i), FileEditObservation))
     finally:
         rt.close()
     host = 'the connected executor' if args.wait_executor else 'stand-in host (tests/runtime/ide_host_executor.js)'
@@ -141,6 +176,11 @@ def main() -> int:
         'read_p90_ms': pct(read_ms, 90),
     }
     r['tool_over_read_p50'] = r['tool_p50_ms'] / r['read_p50_ms']
+    for name, values in ops.items():
+        if values:
+            r[f'{name}_n'] = len(values)
+            r[f'{name}_p50_ms'] = pct(values, 50)
+            r[f'{name}_p90_ms'] = pct(values, 90)
     print(
         f"IDE tool {args.tool} through VsCodeRuntime ({host}), n={args.n}: "
         f"p50 {r['tool_p50_ms']:.2f} ms  p90 {r['tool_p90_ms']:.2f} ms; "
@@ -148,6 +188,9 @@ def main() -> int:
         f"ratio p50 {r['tool_over_read_p50']:.2f}x",
         flush=True,
     )
+    for name, values in ops.items():
+        if values:
+            print(f"{name} n={len(values)}: p50 {pct(values, 50):.2f} ms  p90 {pct(values, 90):.2f} ms", flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps(r, indent=2))
     return 0

@@ -40,6 +40,22 @@ const cancelSeen = new Promise((resolve) => {
 });
 const result = (value, isError = false) =>
   JSON.stringify({ content: [{ type: 'text', text: JSON.stringify(value) }], isError });
+function nodeFs() {
+  const fsp = require('node:fs/promises');
+  const kind = (s) => (s.isFile() ? 'file' : s.isDirectory() ? 'directory' : 'other');
+  return {
+    readFile: (p) => fsp.readFile(p),
+    writeFile: (p, d) => fsp.writeFile(p, d),
+    stat: async (p) => {
+      const s = await fsp.stat(p);
+      return { type: kind(s), size: s.size, mtimeMs: s.mtimeMs };
+    },
+    readDirectory: async (p) => (await fsp.readdir(p, { withFileTypes: true })).map((e) => ({ name: e.name, type: kind(e) })),
+    createDirectory: (p) => fsp.mkdir(p, { recursive: true }),
+    delete: (p) => fsp.unlink(p),
+    rename: (a, b) => fsp.rename(a, b),
+  };
+}
 const executor = new Executor(
   {
     serverUrl: arg('--url'),
@@ -49,7 +65,9 @@ const executor = new Executor(
     clientName: 'ide-host-standin/0',
     ideTools: tools,
   },
-  null,
+  // OH_STANDIN_JS_FS=1 (bench_ide_tools.py --js-fs): file actions through JS callbacks over node's
+  // fs, the extension's fsBridge without VS Code: what the addon's round trips into JS cost.
+  process.env.OH_STANDIN_JS_FS === '1' ? nodeFs() : null,
   {
     onIdeTool: async (name, argumentsJson, callId) => {
       if (name === 'broken') throw new Error('the stand-in host refuses');

@@ -519,8 +519,11 @@ fi
 if [ -n "${OH_IDE_BENCH:-}" ] && want ide-bench; then
 BENCH_ART="$ARTIFACTS/ide-bench"; mkdir -p "$BENCH_ART"; rm -f "$BENCH_ART/runtime-bench.json"
 WS_BENCH="$SESSION/ide-bench"; cp -r "$HERE/fixtures/ide-workspace" "$WS_BENCH"; mkdir -p "$WS_BENCH/.vscode"
+# Two small files the bench edits: ide-bench.js opens the first in an editor, the second stays closed.
+printf 'alpha\nsecond line\n' > "$WS_BENCH/edit-open.txt"; printf 'alpha\nsecond line\n' > "$WS_BENCH/edit-closed.txt"
 setsid "$PY" "$REPO/openhands-runtime-py/bench/bench_ide_tools.py" --wait-executor --workspace "$WS_BENCH" --n "$OH_IDE_BENCH" \
   --tool hover --args '{"path": "src/main.ts", "line": 3, "column": 7}' --read "$WS_BENCH/src/main.ts" \
+  --edits "${OH_IDE_BENCH_EDITS:-30}" --edit-open "$WS_BENCH/edit-open.txt" --edit-closed "$WS_BENCH/edit-closed.txt" \
   --out "$BENCH_ART/runtime-bench.json" > "$BENCH_ART/bench.out" 2> "$BENCH_ART/bench.log" &
 BENCH_PID=$!
 SERVER_PID="$SERVER_PID $BENCH_PID"

@@ -49,6 +49,10 @@ pub struct ExecutorConfig {
     /// The host's IDE tools; `None` (the headless executor) answers every `call_tool_mcp` with
     /// an ErrorObservation.
     pub ide_tools: Option<Arc<dyn IdeTools>>,
+    /// The most bytes a V1 edit's `old_content` + `new_content` may take; above it both are left
+    /// out (null). A transport sets its reply limit here: it would drop them anyway, and leaving
+    /// them out in the editor spares copying them (docs/v1.md, "Measured"). Default: no limit.
+    pub v1_contents_limit: usize,
 }
 
 impl ExecutorConfig {
@@ -60,6 +64,7 @@ impl ExecutorConfig {
             workspace,
             ide_tools: None,
             checkpoints: CheckpointConfig::from_env(),
+            v1_contents_limit: usize::MAX,
         }
     }
 }
@@ -79,6 +84,8 @@ pub struct Executor {
     /// Where V1's `reset` starts the new shell.
     workspace: PathBuf,
     ide_tools: Option<Arc<dyn IdeTools>>,
+    /// [`ExecutorConfig::v1_contents_limit`].
+    v1_contents_limit: usize,
     checkpoints: checkpoints::Checkpoints,
     /// IDE tool calls running now: delegated action id -> host call id (for `cancel`).
     ide_calls: std::sync::Mutex<std::collections::HashMap<i64, u64>>,
@@ -96,6 +103,7 @@ impl Executor {
             files,
             workspace: config.workspace,
             ide_tools: config.ide_tools,
+            v1_contents_limit: config.v1_contents_limit,
             checkpoints,
             ide_calls: Default::default(),
             next_ide_call: std::sync::atomic::AtomicU64::new(1),

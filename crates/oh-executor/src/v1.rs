@@ -274,7 +274,7 @@ impl Executor {
             insert_line: a.insert_line.map(Value::from),
             ..FileEditAction::oh_aci(a.path.clone(), a.command.clone())
         };
-        let WholeFileEdit { content, old_content, new_content } = self.files.edit_whole_file(&edit, TextRule::V1).await;
+        let WholeFileEdit { content, old_content, new_content } = self.files.edit_whole_file(&edit, TextRule::V1, self.v1_contents_limit).await;
         if content.starts_with("ERROR:\n") {
             return error(&content);
         }

@@ -206,6 +206,12 @@ impl Editor {
         self.buffers.recycle(new_content);
     }
 
+    /// How many file-sized buffers the pool holds now.
+    #[cfg(test)]
+    pub(crate) fn kept_buffers(&self) -> usize {
+        self.buffers.kept().len()
+    }
+
     fn pop_history(&self, key: &str) -> Option<Arc<String>> {
         let mut h = self.history.lock().unwrap_or_else(|e| e.into_inner());
         h.get_mut(key).and_then(|q| q.pop_back())

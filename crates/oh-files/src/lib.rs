@@ -404,8 +404,19 @@ impl FileActions {
     /// history still holds the same text (the text before a `str_replace`/`insert`): that one is
     /// copied once, since the reply needs an owned string. They are not recycled into the
     /// editor's buffer pool, which V0 edits reuse.
-    pub async fn edit_whole_file(&self, action: &FileEditAction, rule: TextRule) -> WholeFileEdit {
+    ///
+    /// When the two texts together exceed `contents_limit` bytes, both are `None`: a caller whose
+    /// reply could not carry them (the transport drops them above its reply limit) then neither
+    /// pays for the copy nor leaves the pool empty (the next edit of a 6 MB file would read into
+    /// and build in fresh memory that the kernel faults in page by page). `usize::MAX`: always.
+    pub async fn edit_whole_file(&self, action: &FileEditAction, rule: TextRule, contents_limit: usize) -> WholeFileEdit {
         let (content, before, after) = self.run_editor(action, rule).await;
+        let len = |t: &Option<Arc<String>>| t.as_ref().map_or(0, |t| t.len());
+        if len(&before).saturating_add(len(&after)) > contents_limit {
+            tracing::warn!(contents_limit, "edit contents over the limit: old_content/new_content left out");
+            self.editor.recycle(before, after);
+            return WholeFileEdit { content, old_content: None, new_content: None };
+        }
         let owned = |t: Arc<String>| Arc::try_unwrap(t).unwrap_or_else(|shared| shared.as_str().to_owned());
         WholeFileEdit { content, old_content: before.map(owned), new_content: after.map(owned) }
     }
@@ -469,6 +480,40 @@ impl FileActions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A V1 edit whose whole-file texts exceed the limit carries neither (what the transport
+    /// would send: it drops them above its reply limit), and the edited text goes back to the
+    /// buffer pool instead of being handed over; under the limit both texts are whole.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn whole_file_contents_over_the_limit_are_left_out_and_their_buffer_reused() {
+        let dir = std::env::temp_dir().join(format!("oh-files-contents-limit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("big.txt");
+        let half = format!("{}\n", "x".repeat(99)).repeat(5_000); // 500 KB each side: a pooled size
+        let before = format!("{half}OLD\n{half}");
+        let after = format!("{half}NEW\n{half}");
+        std::fs::write(&path, &before).unwrap();
+        let files = FileActions::new(Arc::new(LocalFs), &dir);
+        let p = path.to_string_lossy().into_owned();
+        let replace = |old: &str, new: &str| FileEditAction {
+            old_str: Some(old.into()),
+            new_str: Some(new.into()),
+            ..FileEditAction::oh_aci(p.clone(), "str_replace")
+        };
+
+        let limit = before.len() + after.len() - 1;
+        let edit = files.edit_whole_file(&replace("OLD", "NEW"), TextRule::V1, limit).await;
+        assert!(edit.content.contains("has been edited"), "{}", edit.content);
+        let lens = |e: &WholeFileEdit| (e.old_content.as_ref().map(String::len), e.new_content.as_ref().map(String::len));
+        assert_eq!(lens(&edit), (None, None), "left out over the limit");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), after);
+        assert_eq!(files.editor.kept_buffers(), 1, "the edited text is back in the pool");
+
+        let edit = files.edit_whole_file(&replace("NEW", "OLD"), TextRule::V1, limit + 1).await;
+        assert_eq!(lens(&edit), (Some(after.len()), Some(before.len())), "whole at the limit");
+        assert!(edit.old_content.as_deref() == Some(after.as_str()) && edit.new_content.as_deref() == Some(before.as_str()));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     fn l(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()

@@ -83,8 +83,9 @@ async fn run(args: Args, session_api_key: Option<String>, workspace: &Path) -> u
     if let Some(secs) = args.no_change_timeout {
         config.shell.no_change_timeout_secs = secs;
     }
-    let handler = Arc::new(ExecutorHandler::new(config, Arc::new(LocalFs)));
     let mut cfg = TransportConfig::new(&args.url, &args.conversation, &workspace_str);
+    config.v1_contents_limit = cfg.max_reply_bytes;
+    let handler = Arc::new(ExecutorHandler::new(config, Arc::new(LocalFs)));
     cfg.session_api_key = session_api_key;
     // The runtime logs `auth.client`; `+native` tells this binary from the Node CLI.
     cfg.client = format!("openhands-vscode-executor-cli/{VERSION}+native");

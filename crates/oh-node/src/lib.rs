@@ -157,6 +157,8 @@ impl Inner {
 /// The executor core's configuration from the options; terminal bytes go to `data_fn`.
 fn executor_config(options: &ExecutorOptions, data_fn: Arc<RwLock<Option<Arc<DataFn>>>>) -> ExecutorConfig {
     let mut config = ExecutorConfig::new(&options.workspace_root);
+    // The transport (connect below) keeps its default reply limit.
+    config.v1_contents_limit = oh_transport::MAX_REPLY_BYTES;
     if let Some(secs) = options.no_change_timeout_seconds {
         config.shell.no_change_timeout_secs = secs as u64;
     }

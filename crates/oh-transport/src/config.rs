@@ -45,6 +45,10 @@ pub struct TransportConfig {
     pub ide_tools: Option<Value>,
 }
 
+/// [`TransportConfig::max_reply_bytes`]'s default. An executor behind the transport sets its
+/// `v1_contents_limit` to it, so that an edit's contents that could not be sent are not built.
+pub const MAX_REPLY_BYTES: usize = 4_000_000;
+
 impl TransportConfig {
     pub fn new(server_url: impl Into<String>, conversation_id: impl Into<String>, workspace: impl Into<String>) -> Self {
         TransportConfig {
@@ -60,7 +64,7 @@ impl TransportConfig {
             backoff_min: Duration::from_millis(500),
             backoff_max: Duration::from_secs(10),
             finished_cache: 1024,
-            max_reply_bytes: 4_000_000,
+            max_reply_bytes: MAX_REPLY_BYTES,
             ide_tools: None,
         }
     }

@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
-pub use config::{TransportConfig, NAMESPACE, PROTOCOL_VERSION};
+pub use config::{TransportConfig, MAX_REPLY_BYTES, NAMESPACE, PROTOCOL_VERSION};
 pub use ids::new_uuid;
 pub use oh_protocol::ActionHandler;
 pub use reply::shrink_reply;

@@ -100,7 +100,7 @@ impl Buffers {
     }
 
     #[cfg(test)]
-    fn kept(&self) -> Vec<usize> {
+    pub(super) fn kept(&self) -> Vec<usize> {
         self.lock().buffers.iter().map(Vec::capacity).collect()
     }
 }
