@@ -481,6 +481,12 @@ export class ChatSession {
     this.flush();
   }
 
+  /** Shows a line of this window's own in the conversation `id` (if it is still the one shown). */
+  note(id: string, level: 'info' | 'error', text: string): void {
+    if (this.conversationId !== id) return;
+    this.deps.post({ type: 'add', items: [this.model.note(level, text)] });
+  }
+
   private onEvent(socket: ConversationSocket, e: ServerEvent): void {
     if (this.socket !== socket) return;
     const before = this.model.agentState;

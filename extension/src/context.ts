@@ -14,6 +14,7 @@ import { StatusBar } from './statusBar';
 import { runFix, type Fix } from './userErrors';
 import { Notifier } from './userErrors';
 import { ALLOWED_COMMANDS, buildViewModel, executorDetails, OpenHandsViewProvider } from './view';
+import { CHECKPOINT_SCHEME, CheckpointDocuments, messageIdOfKey, revertToBefore, vscodeRevertUi } from './revert';
 import type { ViewToHost } from './webview/protocol';
 
 /**
@@ -36,6 +37,8 @@ export class OpenHandsContext implements vscode.Disposable {
   ideTools: RuntimeIdeTools | undefined;
   private hasKey = false;
   private readonly disposables: vscode.Disposable[] = [];
+  /** The captured side of a revert's diffs. */
+  private readonly checkpointDocs = new CheckpointDocuments();
 
   constructor(readonly vscodeContext: vscode.ExtensionContext) {
     this.secrets = new SessionKeyStore(vscodeContext.secrets);
@@ -99,6 +102,7 @@ export class OpenHandsContext implements vscode.Disposable {
       this.executor,
       this.view,
       vscode.window.registerWebviewViewProvider('openhands.view', this.view, { webviewOptions: { retainContextWhenHidden: true } }),
+      vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, this.checkpointDocs),
       this.executor.onDidChange(() => this.refresh()),
       this.activity.onDidChange(() => this.refresh()),
       this.secrets.onDidChange(() => {
@@ -191,7 +195,31 @@ export class OpenHandsContext implements vscode.Disposable {
       case 'command':
         if (ALLOWED_COMMANDS.has(m.command)) void vscode.commands.executeCommand(m.command);
         break;
+      case 'revert':
+        void report(this.revert(String(m.key ?? '')));
+        break;
     }
+  }
+
+  /** "Revert files to before this" on a user message of the conversation shown (revert.ts). */
+  async revert(key: string): Promise<void> {
+    const conversationId = this.chat.currentConversationId;
+    const messageId = messageIdOfKey(key);
+    if (!conversationId || messageId === undefined) return;
+    const item = this.chat.items.find((i) => i.key === key);
+    const text = item && item.kind === 'message' ? item.text : '';
+    await revertToBefore(
+      this.executor,
+      vscodeRevertUi(this.checkpointDocs),
+      conversationId,
+      messageId,
+      text,
+      () => vscode.workspace.textDocuments,
+      (note) => {
+        this.log.info(`conversation ${conversationId}: ${note}`);
+        this.chat.note(conversationId, 'info', note);
+      },
+    );
   }
 
   dispose(): void {

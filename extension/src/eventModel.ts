@@ -73,6 +73,13 @@ export class EventModel {
     return this.items;
   }
 
+  /** A line of this window's own in the conversation (a revert of files): not from the server. */
+  note(level: 'info' | 'error', text: string): ChatItem {
+    const item: ChatItem = { kind: 'status', key: `n${this.items.length}`, level, text };
+    this.add(item);
+    return item;
+  }
+
   /** Applies one event; returns what changed (nothing for a duplicate or a hidden event). */
   apply(e: ServerEvent): ModelChange[] {
     if (!e || typeof e !== 'object') return [];

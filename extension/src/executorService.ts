@@ -151,6 +151,12 @@ export class ExecutorService implements vscode.Disposable {
     if (s !== 'connected' && s !== 'executing') throw new Error(this.snap.message ?? `executor ${s}`);
   }
 
+  /** Runs one action in this window's executor, without the server (checkpoints: revert.ts). */
+  execute(actionJson: string): Promise<string> {
+    if (!this.executor) return Promise.reject(new Error('the executor is not running: connect it to a conversation first'));
+    return this.executor.execute(actionJson);
+  }
+
   async reconnect(): Promise<void> {
     await this.stop('stopped for reconnect');
     await this.start();
