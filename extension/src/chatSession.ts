@@ -35,7 +35,8 @@ export interface ChatSessionDeps {
   fetch?: FetchLike;
   socketFactory?: SocketFactory;
   /** The workspace folder: paths under it are shown relative. */
-  workspaceRoot?: () => string | undefined;
+  /** The workspace folders (the first one's paths are shown relative to it; several: named). */
+  workspaceRoot?: () => string | readonly string[] | undefined;
   /** Labels and recent actions of the executor for the tab. */
   executorDetails?: () => Partial<TabStatus['executor']>;
   /** How long a new conversation waits for this window's executor before the first message. */

@@ -61,8 +61,8 @@ export class OpenHandsContext implements vscode.Disposable {
             ]),
         }),
       workspace: () => {
-        const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file');
-        return folder ? { root: folder.uri.fsPath, label: folder.name } : undefined;
+        const [folder, ...others] = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
+        return folder ? { root: folder.uri.fsPath, label: folder.name, extraRoots: others.map((f) => f.uri.fsPath) } : undefined;
       },
       log: this.log,
       terminal: this.terminal,
@@ -84,7 +84,7 @@ export class OpenHandsContext implements vscode.Disposable {
       executor: this.executor,
       post: (m) => this.view.post(m),
       log: this.log,
-      workspaceRoot: () => vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath,
+      workspaceRoot: () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
       executorDetails: () => executorDetails(buildViewModel(this.executor.snapshot, this.activity.items, this.hasKey)),
     });
     this.view = new OpenHandsViewProvider(vscodeContext.extensionUri, (m) => this.onViewMessage(m), () => {

@@ -6,6 +6,7 @@ agent takes in answer; a restore brings the workspace back byte for byte, whatev
 from __future__ import annotations
 
 import os
+import shlex
 import stat
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ from openhands.events.event import FileEditSource
 from openhands.events.observation import CmdOutputObservation
 
 from openhands_vscode_runtime.checkpoints import CheckpointReply, parse_message_label
+from openhands_vscode_runtime.executor_process import find_executor
 
 pytestmark = real_executor_only
 
@@ -164,3 +166,39 @@ def test_no_checkpoint_for_agent_messages(ckpt_runtime):
     listed = runtime.checkpoint('list', {})
     assert isinstance(listed, CheckpointReply), listed
     assert listed.result['checkpoints'] == []
+
+
+def test_multi_root_agent_told_every_folder_and_checkpoints_cover_them(temp_dir, monkeypatch):
+    """A multi-root workspace (the executor's `--root`, what the extension passes for every
+    folder): the agent is told every folder and where the shell starts; a checkpoint before a
+    user message covers all of them."""
+    other = os.path.join(temp_dir, 'api')
+    os.makedirs(other)
+    Path(other, 'server.py').write_text('PORT = 1\n')
+    command = find_executor()
+    assert command is not None
+    monkeypatch.setenv('OH_VSCODE_EXECUTOR', shlex.join([*command, '--root', other]))
+    monkeypatch.setenv('OH_CHECKPOINT_DIR', os.path.join(temp_dir, 'store'))
+    runtime, _config = load_runtime(temp_dir)
+    try:
+        ws = runtime.config.workspace_mount_path_in_sandbox
+        assert runtime._channel.roots == [ws, os.path.realpath(other)]
+        told = runtime.additional_agent_instructions
+        assert f'2 folders: {ws} and {os.path.realpath(other)}' in told
+        assert f'The shell starts in the first one, {ws}' in told
+        obs = agent_does(runtime, CmdRunAction('pwd'))
+        assert obs.content.strip().splitlines()[0] == ws
+
+        Path(ws, 'app.txt').write_text('v1\n')
+        before = (tree(ws), tree(other))
+        message = user_says(runtime, 'change the port in the api folder too')
+        obs = agent_does(runtime, CmdRunAction(f"sed -i 's/1/2/' {other}/server.py && echo v2 > app.txt && touch {other}/new.py"))
+        assert isinstance(obs, CmdOutputObservation) and obs.exit_code == 0, obs
+        assert (tree(ws), tree(other)) != before
+
+        restored = runtime.checkpoint('restore', {'id': runtime.checkpoints[message.id]})
+        assert isinstance(restored, CheckpointReply), restored
+        assert {c['root'] for c in restored.result['applied']} == {ws, os.path.realpath(other)}
+        assert (tree(ws), tree(other)) == before
+    finally:
+        runtime.close()

@@ -157,6 +157,7 @@ impl Inner {
 /// The executor core's configuration from the options; terminal bytes go to `data_fn`.
 fn executor_config(options: &ExecutorOptions, data_fn: Arc<RwLock<Option<Arc<DataFn>>>>) -> ExecutorConfig {
     let mut config = ExecutorConfig::new(&options.workspace_root);
+    config.roots.extend(options.extra_roots.iter().flatten().map(std::path::PathBuf::from));
     if let Some(secs) = options.no_change_timeout_seconds {
         config.shell.no_change_timeout_secs = secs as u64;
     }
@@ -239,6 +240,7 @@ impl Executor {
             let o = &inner.options;
             let mut cfg = TransportConfig::new(&o.server_url, &o.conversation_id, &o.workspace_root);
             cfg.session_api_key = o.session_api_key.clone();
+            cfg.extra_roots = o.extra_roots.clone().unwrap_or_default();
             cfg.executor_id = inner.executor_id.clone();
             // Announced only when this host runs them (an empty list is announced as such).
             if inner.ide_tools.is_some() {

@@ -551,8 +551,20 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
     @property
     def additional_agent_instructions(self) -> str:
         ws = self._workspace or self.config.workspace_mount_path_in_sandbox
+        roots = self._channel.roots if self._channel is not None else []
+        others = [r for r in roots if os.path.realpath(r) != ws]
+        if not others:
+            return (
+                f'Your working directory is {ws}, the workspace open in the user\'s VS Code. '
+                "You are working directly on the user's machine: the environment is usually "
+                'already set up.'
+            )
+        # A multi-root workspace: every folder is named, so the agent does not assume the first
+        # one is all there is (docs/checkpoints.md, multi-root).
+        listed = ', '.join(others)
         return (
-            f'Your working directory is {ws}, the workspace open in the user\'s VS Code. '
-            "You are working directly on the user's machine: the environment is usually already "
-            'set up.'
+            f'The workspace open in the user\'s VS Code has {len(others) + 1} folders: {ws} and '
+            f'{listed}. The shell starts in the first one, {ws}; use absolute paths (or cd) for '
+            'the others. Files in any of these folders are part of the task. You are working '
+            "directly on the user's machine: the environment is usually already set up."
         )
