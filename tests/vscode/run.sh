@@ -116,7 +116,8 @@ cleanup() {
   rm -rf "$SESSION"
 }
 trap cleanup EXIT
-for _ in $(seq 1 100); do grep -q '^READY' "$BACKEND_LOG" && grep -q '^READY' "$KEYED_LOG" && break; sleep 0.1; done
+# Up to 60 s: on a loaded machine importing python-socketio and aiohttp alone took over 10 s.
+for _ in $(seq 1 600); do grep -q '^READY' "$BACKEND_LOG" && grep -q '^READY' "$KEYED_LOG" && break; sleep 0.1; done
 PORT="$(awk '/^READY/ {print $2; exit}' "$BACKEND_LOG")"
 KEYED_PORT="$(awk '/^READY/ {print $2; exit}' "$KEYED_LOG")"
 if [ -z "$PORT" ] || [ -z "$KEYED_PORT" ]; then cat "$BACKEND_LOG" "$KEYED_LOG"; fail "start the protocol backends"; finish; fi
@@ -179,7 +180,7 @@ run_v1_session() {
 }
 # The number of tests each host session reports (its suite's `test(...)` calls): a session that
 # stops early, or whose FAIL line is lost, reports fewer and fails here. Update with the suite.
-declare -A EXPECTED=([standin]=7 [untrusted]=3 [trust]=5 [ide]=29 [conversation]=6
+declare -A EXPECTED=([standin]=7 [untrusted]=3 [trust]=5 [ide]=29 [conversation]=7
   [two-a]=1 [two-b]=1 [confirm]=4 [ide-agent]=4 [v1]=3 [ide-bench]=1)
 [ -z "${OH_IDE_BENCH:-}" ] || EXPECTED[ide]=30  # suite/ide.js adds its latency bench as a test
 # Judges one host session from its log and exit code: each PASS/FAIL line counts, then the session
@@ -344,7 +345,7 @@ else
   echo '{}' > "$WS_CONV/.vscode/settings.json"
   CONV_ENV="{\"OH_TEST_SERVER\":\"$SERVER_URL\",\"OH_TEST_SERVER_KEY\":\"$SERVER_KEY\",\"OH_TEST_LLM_BASE_URL\":\"$LLM_BASE_URL\",\"OH_TEST_ARTIFACTS\":\"$CONV_ART\"}"
   "$NODE24" "$HERE/host.mjs" --workspace "$WS_CONV" --dev "$HERE/harness-ext" --tests "$HERE/suite/conversation.js" \
-    --env "$CONV_ENV" --settings "{\"openhands.server.url\":\"$SERVER_URL\"}" --extensions-dir "$EXT" --artifacts "$CONV_ART" --click-dialog Allow --timeout 360 \
+    --env "$CONV_ENV" --settings "{\"files.autoSave\":\"off\",\"openhands.server.url\":\"$SERVER_URL\"}" --extensions-dir "$EXT" --artifacts "$CONV_ART" --click-dialog Allow --timeout 360 \
     > "$ARTIFACTS/host-conversation.log" 2>&1
   HOST_RC[conversation]=$?
   show_host_log "$ARTIFACTS/host-conversation.log"
