@@ -333,6 +333,8 @@ wait_ready() {
   done
   return 1
 }
+# The real-server sessions keep the checkpoints VsCodeRuntime takes before each user message in
+# the session folder (one store per window), not in the user's state folder.
 if want conversation; then
 wait_ready "$CONV_ART/scripted-llm.out" "$LLM_PID"; wait_ready "$CONV_ART/oh-server.out" "$SERVER1_PID"
 LLM_BASE_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["base_url"])' "$CONV_ART/scripted-llm.out" 2>/dev/null)"
@@ -344,7 +346,7 @@ if [ -z "$LLM_BASE_URL" ] || [ -z "$SERVER_URL" ]; then
 else
   echo '{}' > "$WS_CONV/.vscode/settings.json"
   CONV_ENV="{\"OH_TEST_SERVER\":\"$SERVER_URL\",\"OH_TEST_SERVER_KEY\":\"$SERVER_KEY\",\"OH_TEST_LLM_BASE_URL\":\"$LLM_BASE_URL\",\"OH_TEST_ARTIFACTS\":\"$CONV_ART\"}"
-  "$NODE24" "$HERE/host.mjs" --workspace "$WS_CONV" --dev "$HERE/harness-ext" --tests "$HERE/suite/conversation.js" \
+  OH_CHECKPOINT_DIR="$SESSION/checkpoints/$(basename "$WS_CONV")" "$NODE24" "$HERE/host.mjs" --workspace "$WS_CONV" --dev "$HERE/harness-ext" --tests "$HERE/suite/conversation.js" \
     --env "$CONV_ENV" --settings "{\"files.autoSave\":\"off\",\"openhands.server.url\":\"$SERVER_URL\"}" --extensions-dir "$EXT" --artifacts "$CONV_ART" --click-dialog Allow --timeout 360 \
     > "$ARTIFACTS/host-conversation.log" 2>&1
   HOST_RC[conversation]=$?
@@ -372,7 +374,7 @@ else
     W="$SESSION/two-$role"; mkdir -p "$W/.vscode"; echo "window-$role" > "$W/marker.txt"
     echo '{}' > "$W/.vscode/settings.json"
     TWO_ENV="{\"OH_TEST_ROLE\":\"$role\",\"OH_TEST_SHARED\":\"$SESSION/two-shared\",\"OH_TEST_SERVER_KEY\":\"$SERVER2_KEY\",\"OH_TEST_ARTIFACTS\":\"$TWO_ART/$role\"}"
-    "$NODE24" "$HERE/host.mjs" --workspace "$W" --dev "$HERE/harness-ext" --tests "$HERE/suite/two-windows.js" \
+    OH_CHECKPOINT_DIR="$SESSION/checkpoints/$(basename "$W")" "$NODE24" "$HERE/host.mjs" --workspace "$W" --dev "$HERE/harness-ext" --tests "$HERE/suite/two-windows.js" \
       --env "$TWO_ENV" --settings "{\"openhands.server.url\":\"$SERVER2_URL\"}" --extensions-dir "$EXT" --artifacts "$TWO_ART/$role" --click-dialog Allow --timeout 300 \
       > "$ARTIFACTS/host-two-$role.log" 2>&1 &
     HOST_PIDS+=($!)
@@ -398,7 +400,7 @@ if [ -z "$CONFIRM_URL" ]; then
 else
   echo '{}' > "$WS_CONFIRM/.vscode/settings.json"
   CONFIRM_ENV="{\"OH_TEST_SERVER\":\"$CONFIRM_URL\",\"OH_TEST_SERVER_KEY\":\"$CONFIRM_KEY\",\"OH_TEST_LLM_BASE_URL\":\"$CONFIRM_LLM\",\"OH_TEST_ARTIFACTS\":\"$CONFIRM_ART\"}"
-  "$NODE24" "$HERE/host.mjs" --workspace "$WS_CONFIRM" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-confirm.js" \
+  OH_CHECKPOINT_DIR="$SESSION/checkpoints/$(basename "$WS_CONFIRM")" "$NODE24" "$HERE/host.mjs" --workspace "$WS_CONFIRM" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-confirm.js" \
     --env "$CONFIRM_ENV" --settings "{\"openhands.server.url\":\"$CONFIRM_URL\"}" --extensions-dir "$EXT" --artifacts "$CONFIRM_ART" --click-dialog Allow --timeout 360 \
     > "$ARTIFACTS/host-confirm.log" 2>&1
   HOST_RC[confirm]=$?
@@ -419,7 +421,7 @@ if [ -z "$AGENT_URL" ]; then
 else
   echo '{}' > "$WS_AGENT/.vscode/settings.json"
   AGENT_ENV="{\"OH_TEST_SERVER\":\"$AGENT_URL\",\"OH_TEST_SERVER_KEY\":\"$AGENT_KEY\",\"OH_TEST_LLM_BASE_URL\":\"$AGENT_LLM\",\"OH_TEST_ARTIFACTS\":\"$AGENT_ART\"}"
-  "$NODE24" "$HERE/host.mjs" --workspace "$WS_AGENT" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-agent.js" \
+  OH_CHECKPOINT_DIR="$SESSION/checkpoints/$(basename "$WS_AGENT")" "$NODE24" "$HERE/host.mjs" --workspace "$WS_AGENT" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-agent.js" \
     --env "$AGENT_ENV" --settings "{\"files.autoSave\":\"off\",\"openhands.server.url\":\"$AGENT_URL\"}" --extensions-dir "$EXT" --artifacts "$AGENT_ART" --timeout 420 \
     > "$ARTIFACTS/host-ide-agent.log" 2>&1
   HOST_RC[ide-agent]=$?
