@@ -35,7 +35,8 @@ export interface ChatSessionDeps {
   fetch?: FetchLike;
   socketFactory?: SocketFactory;
   /** The workspace folder: paths under it are shown relative. */
-  workspaceRoot?: () => string | undefined;
+  /** The workspace folders (the first one's paths are shown relative to it; several: named). */
+  workspaceRoot?: () => string | readonly string[] | undefined;
   /** Labels and recent actions of the executor for the tab. */
   executorDetails?: () => Partial<TabStatus['executor']>;
   /** How long a new conversation waits for this window's executor before the first message. */
@@ -479,6 +480,12 @@ export class ChatSession {
     this.loopLive = true;
     this.publish();
     this.flush();
+  }
+
+  /** Shows a line of this window's own in the conversation `id` (if it is still the one shown). */
+  note(id: string, level: 'info' | 'error', text: string): void {
+    if (this.conversationId !== id) return;
+    this.deps.post({ type: 'add', items: [this.model.note(level, text)] });
   }
 
   private onEvent(socket: ConversationSocket, e: ServerEvent): void {

@@ -14,6 +14,7 @@ import { StatusBar } from './statusBar';
 import { runFix, type Fix } from './userErrors';
 import { Notifier } from './userErrors';
 import { ALLOWED_COMMANDS, buildViewModel, executorDetails, OpenHandsViewProvider } from './view';
+import { CHECKPOINT_SCHEME, CheckpointDocuments, messageIdOfKey, revertToBefore, vscodeRevertUi } from './revert';
 import type { ViewToHost } from './webview/protocol';
 import type { AgentServerEndpoint } from './v1/agentServerClient';
 import { defaultDiscoveryDir, waitForChannel } from './v1/executorDiscovery';
@@ -24,7 +25,7 @@ import { ManagedAgentServer } from './v1/agentServer';
 export type TabBackend = Pick<ChatSession,
   'open' | 'reopen' | 'switchTo' | 'send' | 'stop' | 'confirm' | 'continueConversation' | 'showLlmForm' | 'hideLlmForm'
   | 'saveLlmSettings' | 'refreshConversations' | 'executorChanged' | 'publish' | 'status' | 'items' | 'currentConversationId'
-  | 'remembered' | 'setEditReviewer' | 'dispose'> & { newConversation(): Promise<string> };
+  | 'remembered' | 'setEditReviewer' | 'note' | 'dispose'> & { newConversation(): Promise<string> };
 
 /** How long the executor waits for a V1 conversation's tools to ask for it (its channel's discovery file). */
 const V1_CHANNEL_WAIT_MS = 10 * 60 * 1000;
@@ -60,6 +61,8 @@ export class OpenHandsContext implements vscode.Disposable {
   ideTools: RuntimeIdeTools | undefined;
   private hasKey = false;
   private readonly disposables: vscode.Disposable[] = [];
+  /** The captured side of a revert's diffs. */
+  private readonly checkpointDocs = new CheckpointDocuments();
 
   /** `opts.v1`: the tab is a V1 client whatever the settings say (tests). */
   constructor(readonly vscodeContext: vscode.ExtensionContext, opts: { v1?: boolean } = {}) {
@@ -98,8 +101,8 @@ export class OpenHandsContext implements vscode.Disposable {
             ]),
         }),
       workspace: () => {
-        const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file');
-        return folder ? { root: folder.uri.fsPath, label: folder.name } : undefined;
+        const [folder, ...others] = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
+        return folder ? { root: folder.uri.fsPath, label: folder.name, extraRoots: others.map((f) => f.uri.fsPath) } : undefined;
       },
       log: this.log,
       terminal: this.terminal,
@@ -136,7 +139,7 @@ export class OpenHandsContext implements vscode.Disposable {
       executor: this.executor,
       post: (m) => this.view.post(m),
       log: this.log,
-      workspaceRoot: () => vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath,
+      workspaceRoot: () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
       executorDetails: () => executorDetails(buildViewModel(this.executor.snapshot, this.activity.items, this.hasKey)),
     });
     this.agentServer = new ManagedAgentServer({ context: vscodeContext, config: () => this.config.current, log: this.log });
@@ -157,6 +160,7 @@ export class OpenHandsContext implements vscode.Disposable {
       this.agentServer,
       this.view,
       vscode.window.registerWebviewViewProvider('openhands.view', this.view, { webviewOptions: { retainContextWhenHidden: true } }),
+      vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, this.checkpointDocs),
       this.executor.onDidChange(() => this.refresh()),
       // A restarted agent-server has a new port and key: the V1 tab reloads against it.
       this.agentServer.onDidChange((state) => {
@@ -277,7 +281,37 @@ export class OpenHandsContext implements vscode.Disposable {
       case 'command':
         if (ALLOWED_COMMANDS.has(m.command)) void vscode.commands.executeCommand(m.command);
         break;
+      case 'revert':
+        void report(this.revert(String(m.key ?? '')));
+        break;
     }
+  }
+
+  /** "Revert files to before this" on a user message of the conversation shown (revert.ts). */
+  async revert(key: string): Promise<void> {
+    const conversationId = this.chat.currentConversationId;
+    const messageId = messageIdOfKey(key);
+    if (!conversationId || messageId === undefined) return;
+    if (this.v1) {
+      // Checkpoints are taken by VsCodeRuntime (V0) before each user message; the V1 backend
+      // takes none yet (docs/checkpoints.md), so there is nothing to revert to.
+      this.chat.note(conversationId, 'info', 'Revert is not available for V1 conversations yet: no checkpoint is taken before their messages.');
+      return;
+    }
+    const item = this.chat.items.find((i) => i.key === key);
+    const text = item && item.kind === 'message' ? item.text : '';
+    await revertToBefore(
+      this.executor,
+      vscodeRevertUi(this.checkpointDocs),
+      conversationId,
+      messageId,
+      text,
+      () => vscode.workspace.textDocuments,
+      (note) => {
+        this.log.info(`conversation ${conversationId}: ${note}`);
+        this.chat.note(conversationId, 'info', note);
+      },
+    );
   }
 
   dispose(): void {

@@ -55,6 +55,18 @@ describe('event model', () => {
     expect(m.all.map((i) => (i as any).title)).toEqual(['Edited src/a.py', 'cat /wsx/a b']);
   });
 
+  it('names the folder of each path in a multi-root workspace', () => {
+    const m = new EventModel(['/home/u/app', '/home/u/api']);
+    m.apply({ id: 1, source: 'agent', action: 'edit', args: { path: '/home/u/api/src/a.py', command: 'str_replace' } });
+    m.apply({ id: 2, source: 'agent', action: 'edit', args: { path: '/home/u/app/main.py', command: 'str_replace' } });
+    m.apply({ id: 3, source: 'agent', action: 'run', args: { command: 'cp /home/u/app/x /home/u/apix/y' } });
+    expect(m.all.map((i) => (i as any).title)).toEqual(['Edited api/src/a.py', 'Edited app/main.py', 'cp app/x /home/u/apix/y']);
+    // One folder (as an array too): relative to it, as before.
+    const one = new EventModel(['/ws']);
+    one.apply({ id: 1, source: 'agent', action: 'edit', args: { path: '/ws/src/a.py', command: 'str_replace' } });
+    expect((one.all[0] as any).title).toBe('Edited src/a.py');
+  });
+
   it('an agent state replayed after newer events (the server holds the last one back) still counts; an older one does not', () => {
     const m = new EventModel();
     m.apply({ id: 5, source: 'agent', action: 'run', args: { command: 'ls' } });

@@ -61,8 +61,9 @@ export class EventModel {
   /** Confirmation mode: the action waiting for the user's answer (its arguments, for showing an edit as a diff). */
   awaiting: { key: string; action: string; title: string; args: Record<string, unknown>; heldBack: boolean } | undefined;
 
-  /** `workspaceRoot`: paths under it are shown relative to it in action titles. */
-  constructor(private readonly workspaceRoot?: string) {}
+  /** `workspaceRoot`: paths under it are shown relative to it in action titles; with several
+   * folders (a multi-root workspace) each path is shown as `<folder name>/<path in it>`. */
+  constructor(private readonly workspaceRoot?: string | readonly string[]) {}
 
   /** The highest event id applied (-1 before any): the socket's `latest_event_id`. */
   get latestEventId(): number {
@@ -71,6 +72,13 @@ export class EventModel {
 
   get all(): readonly ChatItem[] {
     return this.items;
+  }
+
+  /** A line of this window's own in the conversation (a revert of files): not from the server. */
+  note(level: 'info' | 'error', text: string): ChatItem {
+    const item: ChatItem = { kind: 'status', key: `n${this.items.length}`, level, text };
+    this.add(item);
+    return item;
   }
 
   /** Applies one event; returns what changed (nothing for a duplicate or a hidden event). */
@@ -305,11 +313,16 @@ export function lineDiff(before: string, after: string): string[] {
   return out.slice(0, MAX_DIFF_LINES);
 }
 
-/** `/ws/src/a.py` -> `src/a.py` for paths under the workspace root. */
-export function relativePaths(text: string, root: string | undefined): string {
-  if (!root) return text;
-  const r = root.replace(/\/+$/, '');
-  return r ? text.split(`${r}/`).join('') : text;
+/** `/ws/src/a.py` -> `src/a.py` for paths under the workspace root; with several roots (a
+ * multi-root workspace) the folder is named: `/home/u/api/src/a.py` -> `api/src/a.py`. */
+export function relativePaths(text: string, root: string | readonly string[] | undefined): string {
+  const roots = (typeof root === 'string' ? [root] : root ?? []).map((r) => r.replace(/\/+$/, '')).filter(Boolean);
+  if (roots.length === 1) return text.split(`${roots[0]}/`).join('');
+  // Longest first: a folder nested in another is named by the inner one.
+  for (const r of [...roots].sort((a, b) => b.length - a.length)) {
+    text = text.split(`${r}/`).join(`${r.slice(r.lastIndexOf('/') + 1)}/`);
+  }
+  return text;
 }
 
 function str(v: unknown): string {

@@ -94,6 +94,13 @@ describe('executor service', () => {
     expect(service.snapshot.state).toBe('stopped');
   });
 
+  it('passes the other folders of a multi-root workspace (one folder: none)', async () => {
+    await setup().service.start();
+    expect(FakeExecutor.last!.options.extraRoots).toBeUndefined();
+    await setup({ workspace: () => ({ root: '/ws', label: 'ws', extraRoots: ['/api', '/docs'] }) }).service.start();
+    expect(FakeExecutor.last!.options).toMatchObject({ workspaceRoot: '/ws', extraRoots: ['/api', '/docs'] });
+  });
+
   it('refuses in an untrusted workspace or without consent, and never loads the binary', async () => {
     const loadNative = vi.fn();
     const a = setup({ consent: async () => 'untrusted', loadNative });

@@ -35,7 +35,8 @@ export interface ExecutorServiceDeps {
   conversation: (config: OpenHandsConfig) => string | undefined;
   loadNative: () => { module: NativeModule; file: string };
   fsBridge: () => FsCallbacks;
-  workspace: () => { root: string; label: string } | undefined;
+  /** The first file folder of the window (the shell starts there) and the others (multi-root). */
+  workspace: () => { root: string; label: string; extraRoots?: string[] } | undefined;
   log: Logger;
   terminal: Pick<AgentTerminal, 'data' | 'notice'> & Partial<Pick<AgentTerminal, 'reveal'>>;
   activity: Pick<ActivityLog, 'action' | 'observation' | 'running'>;
@@ -169,6 +170,12 @@ export class ExecutorService implements vscode.Disposable {
     if (this.running || this.snap.state !== 'stopped') await this.stop(`stopped: conversation ${conversationId} closed`);
   }
 
+  /** Runs one action in this window's executor, without the server (checkpoints: revert.ts). */
+  execute(actionJson: string): Promise<string> {
+    if (!this.executor) return Promise.reject(new Error('the executor is not running: connect it to a conversation first'));
+    return this.executor.execute(actionJson);
+  }
+
   async reconnect(): Promise<void> {
     await this.stop('stopped for reconnect');
     await this.start();
@@ -238,6 +245,8 @@ export class ExecutorService implements vscode.Disposable {
         clientName: d.clientName,
         logLevel: d.logLevel?.() ?? 'info',
       };
+      // Every folder of a multi-root workspace: checkpoints cover them, the agent is told of them.
+      if (ws.extraRoots?.length) options.extraRoots = ws.extraRoots;
       if (key) options.sessionApiKey = key;
       const ideTools = d.ideTools?.();
       if (ideTools) options.ideTools = [...ideTools.list];

@@ -106,6 +106,11 @@ export interface ExecutorOptions {
   sessionApiKey?: string
   /** Absolute workspace root: the shell starts there, file actions are rooted there. */
   workspaceRoot: string
+  /**
+   * The workspace's other folders (a multi-root workspace), absolute: checkpoints cover them
+   * and the runtime names them to the agent (`auth.roots`); the shell starts in `workspaceRoot`.
+   */
+  extraRoots?: Array<string>
   /** Seconds without output before a command returns (the runtime's welcome may override it). */
   noChangeTimeoutSeconds?: number
   /** Extra environment for the shell. */

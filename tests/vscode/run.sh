@@ -116,7 +116,8 @@ cleanup() {
   rm -rf "$SESSION"
 }
 trap cleanup EXIT
-for _ in $(seq 1 100); do grep -q '^READY' "$BACKEND_LOG" && grep -q '^READY' "$KEYED_LOG" && break; sleep 0.1; done
+# Up to 60 s: on a loaded machine importing python-socketio and aiohttp alone took over 10 s.
+for _ in $(seq 1 600); do grep -q '^READY' "$BACKEND_LOG" && grep -q '^READY' "$KEYED_LOG" && break; sleep 0.1; done
 PORT="$(awk '/^READY/ {print $2; exit}' "$BACKEND_LOG")"
 KEYED_PORT="$(awk '/^READY/ {print $2; exit}' "$KEYED_LOG")"
 if [ -z "$PORT" ] || [ -z "$KEYED_PORT" ]; then cat "$BACKEND_LOG" "$KEYED_LOG"; fail "start the protocol backends"; finish; fi
@@ -261,7 +262,7 @@ run_v1_managed_session() {
 }
 # The number of tests each host session reports (its suite's `test(...)` calls): a session that
 # stops early, or whose FAIL line is lost, reports fewer and fails here. Update with the suite.
-declare -A EXPECTED=([standin]=7 [untrusted]=3 [trust]=5 [ide]=29 [conversation]=6
+declare -A EXPECTED=([standin]=7 [untrusted]=3 [trust]=5 [ide]=29 [conversation]=7
   [two-a]=1 [two-b]=1 [confirm]=4 [ide-agent]=4 [v1]=3 [v1tab]=6 [v1-managed]=3 [ide-bench]=1)
 [ -z "${OH_IDE_BENCH:-}" ] || EXPECTED[ide]=30  # suite/ide.js adds its latency bench as a test
 # Judges one host session from its log and exit code: each PASS/FAIL line counts, then the session
@@ -420,6 +421,8 @@ wait_ready() {
   done
   return 1
 }
+# The real-server sessions keep the checkpoints VsCodeRuntime takes before each user message in
+# the session folder (one store per window), not in the user's state folder.
 if want conversation; then
 wait_ready "$CONV_ART/scripted-llm.out" "$LLM_PID"; wait_ready "$CONV_ART/oh-server.out" "$SERVER1_PID"
 LLM_BASE_URL="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["base_url"])' "$CONV_ART/scripted-llm.out" 2>/dev/null)"
@@ -431,8 +434,8 @@ if [ -z "$LLM_BASE_URL" ] || [ -z "$SERVER_URL" ]; then
 else
   echo '{}' > "$WS_CONV/.vscode/settings.json"
   CONV_ENV="{\"OH_TEST_SERVER\":\"$SERVER_URL\",\"OH_TEST_SERVER_KEY\":\"$SERVER_KEY\",\"OH_TEST_LLM_BASE_URL\":\"$LLM_BASE_URL\",\"OH_TEST_ARTIFACTS\":\"$CONV_ART\"}"
-  "$NODE24" "$HERE/host.mjs" --workspace "$WS_CONV" --dev "$HERE/harness-ext" --tests "$HERE/suite/conversation.js" \
-    --env "$CONV_ENV" --settings "{\"openhands.server.url\":\"$SERVER_URL\"}" --extensions-dir "$EXT" --artifacts "$CONV_ART" --click-dialog Allow --timeout 360 \
+  OH_CHECKPOINT_DIR="$SESSION/checkpoints/$(basename "$WS_CONV")" "$NODE24" "$HERE/host.mjs" --workspace "$WS_CONV" --dev "$HERE/harness-ext" --tests "$HERE/suite/conversation.js" \
+    --env "$CONV_ENV" --settings "{\"files.autoSave\":\"off\",\"openhands.server.url\":\"$SERVER_URL\"}" --extensions-dir "$EXT" --artifacts "$CONV_ART" --click-dialog Allow --timeout 360 \
     > "$ARTIFACTS/host-conversation.log" 2>&1
   HOST_RC[conversation]=$?
   show_host_log "$ARTIFACTS/host-conversation.log"
@@ -459,7 +462,7 @@ else
     W="$SESSION/two-$role"; mkdir -p "$W/.vscode"; echo "window-$role" > "$W/marker.txt"
     echo '{}' > "$W/.vscode/settings.json"
     TWO_ENV="{\"OH_TEST_ROLE\":\"$role\",\"OH_TEST_SHARED\":\"$SESSION/two-shared\",\"OH_TEST_SERVER_KEY\":\"$SERVER2_KEY\",\"OH_TEST_ARTIFACTS\":\"$TWO_ART/$role\"}"
-    "$NODE24" "$HERE/host.mjs" --workspace "$W" --dev "$HERE/harness-ext" --tests "$HERE/suite/two-windows.js" \
+    OH_CHECKPOINT_DIR="$SESSION/checkpoints/$(basename "$W")" "$NODE24" "$HERE/host.mjs" --workspace "$W" --dev "$HERE/harness-ext" --tests "$HERE/suite/two-windows.js" \
       --env "$TWO_ENV" --settings "{\"openhands.server.url\":\"$SERVER2_URL\"}" --extensions-dir "$EXT" --artifacts "$TWO_ART/$role" --click-dialog Allow --timeout 300 \
       > "$ARTIFACTS/host-two-$role.log" 2>&1 &
     HOST_PIDS+=($!)
@@ -485,7 +488,7 @@ if [ -z "$CONFIRM_URL" ]; then
 else
   echo '{}' > "$WS_CONFIRM/.vscode/settings.json"
   CONFIRM_ENV="{\"OH_TEST_SERVER\":\"$CONFIRM_URL\",\"OH_TEST_SERVER_KEY\":\"$CONFIRM_KEY\",\"OH_TEST_LLM_BASE_URL\":\"$CONFIRM_LLM\",\"OH_TEST_ARTIFACTS\":\"$CONFIRM_ART\"}"
-  "$NODE24" "$HERE/host.mjs" --workspace "$WS_CONFIRM" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-confirm.js" \
+  OH_CHECKPOINT_DIR="$SESSION/checkpoints/$(basename "$WS_CONFIRM")" "$NODE24" "$HERE/host.mjs" --workspace "$WS_CONFIRM" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-confirm.js" \
     --env "$CONFIRM_ENV" --settings "{\"openhands.server.url\":\"$CONFIRM_URL\"}" --extensions-dir "$EXT" --artifacts "$CONFIRM_ART" --click-dialog Allow --timeout 360 \
     > "$ARTIFACTS/host-confirm.log" 2>&1
   HOST_RC[confirm]=$?
@@ -506,7 +509,7 @@ if [ -z "$AGENT_URL" ]; then
 else
   echo '{}' > "$WS_AGENT/.vscode/settings.json"
   AGENT_ENV="{\"OH_TEST_SERVER\":\"$AGENT_URL\",\"OH_TEST_SERVER_KEY\":\"$AGENT_KEY\",\"OH_TEST_LLM_BASE_URL\":\"$AGENT_LLM\",\"OH_TEST_ARTIFACTS\":\"$AGENT_ART\"}"
-  "$NODE24" "$HERE/host.mjs" --workspace "$WS_AGENT" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-agent.js" \
+  OH_CHECKPOINT_DIR="$SESSION/checkpoints/$(basename "$WS_AGENT")" "$NODE24" "$HERE/host.mjs" --workspace "$WS_AGENT" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-agent.js" \
     --env "$AGENT_ENV" --settings "{\"files.autoSave\":\"off\",\"openhands.server.url\":\"$AGENT_URL\"}" --extensions-dir "$EXT" --artifacts "$AGENT_ART" --timeout 420 \
     > "$ARTIFACTS/host-ide-agent.log" 2>&1
   HOST_RC[ide-agent]=$?

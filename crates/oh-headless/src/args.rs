@@ -1,12 +1,14 @@
 //! The command line, parsed exactly like the Node CLI's (`--flag value` or `--flag=value`).
 
-pub const USAGE: &str = "usage: openhands-vscode-executor --url URL --conversation ID --workspace DIR
+pub const USAGE: &str = "usage: openhands-vscode-executor --url URL --conversation ID --workspace DIR [--root DIR]...
                                  [--session-api-key-file PATH] [--no-change-timeout SECONDS] [--log-level LEVEL]
                                  [--exit-on-stdin-eof]
 
   --url URL                  the OpenHands server / runtime, e.g. http://127.0.0.1:3000
   --conversation ID          the conversation whose VsCodeRuntime delegates to this executor
   --workspace DIR            workspace root (the shell starts there)
+  --root DIR                 another folder of the workspace (repeatable): named to the agent,
+                             covered by checkpoints
   --session-api-key-file PATH
                              a file holding the session key (or $OH_SESSION_API_KEY); never on the
                              command line, where every local user reads it (ps, /proc/PID/cmdline)
@@ -24,6 +26,8 @@ pub struct Args {
     pub url: String,
     pub conversation: String,
     pub workspace: String,
+    /// The workspace's other folders (`--root`, in order).
+    pub roots: Vec<String>,
     /// Where to read the session key from (otherwise `$OH_SESSION_API_KEY`).
     pub session_api_key_file: Option<String>,
     /// Whole seconds (the bash session counts whole seconds).
@@ -47,6 +51,7 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
     let mut session_api_key_file = None;
     let mut no_change = None;
     let mut log_level = None;
+    let mut roots = Vec::new();
     let (mut help, mut version, mut exit_on_stdin_eof) = (false, false, false);
     let mut i = 0;
     while i < argv.len() {
@@ -71,6 +76,21 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
             Some(eq) if arg.starts_with("--") && eq > 0 => (&arg[..eq], Some(arg[eq + 1..].to_string())),
             _ => (arg, None),
         };
+        if name == "--root" {
+            let value = match inline {
+                Some(v) => v,
+                None => {
+                    let Some(v) = argv.get(i) else { return Err("--root needs a value".into()) };
+                    i += 1;
+                    v.clone()
+                }
+            };
+            if value.is_empty() {
+                return Err("--root needs a folder".into());
+            }
+            roots.push(value);
+            continue;
+        }
         let slot = match name {
             "--url" => &mut url,
             "--conversation" => &mut conversation,
@@ -124,6 +144,7 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
         url: url.unwrap_or_default(),
         conversation: conversation.unwrap_or_default(),
         workspace: workspace.unwrap_or_default(),
+        roots,
         session_api_key_file: session_api_key_file.filter(|k| !k.is_empty()),
         no_change_timeout,
         log_level: log_level.unwrap_or_else(|| "info".into()),
@@ -157,6 +178,16 @@ mod tests {
             panic!("expected Run")
         };
         assert!(c.exit_on_stdin_eof);
+    }
+
+    #[test]
+    fn extra_roots_in_order() {
+        let Ok(Parsed::Run(a)) = p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--root", "/a", "--root=/b"]) else {
+            panic!("expected Run")
+        };
+        assert_eq!(a.roots, vec!["/a".to_string(), "/b".to_string()]);
+        assert_eq!(p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--root"]), Err("--root needs a value".into()));
+        assert_eq!(p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--root="]), Err("--root needs a folder".into()));
     }
 
     #[test]

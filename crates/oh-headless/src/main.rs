@@ -5,7 +5,7 @@
 mod args;
 mod log;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
@@ -51,6 +51,24 @@ fn main() -> ExitCode {
             return ExitCode::from(66);
         }
     }
+    // The other folders of a multi-root workspace: absolute, existing folders, as the workspace.
+    let mut extra_roots = Vec::new();
+    for root in &args.roots {
+        let path = match std::path::absolute(root) {
+            Ok(p) if p.is_dir() => p,
+            Ok(p) => {
+                eprintln!("openhands-vscode-executor: root {}: not a directory", p.display());
+                return ExitCode::from(66);
+            }
+            Err(e) => {
+                eprintln!("openhands-vscode-executor: root {root}: {e}");
+                return ExitCode::from(66);
+            }
+        };
+        if path != workspace && !extra_roots.contains(&path) {
+            extra_roots.push(path);
+        }
+    }
     // Read the key once, then take it out of the environment: nothing this process starts (the
     // agent's bash) inherits it. Single-threaded here, before the async runtime starts.
     let session_api_key = match args::session_key(args.session_api_key_file.as_deref(), std::env::var("OH_SESSION_API_KEY").ok()) {
@@ -71,15 +89,17 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let code = runtime.block_on(run(args, session_api_key, &workspace));
+    let code = runtime.block_on(run(args, session_api_key, &workspace, extra_roots));
     // The transport may leave blocking reader threads behind; do not wait for them.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     ExitCode::from(code)
 }
 
-async fn run(args: Args, session_api_key: Option<String>, workspace: &Path) -> u8 {
+async fn run(args: Args, session_api_key: Option<String>, workspace: &Path, extra_roots: Vec<PathBuf>) -> u8 {
     let workspace_str = workspace.to_string_lossy().into_owned();
     let mut config = ExecutorConfig::new(workspace);
+    // Checkpoints cover every folder; the shell and the editor start in the first.
+    config.roots.extend(extra_roots.iter().cloned());
     if let Some(secs) = args.no_change_timeout {
         config.shell.no_change_timeout_secs = secs;
     }
@@ -87,6 +107,7 @@ async fn run(args: Args, session_api_key: Option<String>, workspace: &Path) -> u
     config.v1_contents_limit = cfg.max_reply_bytes;
     let handler = Arc::new(ExecutorHandler::new(config, Arc::new(LocalFs)));
     cfg.session_api_key = session_api_key;
+    cfg.extra_roots = extra_roots.iter().map(|p| p.to_string_lossy().into_owned()).collect();
     // The runtime logs `auth.client`; `+native` tells this binary from the Node CLI.
     cfg.client = format!("openhands-vscode-executor-cli/{VERSION}+native");
     let executor_id = cfg.executor_id.clone();

@@ -19,6 +19,9 @@ pub struct ExecutorOptions {
     pub session_api_key: Option<String>,
     /// Absolute workspace root: the shell starts there, file actions are rooted there.
     pub workspace_root: String,
+    /// The workspace's other folders (a multi-root workspace), absolute: checkpoints cover them
+    /// and the runtime names them to the agent (`auth.roots`); the shell starts in `workspaceRoot`.
+    pub extra_roots: Option<Vec<String>>,
     /// Seconds without output before a command returns (the runtime's welcome may override it).
     pub no_change_timeout_seconds: Option<u32>,
     /// Extra environment for the shell.

@@ -159,6 +159,7 @@ fn executor_config(options: &ExecutorOptions, data_fn: Arc<RwLock<Option<Arc<Dat
     let mut config = ExecutorConfig::new(&options.workspace_root);
     // The transport (connect below) keeps its default reply limit.
     config.v1_contents_limit = oh_transport::MAX_REPLY_BYTES;
+    config.roots.extend(options.extra_roots.iter().flatten().map(std::path::PathBuf::from));
     if let Some(secs) = options.no_change_timeout_seconds {
         config.shell.no_change_timeout_secs = secs as u64;
     }
@@ -241,6 +242,7 @@ impl Executor {
             let o = &inner.options;
             let mut cfg = TransportConfig::new(&o.server_url, &o.conversation_id, &o.workspace_root);
             cfg.session_api_key = o.session_api_key.clone();
+            cfg.extra_roots = o.extra_roots.clone().unwrap_or_default();
             cfg.executor_id = inner.executor_id.clone();
             // Announced only when this host runs them (an empty list is announced as such).
             if inner.ide_tools.is_some() {

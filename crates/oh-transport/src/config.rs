@@ -22,6 +22,10 @@ pub struct TransportConfig {
     pub session_api_key: Option<String>,
     /// Absolute workspace root, sent in `auth.workspace`.
     pub workspace: String,
+    /// The workspace's other folders (a multi-root workspace), absolute; with `workspace` first
+    /// they are sent in `auth.roots`, so the runtime can name every folder to the agent. Empty:
+    /// no `auth.roots` (one folder).
+    pub extra_roots: Vec<String>,
     /// `auth.client`, `name/version`.
     pub client: String,
     /// Stable for the executor's lifetime; sent on every (re)registration.
@@ -56,6 +60,7 @@ impl TransportConfig {
             conversation_id: conversation_id.into(),
             session_api_key: None,
             workspace: workspace.into(),
+            extra_roots: Vec::new(),
             client: format!("oh-transport/{}", env!("CARGO_PKG_VERSION")),
             executor_id: new_uuid(),
             welcome_timeout: Duration::from_secs(10),
@@ -91,6 +96,10 @@ impl TransportConfig {
         }
         if let Some(tools) = &self.ide_tools {
             auth["ide_tools"] = tools.clone();
+        }
+        if !self.extra_roots.is_empty() {
+            let roots: Vec<&String> = std::iter::once(&self.workspace).chain(&self.extra_roots).collect();
+            auth["roots"] = json!(roots);
         }
         auth
     }

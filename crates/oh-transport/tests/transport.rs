@@ -428,6 +428,10 @@ fn url_and_auth() {
     assert_eq!(a["client_nonce"], "n");
     assert!(c.auth(None).get("client_nonce").is_none());
     assert_eq!(a["executor_id"].as_str().unwrap().len(), 36);
+    // One folder: no `roots`; a multi-root workspace: every folder, the workspace first.
+    assert!(a.get("roots").is_none());
+    c.extra_roots = vec!["/x".into(), "/y".into()];
+    assert_eq!(c.auth(None)["roots"], serde_json::json!(["/w", "/x", "/y"]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

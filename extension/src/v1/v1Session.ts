@@ -71,6 +71,12 @@ export class V1Session {
     this.model = new EventModel(deps.workspaceRoot());
   }
 
+  /** Shows a line of this window's own in the conversation `id` (if it is still the one shown). */
+  note(id: string, level: 'info' | 'error', text: string): void {
+    if (this.currentConversationId !== id) return;
+    this.deps.post({ type: 'add', items: [this.model.note(level, text)] });
+  }
+
   get currentConversationId(): string | undefined {
     return this.conversationId;
   }

@@ -27,6 +27,11 @@ function send(): void {
 }
 
 $('send').addEventListener('click', send);
+// One listener for every message's revert button (messages are re-rendered by patches).
+$('chat').addEventListener('click', (e) => {
+  const button = (e.target as HTMLElement).closest<HTMLElement>('button.revert');
+  if (button?.dataset.revert) post({ type: 'revert', key: button.dataset.revert });
+});
 input.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
     e.preventDefault();

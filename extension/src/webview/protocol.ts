@@ -106,4 +106,6 @@ export type ViewToHost =
   | { type: 'saveLlm'; model: string; baseUrl: string; apiKey: string }
   | { type: 'editLlm' }
   | { type: 'cancelLlm' }
-  | { type: 'command'; command: string };
+  | { type: 'command'; command: string }
+  /** "Revert files to before this" on the user message with this key. */
+  | { type: 'revert'; key: string };

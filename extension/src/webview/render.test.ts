@@ -27,6 +27,16 @@ describe('webview rendering', () => {
     expect((window as any).__pwned).toBeUndefined();
   });
 
+  it('offers "Revert files to before this" on user messages from the server only', () => {
+    const user = renderItem(document, { kind: 'message', key: 'e7', role: 'user', text: 'fix it' });
+    const button = user.querySelector<HTMLButtonElement>('button.revert');
+    expect(button?.textContent).toBe('Revert files to before this');
+    expect(button?.dataset.revert).toBe('e7');
+    // The agent's messages, and a user message not (yet) from the stream, have none.
+    expect(renderItem(document, { kind: 'message', key: 'e8', role: 'agent', text: 'done' }).querySelector('button.revert')).toBeNull();
+    expect(renderItem(document, { kind: 'message', key: 'x0', role: 'user', text: 'hi', pending: true }).querySelector('button.revert')).toBeNull();
+  });
+
   it('renders a message as Markdown with a code block, and an action collapsed with exit code, duration and diff', () => {
     const msg = renderItem(document, { kind: 'message', key: 'm', role: 'agent', text: 'Run:\n```bash\nls -la\n```' });
     expect(msg.querySelector('pre code')!.textContent).toBe('ls -la');

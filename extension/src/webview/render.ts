@@ -120,6 +120,12 @@ export function renderItem(doc: Doc, item: ChatItem): HTMLElement {
       const body = el(doc, 'div', 'md');
       body.append(renderMarkdown(doc, item.text));
       root.append(body);
+      // A message from the server's stream (key `e<id>`): the runtime took a checkpoint before it.
+      if (item.role === 'user' && /^e\d+$/.test(item.key)) {
+        const revert = el(doc, 'button', 'link secondary revert', 'Revert files to before this');
+        revert.dataset.revert = item.key;
+        root.append(revert);
+      }
       break;
     }
     case 'finish': {

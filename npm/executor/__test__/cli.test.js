@@ -125,6 +125,13 @@ test('flags: --version, --help, unknown argument, bad timeout, missing workspace
   const w = spawnSyncCli(['--url', 'http://127.0.0.1:1', '--conversation', 'c', '--workspace', path.join(tmpdir(), 'nope')]);
   assert.strictEqual(w.status, 66);
   assert.match(w.stderr, /workspace .*nope/);
+  // A multi-root workspace's other folders (--root) must exist too.
+  const r = spawnSyncCli(['--url', 'http://127.0.0.1:1', '--conversation', 'c', '--workspace', tmpdir(), '--root', path.join(tmpdir(), 'nope')]);
+  assert.strictEqual(r.status, 66);
+  assert.match(r.stderr, /root .*nope/);
+  const e = spawnSyncCli(['--url', 'http://127.0.0.1:1', '--conversation', 'c', '--workspace', tmpdir(), '--root']);
+  assert.strictEqual(e.status, 64);
+  assert.match(e.stderr, /--root needs a value/);
 });
 
 test('unreachable runtime: exit 2 after the initial connect timeout, with a reason', async () => {

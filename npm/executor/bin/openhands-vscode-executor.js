@@ -7,13 +7,15 @@
 const fsp = require('node:fs/promises');
 const path = require('node:path');
 
-const USAGE = `usage: openhands-vscode-executor --url URL --conversation ID --workspace DIR
+const USAGE = `usage: openhands-vscode-executor --url URL --conversation ID --workspace DIR [--root DIR]...
                                  [--session-api-key-file PATH] [--no-change-timeout SECONDS] [--log-level LEVEL]
                                  [--exit-on-stdin-eof]
 
   --url URL                  the OpenHands server / runtime, e.g. http://127.0.0.1:3000
   --conversation ID          the conversation whose VsCodeRuntime delegates to this executor
   --workspace DIR            workspace root (the shell starts there)
+  --root DIR                 another folder of the workspace (repeatable): named to the agent,
+                             covered by checkpoints
   --session-api-key-file PATH
                              a file holding the session key (or $OH_SESSION_API_KEY); never on the
                              command line, where every local user reads it (ps, /proc/PID/cmdline)
@@ -27,7 +29,7 @@ Exit status: 0 after SIGTERM/SIGINT, at end of input with --exit-on-stdin-eof, o
 the connection (unknown conversation, bad key, protocol mismatch) or cannot be reached, 1 otherwise.`;
 
 function parseArgs(argv) {
-  const out = {};
+  const out = { roots: [] };
   const names = {
     '--url': 'url',
     '--conversation': 'conversation',
@@ -55,6 +57,15 @@ function parseArgs(argv) {
     if (arg.startsWith('--') && eq > 0) {
       value = arg.slice(eq + 1);
       arg = arg.slice(0, eq);
+    }
+    if (arg === '--root') {
+      if (value === undefined) {
+        if (i + 1 >= argv.length) throw new Error('--root needs a value');
+        value = argv[++i];
+      }
+      if (!value) throw new Error('--root needs a folder');
+      out.roots.push(value);
+      continue;
     }
     const key = names[arg];
     if (arg === '--session-api-key')
@@ -117,6 +128,18 @@ async function main() {
     process.stderr.write(`openhands-vscode-executor: workspace ${workspace}: ${e.message}\n`);
     return 66;
   }
+  // The other folders of a multi-root workspace: absolute, existing folders, as the workspace.
+  const extraRoots = [];
+  for (const root of args.roots) {
+    const resolved = path.resolve(root);
+    try {
+      if (!(await fsp.stat(resolved)).isDirectory()) throw new Error('not a directory');
+    } catch (e) {
+      process.stderr.write(`openhands-vscode-executor: root ${resolved}: ${e.message}\n`);
+      return 66;
+    }
+    if (resolved !== workspace && !extraRoots.includes(resolved)) extraRoots.push(resolved);
+  }
   let noChange;
   if (args.noChangeTimeout !== undefined) {
     noChange = Number(args.noChangeTimeout);
@@ -152,6 +175,7 @@ async function main() {
       conversationId: args.conversation,
       sessionApiKey,
       workspaceRoot: workspace,
+      extraRoots,
       noChangeTimeoutSeconds: noChange,
       clientName: `openhands-vscode-executor-cli/${require('../package.json').version}`,
       logLevel: args.logLevel || 'info',

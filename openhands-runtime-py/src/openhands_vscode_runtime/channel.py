@@ -190,6 +190,16 @@ class Channel:
         return ws if isinstance(ws, str) and ws else None
 
     @property
+    def roots(self) -> list[str]:
+        """Every folder of the executor's workspace, `workspace` first (`auth.roots`; an executor
+        that sends none has one folder)."""
+        roots = self._executor_auth.get('roots')
+        if isinstance(roots, list) and roots and all(isinstance(r, str) and r for r in roots):
+            return list(roots)
+        ws = self.workspace
+        return [ws] if ws else []
+
+    @property
     def registrations(self) -> int:
         return self._registrations
 

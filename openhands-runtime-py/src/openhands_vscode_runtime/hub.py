@@ -33,6 +33,7 @@ try:  # openhands-ai (V0): replies become OpenHands observations
 except ImportError:  # an OpenHands V1 venv (no openhands-ai): see v1/replies.py
     from openhands_vscode_runtime.v1.replies import Observation, event_from_dict
 
+from openhands_vscode_runtime.checkpoints import CHECKPOINT_OBSERVATION, CheckpointReply
 from openhands_vscode_runtime.channel import (  # noqa: F401 - re-exported
     EV_ACTION_OR_OBSERVATION,
     EV_CANCEL,
@@ -490,6 +491,10 @@ class ExecutorHub:
             return {'ok': False, 'error': f'oh-executor: reply without an int cause: {cause!r}'}
         # The runtime's event stream assigns these; never trust them from the executor.
         clean = {k: v for k, v in data.items() if k not in ('id', 'timestamp', 'source')}
+        if clean.get('observation') == CHECKPOINT_OBSERVATION:
+            # This project's own observation (OpenHands has no such class): the JSON as it came.
+            ch.resolve(cause, CheckpointReply(clean))
+            return {'ok': True}
         try:
             obs = event_from_dict(clean)
         except Exception as e:

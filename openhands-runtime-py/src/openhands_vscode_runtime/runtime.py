@@ -35,8 +35,9 @@ from openhands.events.action import (
     FileReadAction,
     FileWriteAction,
     IPythonRunCellAction,
+    MessageAction,
 )
-from openhands.events.event import Event, FileEditSource
+from openhands.events.event import Event, EventSource, FileEditSource
 from openhands.events.observation import (
     CmdOutputObservation,
     ErrorObservation,
@@ -50,6 +51,7 @@ from openhands.runtime.plugins import PluginRequirement
 from openhands.runtime.runtime_status import RuntimeStatus
 
 from openhands_vscode_runtime.agent_env import bash_export
+from openhands_vscode_runtime.checkpoints import CheckpointReply, checkpoint_payload, message_label
 from openhands_vscode_runtime.connection import (
     DEFAULT_SERVER_URL,  # noqa: F401 - re-exported
     EMBEDDED_CONNECT_TIMEOUT,  # noqa: F401 - re-exported
@@ -149,6 +151,8 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
         self._done: collections.OrderedDict[int, Observation] = collections.OrderedDict()
         self._ide_endpoint: IdeToolsEndpoint | None = None
         self._ide_lock = threading.Lock()
+        # User message event id -> the id of the checkpoint taken before it (docs/checkpoints.md).
+        self.checkpoints: dict[int, int] = {}
 
     # ====================================================================
     # Life cycle
@@ -441,6 +445,51 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
             )
 
     # ====================================================================
+    # Checkpoints: the workspace before each user message (docs/checkpoints.md)
+    # ====================================================================
+
+    def on_event(self, event: Event) -> None:
+        # The stream calls this runtime's subscriber with one event at a time, in order: the
+        # checkpoint is complete before any action the agent takes in answer to the message
+        # reaches the executor.
+        if isinstance(event, MessageAction) and event.source == EventSource.USER:
+            self._checkpoint_before(event)
+        super().on_event(event)
+
+    def _checkpoint_before(self, message: MessageAction) -> None:
+        if self._link is None or self._channel is None or self._closed:
+            return  # an attached runtime: the one that owns the executor takes them
+        reply = self.checkpoint('take', {'label': message_label(self.sid, message.id)})
+        if isinstance(reply, CheckpointReply) and isinstance(reply.result.get('id'), int):
+            self.checkpoints[message.id] = reply.result['id']
+            self.log('info', f'VsCodeRuntime: {reply.content} (before user message {message.id})')
+        else:
+            # The agent goes on without it (an executor that predates checkpoints refuses them).
+            self.log(
+                'warning',
+                f'VsCodeRuntime: no checkpoint before user message {message.id}: '
+                f'{getattr(reply, "content", reply)}',
+            )
+
+    def checkpoint(self, kind: str, args: dict[str, Any]) -> CheckpointReply | Observation:
+        """Run `checkpoint_<kind>` (take, list, plan, restore, blob) in the executor: its
+        `CheckpointReply`, or the ErrorObservation of a failure."""
+        channel = self._channel
+        if channel is None or self._closed:
+            return ErrorObservation('Runtime not connected: no executor to take a checkpoint.')
+        timeout = float(self.config.sandbox.timeout)
+        rid, fut = channel.submit(checkpoint_payload(kind, args, timeout))
+        wait = timeout + REPLY_MARGIN_SECONDS
+        try:
+            return fut.result(timeout=wait)
+        except concurrent.futures.TimeoutError:
+            channel.forget(rid)
+            return ErrorObservation(
+                f'Runtime timed out: the executor did not answer checkpoint_{kind} within '
+                f'{wait:g} s.'
+            )
+
+    # ====================================================================
     # Not available in VS Code
     # ====================================================================
 
@@ -502,8 +551,20 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
     @property
     def additional_agent_instructions(self) -> str:
         ws = self._workspace or self.config.workspace_mount_path_in_sandbox
+        roots = self._channel.roots if self._channel is not None else []
+        others = [r for r in roots if os.path.realpath(r) != ws]
+        if not others:
+            return (
+                f'Your working directory is {ws}, the workspace open in the user\'s VS Code. '
+                "You are working directly on the user's machine: the environment is usually "
+                'already set up.'
+            )
+        # A multi-root workspace: every folder is named, so the agent does not assume the first
+        # one is all there is (docs/checkpoints.md, multi-root).
+        listed = ', '.join(others)
         return (
-            f'Your working directory is {ws}, the workspace open in the user\'s VS Code. '
-            "You are working directly on the user's machine: the environment is usually already "
-            'set up.'
+            f'The workspace open in the user\'s VS Code has {len(others) + 1} folders: {ws} and '
+            f'{listed}. The shell starts in the first one, {ws}; use absolute paths (or cd) for '
+            'the others. Files in any of these folders are part of the task. You are working '
+            "directly on the user's machine: the environment is usually already set up."
         )

@@ -168,6 +168,41 @@ exports.run = async () => {
     console.log(`oh-test switched ${first} -> ${second} -> ${first}`);
   });
 
+  await test('real server: "Revert files to before this" restores the agent\'s edit on disk and in the open editor, and reports a dirty editor', async () => {
+    const before = 'def greet(name):\n    return "Hello, " + name\n';
+    // A file created after the message, open with unsaved changes: the revert would delete it,
+    // so it must be left alone and reported.
+    const notes = path.join(root, 'notes.txt');
+    fs.writeFileSync(notes, 'saved\n');
+    const notesDoc = await vscode.workspace.openTextDocument(vscode.Uri.file(notes));
+    const notesEditor = await vscode.window.showTextDocument(notesDoc, { preview: false, preserveFocus: true });
+    await notesEditor.edit((b) => b.insert(new vscode.Position(0, 0), 'unsaved '));
+    assert(notesDoc.isDirty, 'notes.txt is not dirty');
+    await vscode.commands.executeCommand('openhands.view.focus');
+    await act('webview-click', '.msg.user button.revert');
+    // The list of files opens; its first entry applies the revert (what Enter does). Accepting
+    // before the list shows does nothing, so it is pressed until the file is back.
+    await waitFor('the revert to restore src/greet.py', async () => {
+      await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+      return fs.readFileSync(greet, 'utf8') === before;
+    }, 60000, 500);
+    await waitFor('the open editor to show the file as before', () => doc.getText() === before && !doc.isDirty, 10000);
+    const lines = () => JSON.stringify(api.conversation.items.filter((i) => i.kind === 'status').map((i) => i.text));
+    const onDisk = fs.existsSync(notes) ? fs.readFileSync(notes, 'utf8') : '(deleted)';
+    assert(onDisk === 'saved\n', `the dirty file was changed on disk: ${JSON.stringify(onDisk)}; dirty ${notesDoc.isDirty}; ${lines()}`);
+    assert(notesDoc.isDirty && notesDoc.getText() === 'unsaved saved\n', `the dirty editor changed: ${JSON.stringify(notesDoc.getText())}`);
+    const note = await waitFor('the revert line in the conversation', () => api.conversation.items.find((i) => i.kind === 'status' && /^Files reverted to before message/.test(i.text)), 10000);
+    assert(note.text.includes(`Left alone: ${notes} (has unsaved changes in an editor)`), `revert line ${JSON.stringify(note.text)}`);
+    const text = await waitFor('the revert line in the tab', async () => {
+      const t = await tabText();
+      return t.includes('Files reverted to before message') ? t : undefined;
+    }, 20000, 500);
+    assert(text.includes('has unsaved changes in an editor'), `the tab does not report the dirty editor:\n${text}`);
+    // No save prompt at exit.
+    await vscode.window.showTextDocument(notesDoc);
+    await vscode.commands.executeCommand('workbench.action.files.revert');
+  });
+
   run.finish('conversation');
 };
 exports.activate = () => {};
