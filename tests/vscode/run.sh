@@ -116,7 +116,8 @@ cleanup() {
   rm -rf "$SESSION"
 }
 trap cleanup EXIT
-for _ in $(seq 1 100); do grep -q '^READY' "$BACKEND_LOG" && grep -q '^READY' "$KEYED_LOG" && break; sleep 0.1; done
+# Up to 60 s: on 2 busy cores (load 14) a backend's imports alone took longer than 10 s.
+for _ in $(seq 1 600); do grep -q '^READY' "$BACKEND_LOG" && grep -q '^READY' "$KEYED_LOG" && break; sleep 0.1; done
 PORT="$(awk '/^READY/ {print $2; exit}' "$BACKEND_LOG")"
 KEYED_PORT="$(awk '/^READY/ {print $2; exit}' "$KEYED_LOG")"
 if [ -z "$PORT" ] || [ -z "$KEYED_PORT" ]; then cat "$BACKEND_LOG" "$KEYED_LOG"; fail "start the protocol backends"; finish; fi
