@@ -325,6 +325,7 @@ _HUB_LOCK = threading.Lock()
 _HUB_ALL: list[_HubWorker] = []
 _HUB_IDLE: list[_HubWorker] = []
 HUB_STARTS = 0  # worker processes started in this run (the pool reuses them across cases)
+HUB_DROPPED = 0  # workers stopped for getting out of step (each is replaced by a new one)
 
 
 def _new_hub_worker(log_dir: str) -> _HubWorker:
@@ -354,7 +355,9 @@ def _take_hub_worker(log_dir: str) -> _HubWorker:
 
 
 def _drop_hub_worker(worker: _HubWorker) -> None:
+    global HUB_DROPPED
     with _HUB_LOCK:
+        HUB_DROPPED += 1
         if worker in _HUB_ALL:
             _HUB_ALL.remove(worker)
     worker.stop()
