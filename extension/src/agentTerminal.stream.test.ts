@@ -63,4 +63,36 @@ describe('agent terminal on a real shell stream', () => {
     expect(shown).toContain('greet.py');
     expect(shown).toContain('def greet(name):');
   });
+
+  // The real VS Code host (the screenshot in docs/): the output buffered before the terminal
+  // opened was flushed into a terminal still being laid out, and the prompt it ended with (the
+  // line xterm.js does not reflow, the cursor's) kept only its first 19 columns:
+  // `/tmp/oh-vscode-run.ls src && cat src/greet.py`. No prompt may be left as the line being
+  // written, neither at the flush nor after any prompt block.
+  it('never leaves a prompt as the line being written (the real host cut it on a resize)', () => {
+    const host = JSON.parse(readFileSync(join(__dirname, '__fixtures__', 'terminal-session-vscode.json'), 'utf8')) as {
+      openedAfter: number;
+      commands: string[];
+      chunks: string[];
+    };
+    const term = new AgentTerminal({ revealOnCommand: () => false });
+    term.notice('connected to http://127.0.0.1:1 (conversation c)', true);
+    const t = mock.terminals[0];
+    const out: string[] = [];
+    t.pty.onDidWrite((s: string) => out.push(s));
+    const atLineStart = () => /[\r\n]$/.test(out.join(''));
+    host.chunks.forEach((chunk, i) => {
+      if (i === host.openedAfter) {
+        t.pty.open({ columns: 80, rows: 30 });
+        expect(atLineStart(), 'the flush at open ends with a prompt').toBe(true);
+      }
+      term.data(new TextEncoder().encode(chunk));
+      if (i >= host.openedAfter && chunk.includes('###PS1END###')) {
+        expect(atLineStart(), `a prompt is the line being written after chunk ${i}`).toBe(true);
+      }
+    });
+    const cwd = /"working_dir": "([^"]+)"/.exec(host.chunks.join(''))![1];
+    const shown = screen(out.join(''));
+    for (const command of host.commands) expect(shown).toContain(`${cwd} $ ${command}`);
+  });
 });

@@ -67,8 +67,21 @@ describe('agent terminal', () => {
     term.data(enc.encode(` 'nope'${ps1(2)}`));
     const { t, out } = capture();
     t.pty.open();
-    const text = out.join('');
-    expect(text).toBe("\x1b[2m/ws\x1b[0m \x1b[1m$ \x1b[0mls nope\r\nls: cannot access 'nope'\r\n\x1b[31m[exit code 2]\x1b[0m\r\n\x1b[2m/ws\x1b[0m \x1b[1m$ \x1b[0m");
+    // The last prompt waits for what follows it: the line being written stays empty.
+    expect(out.join('')).toBe("\x1b[2m/ws\x1b[0m \x1b[1m$ \x1b[0mls nope\r\nls: cannot access 'nope'\r\n\x1b[31m[exit code 2]\x1b[0m\r\n");
+    term.data(enc.encode('\x1b[?2004hpwd\r\n'));
+    // (its newline waits in the stream: it could begin the next PS1 block)
+    expect(out.join('')).toMatch(/\r\n\x1b\[2m\/ws\x1b\[0m \x1b\[1m\$ \x1b\[0mpwd$/);
+  });
+
+  it('starts its own lines after a held prompt on a line of their own', () => {
+    const term = new AgentTerminal();
+    term.show();
+    const { t, out } = capture();
+    t.pty.open();
+    term.data(new TextEncoder().encode('\n###PS1JSON###\n{"exit_code": "0", "working_dir": "/ws"}\n###PS1END###\n'));
+    term.notice('executor stopped');
+    expect(out.join('')).toBe('\x1b[2m/ws\x1b[0m \x1b[1m$ \x1b[0m\r\n\x1b[2m# executor stopped\x1b[0m\r\n');
   });
 
   it('decodes UTF-8 split across chunks', () => {

@@ -79,6 +79,14 @@ export class AgentTerminal implements vscode.Disposable {
   private readonly masker = new SecretExportMasker();
   private readonly decoder = new TextDecoder('utf-8');
   private atLineStart = true;
+  /**
+   * The short prompt of the last PS1 block, written only together with whatever follows it (the
+   * command bash echoes, output, a notice). xterm.js reflows every line on a resize except the one
+   * the cursor is on: a prompt left waiting there while the panel opens or changes width (the
+   * buffered output is flushed into a terminal still being laid out) kept only its first row's
+   * cells, and the command landed after them (`/tmp/oh-vscode-run.ls src && …`).
+   */
+  private heldPrompt = '';
 
   constructor(private readonly options: { revealOnCommand: () => boolean } = { revealOnCommand: () => true }) {}
 
@@ -95,7 +103,7 @@ export class AgentTerminal implements vscode.Disposable {
   command(command: string, cwd?: string): void {
     this.ensure();
     this.sanitizer.reset();
-    let text = this.atLineStart ? '' : '\r\n';
+    let text = this.newLine();
     if (cwd) text += dim(new TerminalSanitizer().push(cwd)) + '\r\n';
     const lines = new TerminalSanitizer().push(maskSecretExports(command)).split('\r\n');
     text += lines.map((l, i) => (i === 0 ? bold('$ ') : bold('> ')) + l).join('\r\n') + '\r\n';
@@ -128,14 +136,17 @@ export class AgentTerminal implements vscode.Disposable {
     }
   }
 
-  /** A shell prompt: the previous command's failure (if any), then `cwd $ ` awaiting the echo. */
+  /**
+   * A shell prompt: the previous command's failure (if any) at once, then `cwd $ `, held until
+   * the echo (or anything else) follows it (`heldPrompt`).
+   */
   prompt(exitCode: number | undefined, cwd: string | undefined): void {
     this.ensure();
     this.sanitizer.reset();
-    let text = this.atLineStart ? '' : '\r\n';
+    let text = this.newLine();
     if (exitCode !== undefined && exitCode !== 0) text += red(`[exit code ${exitCode}]`) + '\r\n';
-    text += (cwd ? dim(new TerminalSanitizer().push(cwd)) + ' ' : '') + bold('$ ');
     this.emit(text);
+    this.heldPrompt = (cwd ? dim(new TerminalSanitizer().push(cwd)) + ' ' : '') + bold('$ ');
   }
 
   /** Reveals the terminal without focus when the user wants that for each command. */
@@ -151,7 +162,7 @@ export class AgentTerminal implements vscode.Disposable {
 
   /** The command finished; a non-zero exit code is shown. */
   exit(code: number | undefined): void {
-    let text = this.atLineStart ? '' : '\r\n';
+    let text = this.newLine();
     if (code !== undefined && code !== 0) text += red(`[exit code ${code}]`) + '\r\n';
     this.emit(text);
   }
@@ -159,12 +170,19 @@ export class AgentTerminal implements vscode.Disposable {
   /** A dimmed status line from the extension itself (connected, stopped, ...); `create` opens the terminal if needed. */
   notice(message: string, create = false): void {
     if (create) this.ensure();
-    const text = (this.atLineStart ? '' : '\r\n') + dim(`# ${new TerminalSanitizer().push(message)}`) + '\r\n';
+    const text = this.newLine() + dim(`# ${new TerminalSanitizer().push(message)}`) + '\r\n';
     this.emit(text);
+  }
+
+  /** What starts a line of our own here: nothing at a line start, else a line break. */
+  private newLine(): string {
+    return this.atLineStart && this.heldPrompt === '' ? '' : '\r\n';
   }
 
   private emit(text: string): void {
     if (text === '') return;
+    text = this.heldPrompt + text;
+    this.heldPrompt = '';
     this.atLineStart = text.endsWith('\n') || text.endsWith('\r');
     this.pty?.write(text);
   }

@@ -12,6 +12,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import harness  # noqa: E402
+import harness_sides  # noqa: E402
 
 ARTIFACTS = os.environ.get('CONFORMANCE_ARTIFACTS') or str(harness.REPO / 'tests' / 'artifacts' / 'conformance')
 _pool: ThreadPoolExecutor | None = None
@@ -50,6 +51,8 @@ def _submit_all(session: pytest.Session) -> None:
     harness._ref()
     harness.pin_env()
     workers = int(os.environ.get('CONFORMANCE_WORKERS', '3'))
+    if harness.DRIVER == 'hub':
+        harness.start_hub_workers(max(1, workers), harness.base_dir())
     _pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix='conformance')
     reporter = session.config.pluginmanager.get_plugin('terminalreporter')
     cases = []
@@ -119,6 +122,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     n = sum(v[0] for v in tot.values())
     m = sum(v[1] for v in tot.values())
     line = f'conformance ({harness.DRIVER}): {n}/{m} identical (bash {tot["bash"][0]}/{tot["bash"][1]}, files {tot["files"][0]}/{tot["files"][1]})'
+    if harness.DRIVER == 'hub':
+        # The processes that served the cases (each imports OpenHands once, then one runtime per case).
+        line += f'; {harness_sides.HUB_STARTS} hub worker processes'
     retried = sorted(RETRIED)
     if retried:
         passed_on_retry = [c for c in retried if harness.RESULTS[c].identical]

@@ -25,7 +25,9 @@ from harness_setup import (  # noqa: F401
     DRIVER, HERE, REPO, Case, _without_modes, base_dir, cleanup_base, load_cases,
     pin_env, prepare_workspace, snapshot_workspace,
 )
-from harness_sides import HubSide, OursSide, RefAsOurs, RefSide, _ref, canonical_action, stop_hub_workers  # noqa: F401
+from harness_sides import (  # noqa: F401
+    HubSide, OursSide, RefAsOurs, RefSide, _ref, canonical_action, start_hub_workers, stop_hub_workers,
+)
 
 RESULTS: dict[str, 'CaseResult'] = {}  # every run_case result of this process, by case id (summary line)
 
@@ -299,6 +301,7 @@ def main(argv: list[str]) -> int:
         if not (args.ref_only or args.ours_only):
             print(f'{ok}/{len(cases)} identical')
     finally:
+        stop_hub_workers()
         cleanup_base()
     return 0
 

@@ -282,7 +282,7 @@ class OursSide:
 
 class _HubWorker:
     """One `hub_replay.py --serve` process: OpenHands imported once, then one VsCodeRuntime per
-    case. Kept per harness thread (HubSide)."""
+    case. Lent to one case at a time (HubSide), from the run's pool of idle workers."""
 
     def __init__(self, log_path: str):
         self.log_path = log_path
@@ -317,27 +317,71 @@ class _HubWorker:
         self.stderr_file.close()
 
 
-_HUB = threading.local()
+# The run's `--serve` processes: every one started (stopped at the end) and those idle between
+# cases. A pool, not one per thread: run_case drives our side from a new thread per case, so a
+# thread-local worker was never found again and every case paid a process start and OpenHands'
+# import (~15 s; the whole set took some 20 minutes).
+_HUB_LOCK = threading.Lock()
 _HUB_ALL: list[_HubWorker] = []
+_HUB_IDLE: list[_HubWorker] = []
+HUB_STARTS = 0  # worker processes started in this run (the pool reuses them across cases)
+HUB_DROPPED = 0  # workers stopped for getting out of step (each is replaced by a new one)
+
+
+def _new_hub_worker(log_dir: str) -> _HubWorker:
+    global HUB_STARTS
+    with _HUB_LOCK:
+        HUB_STARTS += 1
+        worker = _HubWorker(os.path.join(log_dir, f'hub-worker-{HUB_STARTS}.log'))
+        _HUB_ALL.append(worker)
+    return worker
+
+
+def start_hub_workers(n: int, log_dir: str) -> None:
+    """Start `n` idle workers now (conftest, before the cases), so their imports of OpenHands
+    overlap the reference's instead of delaying the first cases."""
+    workers = [_new_hub_worker(log_dir) for _ in range(n)]
+    with _HUB_LOCK:
+        _HUB_IDLE.extend(workers)
+
+
+def _take_hub_worker(log_dir: str) -> _HubWorker:
+    with _HUB_LOCK:
+        while _HUB_IDLE:
+            worker = _HUB_IDLE.pop()
+            if worker.proc.poll() is None:
+                return worker
+    return _new_hub_worker(log_dir)
+
+
+def _drop_hub_worker(worker: _HubWorker) -> None:
+    global HUB_DROPPED
+    with _HUB_LOCK:
+        HUB_DROPPED += 1
+        if worker in _HUB_ALL:
+            _HUB_ALL.remove(worker)
+    worker.stop()
 
 
 def stop_hub_workers() -> None:
     """Ends every `--serve` process this run started (conftest, at the end of the session)."""
-    while _HUB_ALL:
-        _HUB_ALL.pop().stop()
+    while True:
+        with _HUB_LOCK:
+            if not _HUB_ALL:
+                break
+            worker = _HUB_ALL.pop()
+            _HUB_IDLE.clear()
+        worker.stop()
 
 
 class HubSide(OursSide):
-    """The `hub` driver: a case on this thread's long-lived `hub_replay.py --serve` process (a
-    fresh VsCodeRuntime, workspace and executor per case; OpenHands is imported once per worker,
-    not once per case). A worker that misbehaves (no reply, no close) is dropped and replaced."""
+    """The `hub` driver: a case on an idle long-lived `hub_replay.py --serve` process (a fresh
+    VsCodeRuntime, workspace and executor per case; OpenHands is imported once per worker, not
+    once per case). The worker goes back to the pool when the case closed cleanly; one that
+    misbehaves (no reply, no close) is stopped and never lent again."""
 
     def __init__(self, ws: str, no_change_timeout: int, stderr_path: str, needs_shell: bool = True):
-        worker = getattr(_HUB, 'worker', None)
-        if worker is None or worker.proc.poll() is not None:
-            worker = _HubWorker(os.path.join(os.path.dirname(os.path.dirname(stderr_path)), f'hub-worker-{threading.get_ident()}.log'))
-            _HUB.worker = worker
-            _HUB_ALL.append(worker)
+        worker = _take_hub_worker(os.path.dirname(os.path.dirname(stderr_path)))
         self.worker = worker
         self.proc = worker.proc
         self.lines = worker.lines
@@ -357,11 +401,10 @@ class HubSide(OursSide):
             if self.healthy:
                 self.worker.send({'__end__': True})
                 if json.loads(self.lines.get(timeout=60) or 'null') == {'__closed__': True}:
+                    with _HUB_LOCK:
+                        _HUB_IDLE.append(self.worker)
                     return
         except Exception:
             pass
-        # Out of step with its input: never reuse it for another case.
-        _HUB.worker = None
-        if self.worker in _HUB_ALL:
-            _HUB_ALL.remove(self.worker)
-        self.worker.stop()
+        # Out of step with its input: never lend it to another case.
+        _drop_hub_worker(self.worker)

@@ -51,6 +51,7 @@ def main() -> int:
     if not a.serve:
         run_case(a.workspace, str(a.no_change_timeout), iter(sys.stdin), out)
         return 0
+    _import_openhands()  # at start-up, while the harness prepares its first case
     lines = iter(sys.stdin)
     for line in lines:
         if not line.strip():
@@ -63,6 +64,11 @@ def main() -> int:
     # alive after the end of input, and the harness would wait for each worker in turn.
     sys.stderr.flush()
     os._exit(0)
+
+
+def _import_openhands() -> None:
+    import openhands.core.config  # noqa: F401
+    import openhands_vscode_runtime  # noqa: F401
 
 
 def run_case(workspace: str, no_change_timeout: str, lines, out) -> None:

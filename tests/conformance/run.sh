@@ -10,14 +10,11 @@ all=0
 if [ "${1:-}" = "--all" ]; then all=1; shift; fi
 export CONFORMANCE_DRIVER=$driver
 # The socket driver starts a server and the headless executor per case (~3 s each): by default a
-# representative subset (shell basics, interaction, timeouts, every file-action kind).
-# The hub driver runs a VsCodeRuntime (and its executor) per case in one long-lived process per
-# worker (OpenHands imported once per worker), still ~10-40 s a case on 2 busy cores: by default
-# one case of each kind; `--driver hub --all` runs the whole case set through the real hub.
-if [ "$driver" = hub ] && [ $# -eq 0 ] && [ "$all" = 0 ]; then
-  set -- -k "bash/basic/echo_simple or bash/basic/false_exit_1 or bash/interactive/nothing_running_is_input_ctrl_c or bash/timeouts/soft_timeout_then_polls_then_done or files/str_replace/basic or files/read_default/range_1_3 or files/view_file/full or files/write/overwrite or files/insert/at_1 or files/undo/replace_then_undo or files/create/basic"
-fi
-if [ "$driver" = socket ] && [ $# -eq 0 ]; then
+# representative subset (shell basics, interaction, timeouts, every file-action kind); `--all` (or
+# `-k`) chooses otherwise. The hub driver runs the whole case set: a pool of long-lived
+# hub_replay.py processes (OpenHands imported once each) gives every case a fresh VsCodeRuntime,
+# workspace and executor, which costs well under a second a case.
+if [ "$driver" = socket ] && [ $# -eq 0 ] && [ "$all" = 0 ]; then
   set -- -k "bash/basic or bash/interactive or bash/timeouts or files/str_replace or files/read_default or files/view_file or files/write or files/insert or files/undo or files/create"
 fi
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

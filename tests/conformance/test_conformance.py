@@ -76,3 +76,20 @@ def test_regex_fields_are_listed():
         fields[row[0]] = fields[rows[rows.index(row) - 1][0]] if row[1] == 'same' else row[1]
     listed = set(fields.items())
     assert used == listed, f'used but not listed: {sorted(used - listed)}; listed but not used: {sorted(listed - used)}'
+
+
+if harness.DRIVER == 'hub':
+
+    def test_hub_workers_serve_many_cases():
+        """The hub driver's cases run on the pool's long-lived workers (OpenHands imported once
+        each): only a worker dropped for getting out of step is ever replaced. Runs after the
+        cases (file order)."""
+        import harness_sides
+
+        workers = max(1, int(os.environ.get('CONFORMANCE_WORKERS', '3')))
+        bound = workers + harness_sides.HUB_DROPPED
+        assert harness_sides.HUB_STARTS <= bound, (
+            f'{harness_sides.HUB_STARTS} hub worker processes for {len(harness.RESULTS)} cases '
+            f'({workers} workers, {harness_sides.HUB_DROPPED} dropped): a worker per case again?'
+        )
+

@@ -107,6 +107,9 @@ exports.run = async () => {
       return t.includes('ls src && cat src/greet.py') && t.includes('Hello, VS Code!') ? t : undefined;
     }, 20000, 500);
     assert(text.includes('sleep 8 && python3'), `the check command is not in the terminal:\n${text}`);
+    // The whole prompt before each command: the one left waiting as the cursor's line (which
+    // xterm.js does not reflow) was cut to its first 19 columns when the panel was laid out.
+    assert(text.includes(`${root} $ ls src && cat src/greet.py`), `the prompt before the first command is not whole:\n${text}`);
   });
 
   await test('real server: the tab shows the conversation, the agent\'s final message and the finished state', async () => {
