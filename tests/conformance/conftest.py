@@ -14,6 +14,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import harness_sides  # noqa: E402
 
+
+def _keep_environ_still(item, when):  # noqa: ARG001 - pytest's signature
+    """pytest writes `PYTEST_CURRENT_TEST` into os.environ at every phase of every test, from the
+    main thread, while the pool threads start the reference side's tmux through libtmux, which
+    passes no env of its own: a child that reads the parent's `environ` while it is reallocated
+    fails execve with EFAULT (`bash/basic/while_loop` did, once in two whole hub runs).
+    `pinned_env()` covers the processes the harness starts itself; this covers libtmux's."""
+
+
+import _pytest.runner  # noqa: E402
+
+_pytest.runner._update_current_test_var = _keep_environ_still
+
 ARTIFACTS = os.environ.get('CONFORMANCE_ARTIFACTS') or str(harness.REPO / 'tests' / 'artifacts' / 'conformance')
 _pool: ThreadPoolExecutor | None = None
 _futures: dict[str, Future] = {}
