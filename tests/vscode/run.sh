@@ -8,7 +8,7 @@
 # Options: --update-docs-screenshot  copy the tab mid-conversation (real server) to docs/screenshot-openhands-tab.png
 #          --dev-addon               test npm/executor's development build (fast; the portability check fails)
 #          --only=S1,S2              run only these host sessions (standin untrusted trust ide conversation
-#                                    two-windows confirm v1 v1tab v1-managed ide-agent ide-bench); the packaging checks always run
+#                                    two-windows confirm v1 v1tab v1tab-attach v1-managed ide-agent ide-bench); the packaging checks always run
 # OH_IDE_BENCH=N adds latency benches of N IDE tool calls: through the MCP endpoint (session ide) and
 # through VsCodeRuntime and the executor channel (session ide-bench), each beside a plain read.
 #          --only-v1                 only the V1 session (step 10), after the VSIX (development)
@@ -178,48 +178,64 @@ run_v1_session() {
   wait $V1_PIDS 2>/dev/null  # reaped here, so bash reports no "Killed" jobs
   V1_PIDS=
 }
-# 10b. The OpenHands tab on V1 (suite/v1tab.js): the extension in V1 attach mode (`openhands.v1.url`)
-# against the REAL agent-server (our V1 tools, OH_VSCODE_SPAWN_EXECUTOR=0) and the scripted LLM
-# (fixtures/v1tab-llm-script.json, which refuses any key but `scripted-llm-key`): tasks typed into
-# the tab, the executor following each conversation by itself, confirmation, pause and continue.
+# 10b. The OpenHands tab on V1 (suite/v1tab.js), twice: session `v1tab` in managed mode (no V0
+# server, `openhands.v1.python` = the V1 venv: the extension starts the REAL agent-server itself,
+# with our V1 tools) and session `v1tab-attach` in attach mode (`openhands.v1.url`: an agent-server
+# started here by hand, OH_VSCODE_SPAWN_EXECUTOR=0, its key typed into "Set Session API Key").
+# The scripted LLM (fixtures/v1tab-llm-script.json) refuses any key but `scripted-llm-key`: tasks
+# typed into the tab, the executor following each conversation by itself, confirmation, pause and
+# continue.
 run_v1tab_session() {
-  local art="$ARTIFACTS/v1tab" venv1="${OH_VENV_V1:-$HOME/.cache/openhands-vscode-runtime/venv-v1}"
-  mkdir -p "$art"; rm -f "$ARTIFACTS/host-v1tab.log"
+  local mode=$1 name=v1tab; [ "$mode" = attach ] && name=v1tab-attach
+  local art="$ARTIFACTS/$name" venv1="${OH_VENV_V1:-$HOME/.cache/openhands-vscode-runtime/venv-v1}"
+  mkdir -p "$art"; rm -f "$ARTIFACTS/host-$name.log"
   if ! OH_VENV_V1="$venv1" bash "$REPO/scripts/setup-python-v1.sh" > "$art/setup-v1.log" 2>&1; then
-    tail -5 "$art/setup-v1.log"; echo "@@oh-test FAIL set up the V1 venv (see $art/setup-v1.log)" > "$ARTIFACTS/host-v1tab.log"; HOST_RC[v1tab]=1; return
+    tail -5 "$art/setup-v1.log"; echo "@@oh-test FAIL set up the V1 venv (see $art/setup-v1.log)" > "$ARTIFACTS/host-$name.log"; HOST_RC[$name]=1; return
   fi
-  local py1="$venv1/bin/python" ws="$SESSION/v1tab-workspace" key="v1t-$RANDOM$RANDOM" port pids=
-  mkdir -p "$ws/.vscode" "$SESSION/v1tab-home"
+  local py1="$venv1/bin/python" ws="$SESSION/$name-workspace" key="v1t-$RANDOM$RANDOM" port pids= up=1
+  mkdir -p "$ws/.vscode" "$SESSION/$name-home"
   echo '{}' > "$ws/.vscode/settings.json"
   for m in A B C; do echo "draft notes of $m" > "$ws/notes-$m.txt"; done
-  sed "s#@WORKSPACE@#$ws#g" "$HERE/fixtures/v1tab-llm-script.json" > "$SESSION/v1tab-llm-script.json"
-  setsid "$py1" -m openhands_vscode_runtime.scripted_llm --script "$SESSION/v1tab-llm-script.json" --require-api-key scripted-llm-key \
+  sed "s#@WORKSPACE@#$ws#g" "$HERE/fixtures/v1tab-llm-script.json" > "$SESSION/$name-llm-script.json"
+  setsid "$py1" -m openhands_vscode_runtime.scripted_llm --script "$SESSION/$name-llm-script.json" --require-api-key scripted-llm-key \
     > "$art/scripted-llm.out" 2> "$art/scripted-llm.log" &
   pids="$!"
-  port="$("$py1" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-  HOME="$SESSION/v1tab-home" SESSION_API_KEY="$key" OH_VSCODE_SPAWN_EXECUTOR=0 \
-    OH_VSCODE_V1_DISCOVERY_DIR="$SESSION/v1tab-discovery" OH_CONVERSATIONS_PATH="$SESSION/v1tab-conversations" \
-    LITELLM_LOCAL_MODEL_COST_MAP=True OPENHANDS_SUPPRESS_BANNER=1 \
-    setsid "$py1" -m openhands.agent_server --host 127.0.0.1 --port "$port" \
-      --import-modules openhands_vscode_runtime.v1.register > "$art/agent-server.log" 2>&1 &
-  pids="$pids $!"
-  local up=0
-  for _ in $(seq 1 600); do
-    curl -fsS "http://127.0.0.1:$port/health" > /dev/null 2>&1 && { up=1; break; }
-    sleep 0.5
+  if [ "$mode" = attach ]; then
+    port="$("$py1" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+    HOME="$SESSION/$name-home" SESSION_API_KEY="$key" OH_VSCODE_SPAWN_EXECUTOR=0 \
+      OH_VSCODE_V1_DISCOVERY_DIR="$SESSION/$name-discovery" OH_CONVERSATIONS_PATH="$SESSION/$name-conversations" \
+      LITELLM_LOCAL_MODEL_COST_MAP=True OPENHANDS_SUPPRESS_BANNER=1 \
+      setsid "$py1" -m openhands.agent_server --host 127.0.0.1 --port "$port" \
+        --import-modules openhands_vscode_runtime.v1.register > "$art/agent-server.log" 2>&1 &
+    pids="$pids $!"
+    up=0
+    for _ in $(seq 1 600); do
+      curl -fsS "http://127.0.0.1:$port/health" > /dev/null 2>&1 && { up=1; break; }
+      sleep 0.5
+    done
+  fi
+  local llm; for _ in $(seq 1 300); do
+    llm="$("$py1" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["base_url"])' "$art/scripted-llm.out" 2>/dev/null)" && [ -n "$llm" ] && break
+    sleep 0.2
   done
-  local llm; llm="$("$py1" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["base_url"])' "$art/scripted-llm.out" 2>/dev/null)"
   if [ "$up" = 1 ] && [ -n "$llm" ]; then
-    local env_json="{\"OH_TEST_AGENT_SERVER\":\"http://127.0.0.1:$port\",\"OH_TEST_AGENT_KEY\":\"$key\",\"OH_TEST_LLM_BASE_URL\":\"$llm\",\"OH_TEST_V1_DISCOVERY\":\"$SESSION/v1tab-discovery\",\"OH_TEST_ARTIFACTS\":\"$art\"}"
-    local settings="{\"openhands.v1.url\":\"http://127.0.0.1:$port\",\"openhands.v1.discoveryDir\":\"$SESSION/v1tab-discovery\"}"
+    local env_json settings
+    if [ "$mode" = attach ]; then
+      env_json="{\"OH_TEST_V1TAB_MODE\":\"attach\",\"OH_TEST_AGENT_SERVER\":\"http://127.0.0.1:$port\",\"OH_TEST_AGENT_KEY\":\"$key\",\"OH_TEST_LLM_BASE_URL\":\"$llm\",\"OH_TEST_V1_DISCOVERY\":\"$SESSION/$name-discovery\",\"OH_TEST_ARTIFACTS\":\"$art\"}"
+      settings="{\"openhands.v1.url\":\"http://127.0.0.1:$port\",\"openhands.v1.discoveryDir\":\"$SESSION/$name-discovery\"}"
+    else
+      # The agent-server the extension starts (and the agent's shell) get a clean HOME, as above.
+      env_json="{\"OH_TEST_V1TAB_MODE\":\"managed\",\"OH_TEST_LLM_BASE_URL\":\"$llm\",\"OH_TEST_ARTIFACTS\":\"$art\",\"HOME\":\"$SESSION/$name-home\"}"
+      settings="{\"openhands.v1.python\":\"$py1\"}"
+    fi
     "$NODE24" "$HERE/host.mjs" --workspace "$ws" --dev "$HERE/harness-ext" --tests "$HERE/suite/v1tab.js" \
       --env "$env_json" --settings "$settings" --extensions-dir "$EXT" --artifacts "$art" \
-      --click-dialog Allow --click-dialog Delete --timeout 600 > "$ARTIFACTS/host-v1tab.log" 2>&1
-    HOST_RC[v1tab]=$?
-    grep -E '@@oh-test|\[host' "$ARTIFACTS/host-v1tab.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
+      --click-dialog Allow --click-dialog Delete --timeout 600 > "$ARTIFACTS/host-$name.log" 2>&1
+    HOST_RC[$name]=$?
+    grep -E '@@oh-test|\[host' "$ARTIFACTS/host-$name.log" | sed -E 's/^.*(@@oh-test)/\1/' | cut -c1-300
   else
-    tail -20 "$art/agent-server.log" "$art/scripted-llm.log"
-    echo "@@oh-test FAIL start the V1 agent-server and the scripted LLM (see $art)" > "$ARTIFACTS/host-v1tab.log"; HOST_RC[v1tab]=1
+    tail -20 "$art/agent-server.log" "$art/scripted-llm.log" 2>/dev/null
+    echo "@@oh-test FAIL start the V1 agent-server and the scripted LLM (see $art)" > "$ARTIFACTS/host-$name.log"; HOST_RC[$name]=1
   fi
   for p in $pids; do kill -KILL -- -"$p" 2>/dev/null; done
   wait $pids 2>/dev/null
@@ -263,7 +279,7 @@ run_v1_managed_session() {
 # The number of tests each host session reports (its suite's `test(...)` calls): a session that
 # stops early, or whose FAIL line is lost, reports fewer and fails here. Update with the suite.
 declare -A EXPECTED=([standin]=7 [untrusted]=3 [trust]=5 [ide]=29 [conversation]=7
-  [two-a]=1 [two-b]=1 [confirm]=4 [ide-agent]=4 [v1]=3 [v1tab]=6 [v1-managed]=3 [ide-bench]=1)
+  [two-a]=1 [two-b]=1 [confirm]=4 [ide-agent]=4 [v1]=3 [v1tab]=6 [v1tab-attach]=6 [v1-managed]=3 [ide-bench]=1)
 [ -z "${OH_IDE_BENCH:-}" ] || EXPECTED[ide]=30  # suite/ide.js adds its latency bench as a test
 # Judges one host session from its log and exit code: each PASS/FAIL line counts, then the session
 # must have printed exactly one SUMMARY whose counts are the lines seen, reported as many tests as
@@ -558,12 +574,16 @@ fi
 
 # 10b. The OpenHands tab on V1 (run_v1tab_session above).
 if want v1tab; then
-run_v1tab_session
+run_v1tab_session managed
 cat "$ARTIFACTS/host-v1tab.log" >> "$ARTIFACTS/host.log"
+fi
+if want v1tab-attach; then
+run_v1tab_session attach
+cat "$ARTIFACTS/host-v1tab-attach.log" >> "$ARTIFACTS/host.log"
 fi
 
 # Every session that was to run is judged, from its own log and exit code (judge_session).
-for s in standin untrusted trust ide conversation two-a two-b confirm ide-agent ide-bench v1 v1tab v1-managed; do
+for s in standin untrusted trust ide conversation two-a two-b confirm ide-agent ide-bench v1 v1tab v1tab-attach v1-managed; do
   case "$s" in two-*) want two-windows || continue ;; ide-bench) [ -n "${OH_IDE_BENCH:-}" ] && want ide-bench || continue ;; *) want "$s" || continue ;; esac
   judge_session "$s"
 done

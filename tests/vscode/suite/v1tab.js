@@ -1,7 +1,9 @@
-// The OpenHands tab on V1, in the real VS Code host: the extension in V1 attach mode
-// (`openhands.v1.url`, set by run.sh in the user settings; the key typed into "Set Session API
-// Key") against the REAL agent-server (this package's V1 tools, OH_VSCODE_SPAWN_EXECUTOR=0) and
-// the scripted stand-in LLM (fixtures/v1tab-llm-script.json, which refuses any key but
+// The OpenHands tab on V1, in the real VS Code host, against the REAL agent-server (this
+// package's V1 tools, OH_VSCODE_SPAWN_EXECUTOR=0): OH_TEST_V1TAB_MODE=managed, the one the
+// extension starts itself (no V0 server configured, `openhands.v1.python` = the V1 venv; its URL,
+// key and discovery folder are read back from the extension's API for the checks only), or
+// `attach`, one started by run.sh (`openhands.v1.url` in the user settings, the key typed into
+// "Set Session API Key"); and the scripted stand-in LLM (fixtures/v1tab-llm-script.json, which refuses any key but
 // `scripted-llm-key`). The user only types into the tab: the window's executor finds each
 // conversation's channel by itself (its discovery file), no id or key is copied.
 const vscode = require('vscode');
@@ -9,10 +11,12 @@ const fs = require('fs');
 const path = require('path');
 const { waitFor, sleep, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui, typeSessionKey } = require('./lib');
 
-const AGENT_SERVER = process.env.OH_TEST_AGENT_SERVER;
-const AGENT_KEY = process.env.OH_TEST_AGENT_KEY;
+const MANAGED = process.env.OH_TEST_V1TAB_MODE !== 'attach';
+// Attach: given by run.sh. Managed: read from the extension's API once its agent-server runs.
+let AGENT_SERVER = process.env.OH_TEST_AGENT_SERVER;
+let AGENT_KEY = process.env.OH_TEST_AGENT_KEY;
 const LLM = process.env.OH_TEST_LLM_BASE_URL;
-const DISCOVERY = process.env.OH_TEST_V1_DISCOVERY;
+let DISCOVERY = process.env.OH_TEST_V1_DISCOVERY;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
 
 let seq = 0;
@@ -61,20 +65,36 @@ exports.run = async () => {
   const run = runner({ stopOnFailure: true });
   const test = run.test;
   const root = vscode.workspace.workspaceFolders[0].uri.fsPath;
-  const ext = vscode.extensions.getExtension('openhands.openhands-tab');
+  const ext = vscode.extensions.getExtension('openhands-vscode-runtime.openhands-tab');
   let api;
   let convA;
   let docA;
 
   try {
-    await test('V1 attach: the tab reaches the agent-server once its key is set, asks for the LLM, and a refused LLM key shows a fix button', async () => {
+    const how = MANAGED ? 'V1 managed: opening the tab starts the agent-server' : 'V1 attach: the tab reaches the agent-server once its key is set';
+    await test(`${how}, asks for the LLM, and a refused LLM key shows a fix button`, async () => {
       api = await ext.activate();
       await vscode.commands.executeCommand('workbench.view.extension.openhands');
       // Opening the tab starts the executor, which asks for consent once per workspace (the runner clicks Allow).
       await showConsentWhenAsked(vscode, api, 60000);
-      const refused = await waitFor('the tab to report the missing agent-server key', () => api.conversation.status.problems.find((p) => p.id === 'server'), 30000);
-      assert(refused.fixes.some((f) => f.fix === 'key'), `problem without "Set Session API Key": ${JSON.stringify(refused)}`);
-      await typeSessionKey(vscode, AGENT_KEY, ARTIFACTS);
+      if (MANAGED) {
+        const v0 = vscode.workspace.getConfiguration('openhands').inspect('server.url');
+        assert(v0.globalValue === undefined, `a V0 server is configured: ${v0.globalValue}`);
+        await waitFor('the agent-server the extension starts', () => {
+          if (api.agentServer.state === 'crashed') throw new Error(`agent-server crashed: ${api.agentServer.error}`);
+          return api.agentServer.state === 'running';
+        }, 180000, 300);
+        const c = await api.agentServer.connection();
+        AGENT_SERVER = c.baseUrl;
+        AGENT_KEY = c.sessionApiKey;
+        DISCOVERY = c.discoveryDir;
+        assert(/^http:\/\/127\.0\.0\.1:\d+$/.test(AGENT_SERVER) && AGENT_KEY && DISCOVERY, `connection ${AGENT_SERVER} ${DISCOVERY}`);
+        note(`the extension's agent-server: ${AGENT_SERVER} (pid ${api.agentServer.pid})`);
+      } else {
+        const refused = await waitFor('the tab to report the missing agent-server key', () => api.conversation.status.problems.find((p) => p.id === 'server'), 30000);
+        assert(refused.fixes.some((f) => f.fix === 'key'), `problem without "Set Session API Key": ${JSON.stringify(refused)}`);
+        await typeSessionKey(vscode, AGENT_KEY, ARTIFACTS);
+      }
       const s = await waitFor('the LLM form', () => {
         const st = api.conversation.status;
         return st.llmForm && !st.problems.some((p) => p.id === 'server') ? st : undefined;
