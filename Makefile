@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 export OH_VENV := $(VENV)
 
 .PHONY: help deps deps-system deps-python deps-node build build-rust addon demo test test-rust \
-        test-conformance test-v1 test-v1-oldest test-app deps-python-v1 test-node test-runtime test-e2e test-vscode test-dist dist check-versions reference-constraints bench vsix clean
+        test-conformance test-cross test-v1 test-v1-oldest test-app deps-python-v1 test-node test-runtime test-e2e test-vscode test-dist dist check-versions reference-constraints bench vsix clean
 
 help:
 	@echo "make demo   - build what is needed, run the real agent loop (CodeActAgent) on VsCodeRuntime + the headless executor"
@@ -61,6 +61,7 @@ test: deps
 	@$(MAKE) --no-print-directory test-e2e
 	@$(MAKE) --no-print-directory test-vscode
 	@$(MAKE) --no-print-directory test-dist
+	@$(MAKE) --no-print-directory test-cross
 
 # Benches and examples are type-checked too, so `make bench` cannot rot unnoticed.
 test-rust: deps-python
@@ -74,6 +75,12 @@ test-conformance: deps-python deps-node
 	tests/conformance/run.sh --driver addon
 	tests/conformance/run.sh --driver socket
 	tests/conformance/run.sh --driver hub
+
+# The other targets (scripts/build-cross.sh), tested where this machine runs them: linux-arm64
+# under qemu-user (a conformance subset, the node suite's CLI, execute and connect cases with an
+# arm64 Node). scripts/setup-cross.sh installs the toolchains (Debian rustc-web, aarch64 gcc, qemu).
+test-cross: deps-python deps-node
+	tests/cross/run.sh
 
 # OpenHands V1 (software-agent-sdk): the executor's V1 mode against openhands-tools' own
 # TerminalExecutor and FileEditor, in a venv of its own per release (scripts/setup-python-v1.sh).

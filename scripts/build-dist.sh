@@ -3,6 +3,9 @@
 #   openhands_vscode_runtime-<v>-py3-none-manylinux_2_17_x86_64.whl  (+ the sdist .tar.gz)
 #   openhands-vscode-executor-<v>.tgz, openhands-vscode-executor-linux-x64-gnu-<v>.tgz
 #   openhands-tab-<v>-linux-x64.vsix
+# and for each other target of OH_DIST_TARGETS (default: all of CROSS_TARGETS below; "" for
+# linux-x64 only), built by scripts/build-cross.sh: a platform wheel (scripts/retag-wheel.py),
+# the napi-rs platform npm package and the VSIX of that VS Code target.
 # The portable builds (wheel: scripts/build-wheel.sh; addon: extension/scripts/build-portable-addon.sh)
 # are cached by source tree hash. OH_ADDON_CROSS_DIR selects another addon cache (a branch that
 # changes crates/ must not rebuild the shared one); a new one is seeded from the shared one.
@@ -12,6 +15,8 @@ REPO="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${1:-$REPO/dist}"
 mkdir -p "$OUT" && OUT="$(cd "$OUT" && pwd)"
 rm -f "$OUT"/*.whl "$OUT"/*.tar.gz "$OUT"/*.tgz "$OUT"/*.vsix
+CROSS_TARGETS="aarch64-unknown-linux-gnu aarch64-apple-darwin"
+TARGETS="${OH_DIST_TARGETS-$CROSS_TARGETS}"
 if [ -n "$(git -C "$REPO" status --porcelain -- crates Cargo.lock openhands-runtime-py npm extension)" ]; then
   echo "build-dist: WARNING: uncommitted changes are not in the artifacts (they build from HEAD)" >&2
 fi
@@ -32,9 +37,27 @@ elif [ ! -f "$ADDON" ] || [ "$(cat "$ADDON_DIR/out/SOURCE" 2>/dev/null)" != "$ke
   ADDON="$(OH_ADDON_CROSS_DIR="$ADDON_DIR" "$REPO/extension/scripts/build-portable-addon.sh" | tail -1)"
 fi
 
-"$REPO/scripts/pack-npm.sh" "$OUT" "$ADDON" >&2
+# The other targets: wheel tag and VS Code target of each (the glibc floor of linux-arm64 is
+# bookworm's aarch64 gcc toolchain's: tests/cross/run.sh checks it).
+declare -A WHEEL_TAG=([aarch64-unknown-linux-gnu]=manylinux_2_34_aarch64 [aarch64-apple-darwin]=macosx_11_0_arm64)
+declare -A VSCODE_TARGET=([aarch64-unknown-linux-gnu]=linux-arm64 [aarch64-apple-darwin]=darwin-arm64)
+EXTRA_ADDONS=() EXTRA_VSIX=()
+for t in $TARGETS; do
+  [ -n "${WHEEL_TAG[$t]:-}" ] || { echo "build-dist: no packaging for target $t" >&2; exit 2; }
+  cross="$("$REPO/scripts/build-cross.sh" "$t" | tail -1)"
+  platform="$(cat "$cross/PLATFORM")"
+  python3 "$REPO/scripts/retag-wheel.py" "$WHEEL" "$cross/openhands-vscode-executor" "${WHEEL_TAG[$t]}" "$OUT" >&2
+  EXTRA_ADDONS+=("$cross/openhands-vscode-executor.$platform.node")
+  EXTRA_VSIX+=("${VSCODE_TARGET[$t]}=$cross/openhands-vscode-executor.$platform.node")
+done
+
+"$REPO/scripts/pack-npm.sh" "$OUT" "$ADDON" "${EXTRA_ADDONS[@]}" >&2
 VSIX="$(OPENHANDS_EXECUTOR_ADDON="$ADDON" "$REPO/extension/scripts/package.sh" | tail -1)"
 mv "$VSIX" "$OUT/"
 "$REPO/tests/vscode/check-vsix.sh" "$OUT/$(basename "$VSIX")" >&2
+for v in "${EXTRA_VSIX[@]}"; do
+  VSIX="$("$REPO/extension/scripts/package.sh" --target "${v%%=*}" --addon "${v#*=}" | tail -1)"
+  mv "$VSIX" "$OUT/"
+done
 echo "build-dist: artifacts in $OUT:" >&2
 ls -l "$OUT" >&2

@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { candidatePaths, loadNative, NativeBinaryError, platformTriple } from './bootstrap';
+import { candidatePaths, isMusl, loadNative, NativeBinaryError, platformTriple } from './bootstrap';
 
 describe('bootstrap', () => {
   it('names the napi-rs triple', () => {
-    expect(platformTriple('linux', 'x64')).toBe('linux-x64-gnu');
+    expect(platformTriple('linux', 'x64', false)).toBe('linux-x64-gnu');
+    expect(platformTriple('linux', 'arm64', false)).toBe('linux-arm64-gnu');
+    expect(platformTriple('linux', 'x64', true)).toBe('linux-x64-musl');
     expect(platformTriple('darwin', 'arm64')).toBe('darwin-arm64');
+    expect(platformTriple('darwin', 'x64')).toBe('darwin-x64');
     expect(platformTriple('win32', 'x64')).toBe('win32-x64-msvc');
   });
 
@@ -13,6 +16,26 @@ describe('bootstrap', () => {
     expect(paths[0]).toBe('/tmp/x.node');
     expect(paths[1]).toBe('/ext/dist/native/openhands-vscode-executor.linux-x64-gnu.node');
     expect(paths.slice(2)).toEqual(['/npm/executor/openhands-vscode-executor.linux-x64-gnu.node']);
+  });
+
+  it('tells musl from glibc by the glibc version of Node\'s report', () => {
+    expect(isMusl(() => ({ header: { glibcVersionRuntime: '2.36' } }))).toBe(false);
+    expect(isMusl(() => ({ header: { osName: 'Linux' } }))).toBe(true);
+    // this machine: glibc (the suites run on Debian)
+    expect(isMusl()).toBe(false);
+    expect(platformTriple('linux', 'x64')).toBe('linux-x64-gnu');
+  });
+
+  it('names Remote - WSL and Remote - SSH on Windows, where no binary is built', () => {
+    const err = () => loadNative('/ext', { env: {}, exists: () => false, triple: 'win32-x64-msvc' });
+    expect(err).toThrow(/win32-x64-msvc was not found/);
+    expect(err).toThrow(/Native Windows is not supported: open the folder in WSL \(the Remote - WSL extension\).*Remote - SSH/);
+  });
+
+  it('names the built platforms and Remote - SSH on another platform', () => {
+    const err = () => loadNative('/ext', { env: {}, exists: () => false, triple: 'freebsd-x64' });
+    expect(err).toThrow(/Binaries are built for linux-x64-gnu, linux-arm64-gnu, darwin-arm64: open the folder on one of them through Remote - SSH/);
+    expect(() => loadNative('/ext', { env: {}, exists: () => false, triple: 'linux-x64-gnu' })).toThrow(/Install the VSIX for your platform/);
   });
 
   it('says clearly when the binary is missing', () => {

@@ -3,6 +3,8 @@
 # the OpenHands V0 reference. Extra arguments go to pytest (e.g. -k timeouts, -x, -v).
 # `--driver addon` (first argument) runs ours through the napi addon's Executor.execute() with the
 # headless executor's JS filesystem callbacks (addon_replay.js) instead of `oh-executor replay`.
+# `--driver socket` with OH_SOCKET_EXECUTOR (a JSON array, the executor's command) builds nothing
+# and runs that executor instead of the addon's CLI (tests/cross: another target's, under qemu).
 set -euo pipefail
 driver=${CONFORMANCE_DRIVER:-replay}
 if [ "${1:-}" = "--driver" ]; then driver=$2; shift 2; fi
@@ -21,7 +23,9 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
 VENV_PY="${CONFORMANCE_PYTHON:-${OH_VENV:-$HOME/.cache/openhands-vscode-runtime/venv}/bin/python}"
 cd "$REPO"
-if [ "$driver" = addon ] || [ "$driver" = socket ] || [ "$driver" = hub ]; then
+if [ "$driver" = socket ] && [ -n "${OH_SOCKET_EXECUTOR:-}" ]; then
+  echo "conformance: the socket driver runs $OH_SOCKET_EXECUTOR (OH_SOCKET_EXECUTOR)" >&2
+elif [ "$driver" = addon ] || [ "$driver" = socket ] || [ "$driver" = hub ]; then
   npm/executor/build.sh debug
 elif [ -z "${OH_EXECUTOR:-}" ]; then
   cargo build -p oh-executor

@@ -4,6 +4,8 @@ registered over Socket.IO with the python-socketio server of crates/oh-transport
 (docs/protocol.md: welcome with the no-change timeout, `oh_event` out, `oh_reply` back, exactly
 once). Same interface as `oh-executor replay`: action JSON lines on stdin, one observation line on
 stdout each. Selected by `tests/conformance/run.sh --driver socket` (CONFORMANCE_DRIVER=socket).
+OH_SOCKET_EXECUTOR (a JSON array) replaces `node CLI` as the executor's command: tests/cross runs
+another target's headless executor under qemu that way (its flags are the same).
 
     python tests/conformance/socket_replay.py --workspace WS --no-change-timeout N
 """
@@ -23,6 +25,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 SERVER = REPO / 'crates/oh-transport/tests/support/server.py'
 CLI = REPO / 'npm/executor/bin/openhands-vscode-executor.js'
+
+
+def executor_command() -> list[str]:
+    custom = os.environ.get('OH_SOCKET_EXECUTOR')
+    if not custom:
+        return ['node', str(CLI)]
+    argv = json.loads(custom)
+    if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
+        raise ValueError(f'OH_SOCKET_EXECUTOR must be a JSON array of strings, not {custom!r}')
+    return argv
 
 
 def free_port() -> int:
@@ -71,7 +83,7 @@ def main() -> int:
     try:
         wait('listening')
         executor = subprocess.Popen(
-            ['node', str(CLI), '--url', f'http://127.0.0.1:{port}', '--conversation', 'conv1',
+            executor_command() + ['--url', f'http://127.0.0.1:{port}', '--conversation', 'conv1',
              '--workspace', a.workspace, '--no-change-timeout', a.no_change_timeout, '--log-level', 'warn'],
             stdout=sys.stderr, stderr=sys.stderr, cwd=os.getcwd(),
             # server.py's default key; the executor reads it and removes it from its environment

@@ -6,7 +6,7 @@ set -euo pipefail
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 DIST="$(cd "${1:-$REPO/dist}" && pwd)"
 TMP="$(mktemp -d /tmp/oh-dist-bench.XXXXXX)"; trap 'rm -rf "$TMP"' EXIT
-python3 -c 'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$(ls "$DIST"/openhands_vscode_runtime-*.whl | tail -1)" "$TMP/wheel"
+python3 -c 'import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$(ls "$DIST"/openhands_vscode_runtime-*-manylinux*_x86_64.whl | tail -1)" "$TMP/wheel"
 NATIVE="$(find "$TMP/wheel" -path '*.data/scripts/openhands-vscode-executor')"
 chmod +x "$NATIVE"
 mkdir -p "$TMP/npm" && (cd "$TMP/npm" && echo '{"private":true}' > package.json && \

@@ -19,7 +19,8 @@ if [ -z "$DIST" ]; then
   "$REPO/scripts/build-dist.sh" "$DIST"
 fi
 DIST="$(cd "$DIST" && pwd)"
-WHEEL="$(ls "$DIST"/openhands_vscode_runtime-*.whl | tail -1)"
+# The linux-x64 wheel (dist/ holds one per platform).
+WHEEL="$(ls "$DIST"/openhands_vscode_runtime-*-manylinux*_x86_64.whl | tail -1)"
 TMP="$(mktemp -d /tmp/oh-dist-test.XXXXXX)"; trap 'rm -rf "$TMP"' EXIT
 fail() { echo "dist: FAIL: $*"; exit 1; }
 

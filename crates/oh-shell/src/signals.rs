@@ -132,6 +132,7 @@ fn wait_for_prompt_read(fd: i32, shell_pid: i32, deadline: Instant) {
 /// The process is blocked in a system call that waits for input (`/proc/PID/syscall` names the
 /// call a sleeping process is in; "running" otherwise). When that file cannot be read, this
 /// answers true: not knowing must not delay the key.
+#[cfg(target_os = "linux")]
 pub(crate) fn waits_for_terminal_input(pid: i32) -> bool {
     let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/syscall")) else {
         return true;
@@ -149,6 +150,13 @@ pub(crate) fn waits_for_terminal_input(pid: i32) -> bool {
         waits |= nr == libc::SYS_select || nr == libc::SYS_poll;
     }
     waits
+}
+
+/// Without `/proc` (macOS) there is no way to see the system call a process waits in (and the
+/// system call numbers above are Linux's): not knowing must not delay the key.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn waits_for_terminal_input(_pid: i32) -> bool {
+    true
 }
 
 /// `SIGSTOP` a process and wait until it is stopped (bounded); false if it could not be.

