@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,18 +33,16 @@ except ImportError:  # an OpenHands V1 venv (no openhands-ai): see v1/replies.py
     from openhands_vscode_runtime.v1.replies import Observation, event_from_dict
 
 from openhands_vscode_runtime.checkpoints import CHECKPOINT_OBSERVATION, CheckpointReply
-from openhands_vscode_runtime.channel import (  # noqa: F401 - re-exported
+from openhands_vscode_runtime.channel import (
     EV_ACTION_OR_OBSERVATION,
     EV_CANCEL,
     SERVER_PROOF_LABEL,
     Channel,
     _keys,
-    disconnected_message,
     handshake_proof,
     is_nonce,
     key_matches,
     new_nonce,
-    orphaned_message,
     proving_key,
 )
 from openhands_vscode_runtime.settings import (

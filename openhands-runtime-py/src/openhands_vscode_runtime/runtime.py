@@ -53,9 +53,6 @@ from openhands.runtime.runtime_status import RuntimeStatus
 from openhands_vscode_runtime.agent_env import bash_export
 from openhands_vscode_runtime.checkpoints import CheckpointReply, checkpoint_payload, message_label
 from openhands_vscode_runtime.connection import (
-    DEFAULT_SERVER_URL,  # noqa: F401 - re-exported
-    EMBEDDED_CONNECT_TIMEOUT,  # noqa: F401 - re-exported
-    SERVER_CONNECT_TIMEOUT,  # noqa: F401 - re-exported
     ConnectionSetupError,
     ExecutorLink,
     ExecutorNotFound,
@@ -67,7 +64,8 @@ from openhands_vscode_runtime.connection import (
 from openhands_vscode_runtime.executor_process import ExecutorProcess
 from openhands_vscode_runtime.host_files import HostFiles
 from openhands_vscode_runtime.ide_tools import IdeToolsEndpoint
-from openhands_vscode_runtime.hub import NAMESPACE, Channel, ExecutorHub
+from openhands_vscode_runtime.channel import Channel
+from openhands_vscode_runtime.hub import NAMESPACE, ExecutorHub
 from openhands_vscode_runtime.runtime_mcp import RuntimeMcp
 from openhands_vscode_runtime.settings import RuntimeSettings
 

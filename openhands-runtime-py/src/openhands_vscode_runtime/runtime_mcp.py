@@ -27,7 +27,7 @@ from openhands_vscode_runtime.ide_tools import IdeToolsEndpoint, announced_tools
 if TYPE_CHECKING:
     from openhands.core.config import OpenHandsConfig
 
-    from openhands_vscode_runtime.hub import Channel
+    from openhands_vscode_runtime.channel import Channel
 
 
 class RuntimeMcp:
