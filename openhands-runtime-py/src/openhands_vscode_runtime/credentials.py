@@ -20,7 +20,6 @@ from pathlib import Path
 from openhands_vscode_runtime.private_dir import UnsafeDirectory, ensure_private_dir
 from openhands_vscode_runtime.settings import (
     ALLOW_EXPOSED_ENV,
-    TOKEN_FILE_ENV,  # noqa: F401 - re-exported
     executor_token_file,
 )
 

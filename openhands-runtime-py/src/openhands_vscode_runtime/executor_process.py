@@ -16,9 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from openhands_vscode_runtime.agent_env import agent_environment
-from openhands_vscode_runtime.settings import (  # noqa: F401 - the names are re-exported
-    EXECUTOR_ENV,
-    NODE_ENV,
+from openhands_vscode_runtime.settings import (
     RuntimeSettings,
 )
 
