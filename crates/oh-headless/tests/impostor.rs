@@ -125,11 +125,30 @@ fn an_impostor_on_the_configured_port_learns_nothing_and_runs_nothing() {
 fn the_key_never_appears_in_trace_logs() {
     let ws = tempfile::tempdir().unwrap();
     let mut server = Server::start(&["--key", KEY]);
-    let child = executor(server.port, ws.path(), KEY).spawn().unwrap();
+    let mut child = executor(server.port, ws.path(), KEY).spawn().unwrap();
     assert!(server.wait_for("registered", Duration::from_secs(20)), "{:#?}", server.seen);
+    // The server marks the registration before the executor has read the answer and logged it:
+    // stop the executor only once its own "registered with" line is out (else, under load, the
+    // TERM can land first and the log below lacks it).
+    let (lines, seen) = mpsc::channel::<String>();
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let mut log = String::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !log.contains("registered with") && Instant::now() < deadline {
+        if let Ok(line) = seen.recv_timeout(Duration::from_millis(100)) {
+            log.push_str(&line);
+            log.push('\n');
+        }
+    }
     terminate(child.id());
-    let out = child.wait_with_output().unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
+    child.wait().unwrap();
+    reader.join().unwrap();
+    log.extend(seen.try_iter().map(|l| l + "\n"));
     assert!(log.contains("TRACE"), "trace logging was not on: {log}");
     assert!(log.contains("registered with"), "{log}");
     assert!(!log.contains(KEY), "the key is in the trace log:\n{log}");
