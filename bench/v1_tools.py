@@ -13,6 +13,7 @@ Speed targets live here, never in timed tests.
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -119,13 +120,20 @@ def agent_loop(ws: str) -> float:
 
 
 def main() -> int:
+    root = tempfile.mkdtemp(prefix='ohv1-bench-')
+    try:
+        return run_all(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def run_all(root: str) -> int:
     from openhands.sdk.tool import register_tool
     from openhands.tools.file_editor.definition import FileEditorTool
     from openhands.tools.terminal.definition import TerminalTool
 
     from openhands_vscode_runtime.v1 import register
 
-    root = tempfile.mkdtemp(prefix='ohv1-bench-')
     ws = os.path.join(root, 'ws')
     os.makedirs(ws)
     print('terminal `echo hi`, median of', N, '(ms):')

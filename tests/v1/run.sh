@@ -36,7 +36,9 @@ unset TMUX NO_CHANGE_TIMEOUT_SECONDS
 # timeout answered "no new output" on V1's side (its bash printed the prompt too late).
 export OH_TERMINAL_PROCESS_PRIORITY=none
 if [ $# -gt 0 ]; then
-  exec "$venv/bin/python" "$repo/tests/v1/diff_v1.py" "$@"
+  # Not exec: the EXIT trap removes the clean HOME (set -e ends here with the suite's status).
+  "$venv/bin/python" "$repo/tests/v1/diff_v1.py" "$@"
+  exit 0
 fi
 "$venv/bin/python" "$repo/tests/v1/diff_v1.py"
 # End to end: V1 conversations whose tools run in the headless executor.

@@ -21,7 +21,7 @@
 //   @@oh-ui webview-dom <path>              -> writes {"text", "tags"} of {"selector"} in whichever webview frame has it to <path>.json
 // and the runner acknowledges by creating "<path>.done" (the tests poll for it).
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
@@ -334,7 +334,12 @@ async function main() {
   }
   log(`session done in ${((Date.now() - started) / 1000).toFixed(1)}s, exit ${exitCode}`);
   process.exitCode = exitCode;
-  setTimeout(() => process.exit(exitCode), 4000).unref();
+  setTimeout(() => {
+    // The session folder (code-server's user data, and the extensions when no --extensions-dir) goes
+    // once code-server is gone (killGroup's SIGKILL comes at 3 s); kept when it holds the artifacts.
+    if (artifacts !== session) rmSync(session, { recursive: true, force: true });
+    process.exit(exitCode);
+  }, 4000).unref();
 }
 
 main();
