@@ -74,8 +74,12 @@ export class OpenHandsContext implements vscode.Disposable {
     // V0 server): an agent-server given in `openhands.v1.url` (attach), else the one this window runs.
     const useV1 = opts.v1 === true || this.config.current.v1Url !== '' || this.config.current.backend === 'v1';
     this.executor = new ExecutorService({
-      // V1: the executor follows the tab's conversation whatever the V0 attach settings say.
-      config: () => (useV1 ? { ...this.config.current, conversationMode: 'tab' } : this.config.current),
+      // V1: the executor follows the tab's conversation, unless the user attached it by hand to a
+      // conversation the tab does not show (`conversation.mode` `attach` with an id).
+      config: () => {
+        const c = this.config.current;
+        return useV1 && !(c.conversationMode === 'attach' && c.conversationId) ? { ...c, conversationMode: 'tab' } : c;
+      },
       sessionKey: () => this.executorCredential(),
       consent: (label, url) => this.consent.ensure(label, url),
       route: useV1

@@ -94,6 +94,22 @@ describe('executor service', () => {
     expect(service.snapshot.state).toBe('stopped');
   });
 
+  it('V1: an executor attached by hand (attach mode with an id) is served as configured, not through the route', async () => {
+    const consent = vi.fn(async () => 'granted' as const);
+    const sessionKey = vi.fn(async () => 'channel-key-by-hand');
+    const resolve = vi.fn(async () => ({ serverUrl: 'http://127.0.0.1:4321', conversationId: 'routed', sessionApiKey: 'route-key' }));
+    const { service } = setup({
+      consent, sessionKey,
+      config: { serverUrl: 'http://127.0.0.1:5555', conversationMode: 'attach', conversationId: 'by-hand' },
+      conversation: (c) => (c.conversationMode === 'attach' ? c.conversationId : undefined),
+      route: { consentUrl: () => 'http://127.0.0.1:8000', resolve },
+    });
+    await service.start();
+    expect(resolve).not.toHaveBeenCalled();
+    expect(consent).toHaveBeenCalledWith('ws', 'http://127.0.0.1:5555');
+    expect(FakeExecutor.last!.options).toMatchObject({ serverUrl: 'http://127.0.0.1:5555', conversationId: 'by-hand', sessionApiKey: 'channel-key-by-hand' });
+  });
+
   it('passes the other folders of a multi-root workspace (one folder: none)', async () => {
     await setup().service.start();
     expect(FakeExecutor.last!.options.extraRoots).toBeUndefined();

@@ -52,7 +52,9 @@ export interface ExecutorServiceDeps {
   /**
    * V1 (the tab on an agent-server): each conversation has its own executor channel, found once
    * the conversation's tools wait for it (v1/executorDiscovery.ts). Consent is asked for the
-   * agent-server (`consentUrl`); `resolve` waits for the conversation's channel.
+   * agent-server (`consentUrl`); `resolve` waits for the conversation's channel. An executor the
+   * user attached by hand (`openhands.conversation.mode` `attach` with an id: docs/v1.md, "Attaching
+   * the executor by hand") is served as configured, without the route.
    */
   route?: ExecutorRoute;
 }
@@ -184,6 +186,7 @@ export class ExecutorService implements vscode.Disposable {
   private async doStart(generation: number): Promise<void> {
     const d = this.deps;
     const config = d.config();
+    const route = config.conversationMode === 'attach' ? undefined : d.route;
     this.update({ state: 'starting', message: undefined, fixes: undefined, serverUrl: config.serverUrl });
     const current = () => this.generation === generation;
     try {
@@ -196,7 +199,7 @@ export class ExecutorService implements vscode.Disposable {
       if (problem) return this.fail({ message: problem, fixes: ['settings'] });
 
       this.update({ message: 'Checking workspace trust and your permission to execute here…' });
-      const consent = await d.consent(ws.label, d.route?.consentUrl() ?? config.serverUrl);
+      const consent = await d.consent(ws.label, route?.consentUrl() ?? config.serverUrl);
       if (!current()) return;
       this.update({ message: undefined });
       if (consent === 'untrusted') {
@@ -210,7 +213,7 @@ export class ExecutorService implements vscode.Disposable {
 
       const { module, file } = d.loadNative();
       d.log.info(`loaded executor binary ${file}`);
-      let key = d.route ? undefined : (await d.sessionKey()) || undefined;
+      let key = route ? undefined : (await d.sessionKey()) || undefined;
       const conversationId = d.conversation(config) ?? this.target;
       if (!conversationId) {
         this.update({ state: 'stopped', message: 'No conversation yet: type a task in the OpenHands tab.', fixes: undefined, workspaceRoot: ws.root });
@@ -219,13 +222,13 @@ export class ExecutorService implements vscode.Disposable {
       this.target = conversationId;
       let serverUrl = config.serverUrl;
       let channel = conversationId;
-      if (d.route) {
+      if (route) {
         // V1: the conversation's own channel, once its tools wait for an executor.
         this.update({ state: 'connecting', conversationId, workspaceRoot: ws.root, message: 'Waiting for the conversation\'s tools to start…' });
         const abort = new AbortController();
         const watch = setInterval(() => { if (!current()) abort.abort(); }, 200);
         try {
-          const r = await d.route.resolve(conversationId, abort.signal);
+          const r = await route.resolve(conversationId, abort.signal);
           serverUrl = r.serverUrl;
           channel = r.conversationId;
           key = r.sessionApiKey;
