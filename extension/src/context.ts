@@ -214,9 +214,15 @@ export class OpenHandsContext implements vscode.Disposable {
     return this.agentServer.ensure();
   }
 
-  /** The server whose session API key "Set Session API Key" sets: the agent-server in V1 mode. */
+  /**
+   * The server whose session API key "Set Session API Key" sets: the agent-server the V1 tab
+   * attaches to (`openhands.v1.url`), else the server in `openhands.server.url` (V0, or a V1
+   * conversation's executor channel attached by hand; the managed agent-server's key is the
+   * extension's own).
+   */
   keyServerUrl(): string {
-    return this.v1 ? this.config.current.v1Url : this.config.current.serverUrl;
+    const c = this.config.current;
+    return this.v1 && c.v1Url ? c.v1Url : c.serverUrl;
   }
 
   /** SecretStorage, else the runtime's token file when the server is on this machine (credentials.ts). */
