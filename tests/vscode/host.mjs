@@ -330,16 +330,18 @@ async function main() {
     exitCode = 2;
   } finally {
     await browser?.close().catch(() => {});
+    const gone = cs.exitCode !== null || cs.signalCode !== null
+      ? Promise.resolve()
+      : new Promise((resolve) => { cs.once('exit', resolve); setTimeout(resolve, 4000).unref(); });
     killGroup(cs);
+    await gone;
+    // The session folder (code-server's user data, and the extensions without --extensions-dir)
+    // goes once code-server is (killGroup's SIGKILL comes at 3 s); kept when it holds the artifacts.
+    if (artifacts !== session) rmSync(session, { recursive: true, force: true });
   }
   log(`session done in ${((Date.now() - started) / 1000).toFixed(1)}s, exit ${exitCode}`);
   process.exitCode = exitCode;
-  setTimeout(() => {
-    // The session folder (code-server's user data, and the extensions when no --extensions-dir) goes
-    // once code-server is gone (killGroup's SIGKILL comes at 3 s); kept when it holds the artifacts.
-    if (artifacts !== session) rmSync(session, { recursive: true, force: true });
-    process.exit(exitCode);
-  }, 4000).unref();
+  setTimeout(() => process.exit(exitCode), 4000).unref();
 }
 
 main();
