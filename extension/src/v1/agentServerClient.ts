@@ -1,4 +1,4 @@
-import { ServerError, type FetchLike } from '../serverClient';
+import { requestJson, type FetchLike } from '../serverClient';
 import type { ConversationSummary } from '../webview/protocol';
 
 /**
@@ -90,37 +90,11 @@ export class AgentServerClient {
     private readonly timeoutMs = 30000,
   ) {}
 
-  private async request(method: string, path: string, body?: unknown, timeoutMs = this.timeoutMs): Promise<unknown> {
-    const url = `${this.baseUrl}${path}`;
-    const headers: Record<string, string> = { Accept: 'application/json' };
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
-    if (this.sessionApiKey) headers['X-Session-API-Key'] = this.sessionApiKey;
-    let response;
-    try {
-      response = await this.fetchImpl(url, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (e) {
-      const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
-      throw new ServerError('unreachable', `Cannot reach the OpenHands agent-server at ${this.baseUrl} (${cause}).`);
-    }
-    const text = await response.text();
-    if (response.status === 401 || response.status === 403) {
-      throw new ServerError('auth', `The agent-server refused ${method} ${path} (HTTP ${response.status}): the session API key is missing or wrong.`, response.status);
-    }
-    if (!response.ok) {
-      const kind = response.status === 404 ? 'not_found' : 'server';
-      throw new ServerError(kind, `${method} ${path} failed: HTTP ${response.status} ${response.statusText} ${text.slice(0, 300)}`.trim(), response.status);
-    }
-    if (text.trim() === '') return {};
-    try {
-      return JSON.parse(text);
-    } catch {
-      throw new ServerError('server', `${method} ${path} answered with something that is not JSON: ${text.slice(0, 200)}`);
-    }
+  private request(method: string, path: string, body?: unknown, timeoutMs = this.timeoutMs): Promise<unknown> {
+    return requestJson({
+      fetchImpl: this.fetchImpl, baseUrl: this.baseUrl, sessionApiKey: this.sessionApiKey, timeoutMs: this.timeoutMs,
+      serverName: 'OpenHands agent-server',
+    }, method, path, body, timeoutMs);
   }
 
   /** The server's conversations, newest first (`GET /api/conversations/search`). */
