@@ -242,11 +242,6 @@ class Channel:
     def _executor_identity(self) -> str:
         return _identity(self._executor_sid, self._executor_auth)
 
-    def forget(self, rid: int) -> None:
-        with self._lock:
-            self._pending.pop(rid, None)
-            self._sent_to.pop(rid, None)
-
     def cancel(self, rid: int) -> None:
         """The runtime gave up on `rid` (its reply timeout passed): forget it, and tell the
         executor that received it to stop it (`oh_executor_cancel`). An action never sent, or

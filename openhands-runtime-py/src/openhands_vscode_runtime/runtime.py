@@ -420,26 +420,32 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
         return obs
 
     def _roundtrip(self, action: Action) -> Observation:
+        payload = event_to_dict(action)
+        timeout = float(action.timeout or self.config.sandbox.timeout)
+        payload['timeout'] = timeout
+        return self._exchange(payload, timeout, f'({type(action).__name__})')
+
+    def _exchange(self, payload: dict[str, Any], timeout: float, what: str) -> Any:
+        """Send one payload to the executor and wait for its reply (`timeout` plus the reply
+        margin); the ErrorObservation of a runtime that is not connected or of a reply that
+        never came."""
         channel = self._channel
         if channel is None or self._closed:
             return ErrorObservation(
                 'Runtime not connected: VsCodeRuntime.connect() has not completed '
                 '(or the runtime was closed).'
             )
-        payload = event_to_dict(action)
-        timeout = float(action.timeout or self.config.sandbox.timeout)
-        payload['timeout'] = timeout
         rid, fut = channel.submit(payload)
         wait = timeout + REPLY_MARGIN_SECONDS
         try:
             return fut.result(timeout=wait)
         except concurrent.futures.TimeoutError:
-            # Stop it in the executor too: an IDE tool (an `open_diff` waiting for the user)
-            # would otherwise run on, and its late answer would be dropped.
+            # Stop it in the executor too: an IDE tool (an `open_diff` waiting for the user) or
+            # a checkpoint of a huge tree would otherwise run on, its late answer dropped.
             channel.cancel(rid)
             return ErrorObservation(
                 f'Runtime timed out: the VS Code executor did not answer action {rid} '
-                f'({type(action).__name__}) within {wait:g} s.'
+                f'{what} within {wait:g} s.'
             )
 
     # ====================================================================
@@ -472,20 +478,8 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
     def checkpoint(self, kind: str, args: dict[str, Any]) -> CheckpointReply | Observation:
         """Run `checkpoint_<kind>` (take, list, plan, restore, blob) in the executor: its
         `CheckpointReply`, or the ErrorObservation of a failure."""
-        channel = self._channel
-        if channel is None or self._closed:
-            return ErrorObservation('Runtime not connected: no executor to take a checkpoint.')
         timeout = float(self.config.sandbox.timeout)
-        rid, fut = channel.submit(checkpoint_payload(kind, args, timeout))
-        wait = timeout + REPLY_MARGIN_SECONDS
-        try:
-            return fut.result(timeout=wait)
-        except concurrent.futures.TimeoutError:
-            channel.forget(rid)
-            return ErrorObservation(
-                f'Runtime timed out: the executor did not answer checkpoint_{kind} within '
-                f'{wait:g} s.'
-            )
+        return self._exchange(checkpoint_payload(kind, args, timeout), timeout, f'(checkpoint_{kind})')
 
     # ====================================================================
     # Not available in VS Code
