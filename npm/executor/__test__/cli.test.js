@@ -9,7 +9,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { tmpdir, PyServer, runAction } = require('./helpers');
 
-const CLI = process.env.OH_EXECUTOR_CLI || path.join(__dirname, '..', 'bin', 'openhands-vscode-executor.js');
+const NODE_CLI = path.join(__dirname, '..', 'bin', 'openhands-vscode-executor.js');
+const CLI = process.env.OH_EXECUTOR_CLI || NODE_CLI;
 const COMMAND = CLI.endsWith('.js') ? [process.execPath, CLI] : [CLI];
 
 // The test server's default key (server.py), in the environment: never on the command line.
@@ -116,6 +117,13 @@ test('flags: --version, --help, unknown argument, bad timeout, missing workspace
   const h = spawnSyncCli(['--help']);
   assert.strictEqual(h.status, 0);
   assert.match(h.stdout, /^usage: openhands-vscode-executor --url URL/);
+  if (CLI !== NODE_CLI) {
+    // The usage is written twice, in this package's CLI and in crates/oh-headless/src/args.rs (the
+    // native binary knows nothing of Node); the runs against a native binary (test.sh,
+    // tests/cross) hold the two to the same bytes.
+    const nodeHelp = require('node:child_process').spawnSync(process.execPath, [NODE_CLI, '--help'], { encoding: 'utf8' });
+    assert.strictEqual(h.stdout, nodeHelp.stdout);
+  }
   const u = spawnSyncCli(['--bogus']);
   assert.strictEqual(u.status, 64);
   assert.match(u.stderr, /unknown argument --bogus/);
