@@ -1,5 +1,5 @@
 import { ConversationSocket, stopAction, userMessage, type SocketFactory, type StatusUpdate } from './conversationSocket';
-import { FIX_LABELS, type Fix } from './fixes';
+import { problemOf, serverProblemOf, type Fix } from './fixes';
 import { AGENT_STATE_LABELS, EventModel, describeRuntimeStatus, statusItem, type ServerEvent } from './eventModel';
 import { ServerClient, ServerError, type FetchLike, type LlmSettings } from './serverClient';
 import type { ChatItem, ConversationSummary, HostToView, Problem, TabStatus } from './webview/protocol';
@@ -557,21 +557,18 @@ export class ChatSession {
   }
 
   private serverProblem(e: unknown): void {
-    if (e instanceof ServerError) {
-      if (e.kind === 'unreachable') this.problem('server', e.message, ['settings', 'retry']);
-      else if (e.kind === 'auth') this.problem('server', e.message, ['key', 'retry']);
-      else if (e.kind === 'no_settings') {
-        this.llmForm = { model: '', baseUrl: '', apiKeySet: false, required: true };
-        this.problem('llm', 'The OpenHands server has no LLM settings yet: choose a model and enter its API key below.', ['llm']);
-      } else this.problem('server', e.message, ['retry', 'logs']);
+    if (e instanceof ServerError && e.kind === 'no_settings') {
+      // V0 only: the server answers without LLM settings; the tab's form asks for them.
+      this.llmForm = { model: '', baseUrl: '', apiKeySet: false, required: true };
+      this.problem('llm', 'The OpenHands server has no LLM settings yet: choose a model and enter its API key below.', ['llm']);
     } else {
-      this.problem('server', (e as Error)?.message ?? String(e), ['retry', 'logs']);
+      this.problems.set('server', serverProblemOf(e));
     }
     this.deps.log.error((e as Error)?.message ?? String(e));
   }
 
   private problem(id: string, message: string, fixes: Fix[]): void {
-    this.problems.set(id, { id, message, fixes: fixes.map((fix) => ({ fix, label: FIX_LABELS[fix] })) });
+    this.problems.set(id, problemOf(id, message, fixes));
   }
 
   status(): TabStatus {

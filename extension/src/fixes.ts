@@ -3,6 +3,9 @@
  * tab's session logic (chatSession.ts) and the notifications (userErrors.ts) share one list; the
  * commands behind each fix live in userErrors.ts.
  */
+import { ServerError } from './serverClient';
+import type { Problem } from './webview/protocol';
+
 export type Fix = 'settings' | 'key' | 'retry' | 'trust' | 'consent' | 'logs' | 'llm' | 'start';
 
 export const FIX_LABELS: Record<Fix, string> = {
@@ -15,3 +18,21 @@ export const FIX_LABELS: Record<Fix, string> = {
   llm: 'Set LLM Model and Key',
   start: 'Start Executor',
 };
+
+/** A problem of the tab, with a button per fix. */
+export function problemOf(id: string, message: string, fixes: Fix[]): Problem {
+  return { id, message, fixes: fixes.map((fix) => ({ fix, label: FIX_LABELS[fix] })) };
+}
+
+/**
+ * A request to the server failed (the V0 server or the V1 agent-server, same kinds): the `server`
+ * problem and what fixes it. Unreachable: the URL setting; a refused key: the key.
+ */
+export function serverProblemOf(e: unknown): Problem {
+  if (e instanceof ServerError) {
+    if (e.kind === 'unreachable') return problemOf('server', e.message, ['settings', 'retry']);
+    if (e.kind === 'auth') return problemOf('server', e.message, ['key', 'retry']);
+    return problemOf('server', e.message, ['retry', 'logs']);
+  }
+  return problemOf('server', (e as Error)?.message ?? String(e), ['retry', 'logs']);
+}

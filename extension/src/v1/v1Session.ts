@@ -1,7 +1,7 @@
 import { randomUUID } from 'crypto';
 import type { EditReviewer, ExecutorPort, SecretStore, StateStore } from '../chatSession';
 import { AGENT_STATE_LABELS, EventModel } from '../eventModel';
-import { FIX_LABELS, type Fix } from '../fixes';
+import { problemOf, serverProblemOf, type Fix } from '../fixes';
 import { ServerError, type FetchLike } from '../serverClient';
 import type { ChatItem, ConversationSummary, HostToView, Problem, TabStatus } from '../webview/protocol';
 import { AgentServerClient, EventStream, type AgentServerEndpoint, type ConfirmationMode, type SocketFactory, type V1Event } from './agentServerClient';
@@ -452,18 +452,12 @@ export class V1Session {
   }
 
   private serverProblem(e: unknown): void {
-    if (e instanceof ServerError) {
-      if (e.kind === 'unreachable') this.problem('server', e.message, ['settings', 'retry']);
-      else if (e.kind === 'auth') this.problem('server', e.message, ['key', 'retry']);
-      else this.problem('server', e.message, ['retry', 'logs']);
-    } else {
-      this.problem('server', (e as Error)?.message ?? String(e), ['retry', 'logs']);
-    }
+    this.problems.set('server', serverProblemOf(e));
     this.deps.log.error((e as Error)?.message ?? String(e));
   }
 
   private problem(id: string, message: string, fixes: Fix[]): void {
-    this.problems.set(id, { id, message, fixes: fixes.map((fix) => ({ fix, label: FIX_LABELS[fix] })) });
+    this.problems.set(id, problemOf(id, message, fixes));
   }
 
   status(): TabStatus {
