@@ -62,6 +62,7 @@ def load_runtime(
     env_vars: dict[str, str] | None = None,
     sandbox_timeout: int | None = None,
     sid: str | None = None,
+    connect: bool = True,
 ) -> tuple[VsCodeRuntime, OpenHandsConfig]:
     config = OpenHandsConfig()
     config.run_as_openhands = False
@@ -88,7 +89,8 @@ def load_runtime(
         plugins=[AgentSkillsRequirement(), JupyterRequirement()],
         env_vars=env_vars,
     )
-    call_async_from_sync(runtime.connect)
+    if connect:
+        call_async_from_sync(runtime.connect)
     return runtime, runtime.config
 
 

@@ -100,3 +100,28 @@ def test_grace_period_expiry(temp_dir, monkeypatch):
         assert time.monotonic() - start < 0.5
     finally:
         rt.close()
+
+
+def test_closing_a_runtime_that_waits_for_its_executor_ends_the_wait(temp_dir, monkeypatch):
+    """OpenHands closes the runtime of a conversation stopped or deleted while it starts: a
+    connect() still waiting for an executor must end then, not at its connect timeout."""
+    from openhands.core.exceptions import AgentRuntimeUnavailableError
+    from openhands.utils.async_utils import call_async_from_sync
+
+    from openhands_vscode_runtime.embedded import embedded_server
+
+    monkeypatch.setenv('OH_VSCODE_SPAWN_EXECUTOR', '0')  # nothing will register
+    monkeypatch.setenv('OH_VSCODE_CONNECT_TIMEOUT', '90')
+    rt, _ = load_runtime(temp_dir, connect=False)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        connecting = pool.submit(call_async_from_sync, rt.connect)
+        deadline = time.monotonic() + 30
+        while embedded_server().hub.channel(rt.sid) is None:  # the runtime waits for its executor
+            assert time.monotonic() < deadline, 'the runtime never opened its channel'
+            assert not connecting.done(), connecting.exception()
+            time.sleep(0.01)
+        rt.close()
+        # Without the fix this wait runs into its own 45 s limit (the runtime's is 90 s).
+        error = connecting.exception(timeout=45)
+    assert isinstance(error, AgentRuntimeUnavailableError), repr(error)
+    assert 'closed while it waited for its executor' in str(error), error

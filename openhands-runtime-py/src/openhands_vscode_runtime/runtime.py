@@ -94,6 +94,9 @@ def ripgrep_warning(path: str | None = None) -> str | None:
     return None if shutil.which('rg', path=path) else RIPGREP_MISSING
 
 
+CLOSED_WHILE_CONNECTING = 'the runtime was closed while it waited for its executor'
+
+
 class VsCodeRuntime(RuntimeMcp, Runtime):
     """Runs the agent's shell and file actions in VS Code (or the headless executor).
 
@@ -245,6 +248,10 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
         try:
             await self._link.await_registered(timeout)
         except RegistrationFailed as e:
+            if self._closed:
+                raise AgentRuntimeUnavailableError(
+                    f'VsCodeRuntime: {CLOSED_WHILE_CONNECTING} (conversation {self.sid}).'
+                ) from None
             detail = str(e)
             tail = self._link.log_tail()
             self.close()
@@ -303,6 +310,9 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
             self._ide_endpoint.stop()
             self._ide_endpoint = None
         if self._link is not None:
+            # A connect() still waiting for the executor ends now, not at its connect timeout
+            # (OpenHands closes a runtime whose conversation is stopped or deleted while it starts).
+            self._link.cancel_registration(CLOSED_WHILE_CONNECTING)
             # Its channel (this runtime owns it), then the executor it spawned.
             self._link.close()
         self._runtime_initialized = False
