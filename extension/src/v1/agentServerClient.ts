@@ -121,6 +121,16 @@ export class AgentServerClient {
     await this.request('POST', `/api/conversations/${encodeURIComponent(id)}/events`, userMessage(text));
   }
 
+  /**
+   * How many user messages the conversation holds (`GET .../events/count`): the number of the next
+   * one is this plus one, its checkpoint's key (docs/checkpoints.md).
+   */
+  async userMessageCount(id: string): Promise<number> {
+    const n = await this.request('GET', `/api/conversations/${encodeURIComponent(id)}/events/count?kind=MessageEvent&source=user`);
+    if (typeof n !== 'number') throw new Error(`the agent-server answered the message count with ${JSON.stringify(n)}`);
+    return n;
+  }
+
   /** Runs a paused (or idle) conversation again. 409: it is running already. */
   async run(id: string): Promise<void> {
     await this.request('POST', `/api/conversations/${encodeURIComponent(id)}/run`, {});

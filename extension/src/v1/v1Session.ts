@@ -2,13 +2,18 @@ import { randomUUID } from 'crypto';
 import type { EditReviewer, ExecutorPort, SecretStore, StateStore } from '../chatSession';
 import { AGENT_STATE_LABELS, EventModel } from '../eventModel';
 import { FIX_LABELS, type Fix } from '../fixes';
+import { messageIdOfKey, messageLabel, runCheckpoint, type CheckpointExecutor } from '../revert';
 import { ServerError, type FetchLike } from '../serverClient';
 import type { ChatItem, ConversationSummary, HostToView, Problem, TabStatus } from '../webview/protocol';
 import { AgentServerClient, EventStream, type AgentServerEndpoint, type ConfirmationMode, type SocketFactory, type V1Event } from './agentServerClient';
 import { V1EventAdapter } from './v1Events';
 
-/** The executor as the V1 tab drives it: serve a conversation, and let one go. */
-export interface V1ExecutorPort extends ExecutorPort {
+/**
+ * The executor as the V1 tab drives it: serve a conversation, let one go, and run the checkpoint
+ * actions itself (the V1 tools never see the user's messages: the tab takes the checkpoint
+ * before each one, docs/checkpoints.md).
+ */
+export interface V1ExecutorPort extends ExecutorPort, CheckpointExecutor {
   /** Stops serving `conversationId` if this window serves it (the conversation was deleted). */
   release(conversationId: string): Promise<void>;
 }
@@ -157,7 +162,7 @@ export class V1Session {
     await this.deps.state.update(CURRENT_KEY(client.baseUrl), id);
     this.deps.post({ type: 'reset', conversationId: id, items: [] });
     this.publish();
-    this.followWithExecutor(id);
+    void this.followWithExecutor(id);
     this.join(client, id);
   }
 
@@ -187,19 +192,25 @@ export class V1Session {
     this.publish();
     const apiKey = (await this.deps.secrets.get(LLM_SECRET)) || undefined;
     const ide = await this.deps.ideTools?.().catch(() => undefined);
+    // Created without its first message: the checkpoint before that message needs the executor,
+    // which attaches only once the conversation's tools exist (inside this request); the message
+    // is posted after the checkpoint.
     const creating = client.startConversation({
       conversationId: id,
       workingDir: root,
       llm: { model: this.llm.model, baseUrl: this.llm.baseUrl || undefined, apiKey },
       confirmation: this.deps.confirmation(),
       mcpServers: ide ? { vscode: { url: ide.url, transport: 'http', headers: ide.headers } } : undefined,
-      firstMessage,
     });
     this.starting = creating;
-    this.followWithExecutor(id);
+    const serving = this.followWithExecutor(id);
     try {
       await creating;
       this.deps.log.info(`created V1 conversation ${id} on ${client.baseUrl}`);
+      if (firstMessage !== undefined) {
+        await this.checkpointBefore(id, 1, serving);
+        await client.sendMessage(id, firstMessage);
+      }
     } catch (e) {
       if (this.conversationId === id) this.serverProblem(e);
       this.publish();
@@ -223,7 +234,10 @@ export class V1Session {
       if (!this.conversationId) {
         await this.newConversation(message);
       } else {
-        await this.client!.sendMessage(this.conversationId, message);
+        const id = this.conversationId;
+        const client = this.client!;
+        await this.checkpointBefore(id, () => client.userMessageCount(id).then((n) => n + 1));
+        await client.sendMessage(id, message);
       }
       this.problems.delete('send');
       this.deps.post({ type: 'sent' });
@@ -360,14 +374,45 @@ export class V1Session {
     this.publish();
   }
 
-  private followWithExecutor(id: string): void {
-    this.deps.executor.retarget(id).then(
+  /** The executor serves `id` from now on; resolves true once it does, false when it could not. */
+  private followWithExecutor(id: string): Promise<boolean> {
+    return this.deps.executor.retarget(id).then(
       () => {
         this.problems.delete('executor');
         this.publish();
+        return true;
       },
-      (e: Error) => this.deps.log.warn(`the executor could not serve ${id}: ${e.message}`),
+      (e: Error) => {
+        this.deps.log.warn(`the executor could not serve ${id}: ${e.message}`);
+        return false;
+      },
     );
+  }
+
+  /**
+   * The checkpoint before user message `number` of conversation `id` (its number among the
+   * conversation's user messages: the agent-server gives the message its id only once posted),
+   * taken by this window's executor and awaited before the message is posted, so nothing the
+   * agent does in answer can precede it. `serving`: the executor is attaching to a new
+   * conversation (first message). A failure is logged and the message goes out without one.
+   */
+  private async checkpointBefore(id: string, number: number | (() => Promise<number>), serving?: Promise<boolean>): Promise<void> {
+    let label = `before the next message of conversation ${id}`;
+    try {
+      if (serving && !(await serving)) throw new Error('the executor does not serve the conversation');
+      const n = typeof number === 'number' ? number : await number();
+      label = messageLabel(id, n);
+      const taken = await runCheckpoint<{ id: number; files?: number }>(this.deps.executor, 'take', { label });
+      this.deps.log.info(`checkpoint ${taken?.id} taken ${label}`);
+    } catch (e) {
+      this.deps.log.warn(`no checkpoint ${label}: ${(e as Error)?.message ?? e}; the message is sent without one (it cannot be reverted)`);
+    }
+  }
+
+  /** The number of the user message shown as item `key` (its checkpoint's key), else undefined. */
+  userMessageNumber(key: string): number | undefined {
+    const eventId = messageIdOfKey(key);
+    return eventId === undefined ? undefined : this.adapter.userMessageNumber(eventId);
   }
 
   private join(client: AgentServerClient, id: string): void {
