@@ -126,6 +126,7 @@ export class OpenHandsContext implements vscode.Disposable {
           post: (m) => this.view.post(m),
           log: this.log,
           workspaceRoot: () => vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath,
+          workspaceFolders: () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
           confirmation: () => this.config.current.v1Confirmation,
           ideTools: async () => this.ideEndpoint?.(),
           executorDetails: () => executorDetails(buildViewModel(this.executor.snapshot, this.activity.items, this.hasKey)),

@@ -30,7 +30,7 @@ function store() {
   return { get: <T>(k: string) => m.get(k) as T | undefined, update: async (k: string, v: unknown) => { m.set(k, v); }, m };
 }
 
-function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always'; executor?: CheckpointExecutor; onRequest?: (method: string, path: string) => Promise<void> } = {}) {
+function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always'; executor?: CheckpointExecutor; folders?: string[]; onRequest?: (method: string, path: string) => Promise<void> } = {}) {
   const requests: Array<{ method: string; url: string; headers: Record<string, string>; body?: unknown }> = [];
   const sockets: FakeSocket[] = [];
   const posted: HostToView[] = [];
@@ -64,6 +64,7 @@ function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always'; executo
     post: (m) => posted.push(m),
     log: { info: () => undefined, warn: (m) => warnings.push(m), error: () => undefined },
     workspaceRoot: () => '/ws',
+    workspaceFolders: opts.folders ? () => opts.folders! : undefined,
     confirmation: () => opts.confirmation ?? 'never',
     ideTools: async () => ({ url: 'http://127.0.0.1:7777/mcp', headers: { Authorization: 'Bearer tok' } }),
     fetch: async (url, init) => {
@@ -182,6 +183,17 @@ describe('V1Session', () => {
     expect(t.requests.at(-1)).toMatchObject({ method: 'DELETE', url: 'http://127.0.0.1:8000/api/conversations/c1' });
     expect(t.session.currentConversationId).toBeUndefined();
     expect(t.sockets[0].closed).toBe(true);
+  });
+
+  it('a multi-root window: the tab names the folder of each edit', async () => {
+    const t = setup({ folders: ['/home/u/app', '/home/u/api'] });
+    await t.session.open();
+    await t.session.switchTo('c1');
+    t.sockets[0].open();
+    const edit = (id: string, path: string) => ({ kind: 'ActionEvent', id, source: 'agent', tool_name: 'file_editor', action: { kind: 'FileEditorAction', command: 'str_replace', path, old_str: 'a', new_str: 'b' } });
+    t.sockets[0].emit(edit('x1', '/home/u/api/src/a.py'));
+    t.sockets[0].emit(edit('x2', '/home/u/app/main.py'));
+    expect(t.session.items.map((i) => (i as { title?: string }).title)).toEqual(['Edited api/src/a.py', 'Edited app/main.py']);
   });
 
   it('a refused LLM key offers the LLM form', async () => {

@@ -30,6 +30,8 @@ export interface V1SessionDeps {
   post: (message: HostToView) => void;
   log: { info(m: string): void; warn(m: string): void; error(m: string): void };
   workspaceRoot: () => string | undefined;
+  /** Every folder of the window (a multi-root workspace): the tab names the folder of each path. */
+  workspaceFolders?: () => readonly string[];
   confirmation: () => ConfirmationMode;
   /** This window's IDE tools as an MCP server entry for the agent (undefined when not served). */
   ideTools?: () => Promise<{ url: string; headers: Record<string, string> } | undefined>;
@@ -73,7 +75,7 @@ export class V1Session {
   private generation = 0;
 
   constructor(private readonly deps: V1SessionDeps) {
-    this.model = new EventModel(deps.workspaceRoot());
+    this.model = new EventModel(deps.workspaceFolders?.() ?? deps.workspaceRoot());
   }
 
   /** Shows a line of this window's own in the conversation `id` (if it is still the one shown). */
@@ -144,7 +146,7 @@ export class V1Session {
   }
 
   private resetModel(): void {
-    this.model = new EventModel(this.deps.workspaceRoot());
+    this.model = new EventModel(this.deps.workspaceFolders?.() ?? this.deps.workspaceRoot());
     this.adapter = new V1EventAdapter();
     this.answered = undefined;
     this.withdrawReview();
