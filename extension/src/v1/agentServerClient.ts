@@ -117,8 +117,12 @@ export class AgentServerClient {
     return (await this.request('POST', '/api/conversations', startRequest(s), timeoutMs)) as Record<string, unknown>;
   }
 
-  async sendMessage(id: string, text: string): Promise<void> {
-    await this.request('POST', `/api/conversations/${encodeURIComponent(id)}/events`, userMessage(text));
+  /**
+   * Posts a user message. `run: false` only stores it; the first message of a conversation also
+   * creates its tools, which wait for the executor there (hence `timeoutMs`).
+   */
+  async sendMessage(id: string, text: string, run = true, timeoutMs = this.timeoutMs): Promise<void> {
+    await this.request('POST', `/api/conversations/${encodeURIComponent(id)}/events`, userMessage(text, run), timeoutMs);
   }
 
   /**

@@ -30,7 +30,7 @@ function store() {
   return { get: <T>(k: string) => m.get(k) as T | undefined, update: async (k: string, v: unknown) => { m.set(k, v); }, m };
 }
 
-function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always'; executor?: CheckpointExecutor; folders?: string[]; onRequest?: (method: string, path: string) => Promise<void> } = {}) {
+function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always'; executor?: CheckpointExecutor; folders?: string[]; onRequest?: (method: string, path: string, body: Record<string, unknown> | undefined) => Promise<void> } = {}) {
   const requests: Array<{ method: string; url: string; headers: Record<string, string>; body?: unknown }> = [];
   const sockets: FakeSocket[] = [];
   const posted: HostToView[] = [];
@@ -70,7 +70,7 @@ function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always'; executo
     fetch: async (url, init) => {
       requests.push({ method: init.method, url, headers: init.headers, body: init.body ? JSON.parse(init.body) : undefined });
       const path = new URL(url).pathname;
-      await opts.onRequest?.(init.method, path);
+      await opts.onRequest?.(init.method, path, init.body ? JSON.parse(init.body) : undefined);
       const body = answers[`${init.method} ${path}`] ?? (path.endsWith('/search') ? { items: [] } : { success: true });
       return { ok: true, status: 200, statusText: 'OK', text: async () => JSON.stringify(body) };
     },
@@ -102,13 +102,14 @@ describe('V1Session', () => {
       workspace: { working_dir: '/ws' },
       confirmation_policy: { kind: 'AlwaysConfirm' },
     });
-    // The first message is posted once the executor serves the conversation and took the
-    // checkpoint before it (message 1).
+    // The first message creates the conversation's tools (the executor attaches then): it is
+    // posted without running, the checkpoint before it (message 1) is taken, then the agent runs.
     expect(t.actions.map((a) => a.action)).toEqual(['checkpoint_take']);
     expect(t.actions[0].args).toEqual({ label: `before message 1 of conversation ${id}` });
     const posts = t.requests.filter((r) => r.method === 'POST').map((r) => ({ url: r.url, body: r.body as Record<string, unknown> }));
-    expect(posts.map((p) => p.url)).toEqual(['http://127.0.0.1:8000/api/conversations', `http://127.0.0.1:8000/api/conversations/${id}/events`]);
-    expect(posts[1].body).toEqual({ role: 'user', content: [{ type: 'text', text: 'fix the bug' }], run: true });
+    const conv = `http://127.0.0.1:8000/api/conversations/${id}`;
+    expect(posts.map((p) => p.url)).toEqual(['http://127.0.0.1:8000/api/conversations', `${conv}/events`, `${conv}/run`]);
+    expect(posts[1].body).toEqual({ role: 'user', content: [{ type: 'text', text: 'fix the bug' }], run: false });
     expect(t.retargeted).toEqual([id]);
     // The event stream: the key in the first frame, never in the URL.
     expect(t.sockets[0].url).toBe(`ws://127.0.0.1:8000/sockets/events/${id}?resend_mode=all`);
@@ -241,10 +242,10 @@ describe('V1Session: a checkpoint before each user message (real executor)', () 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** What the agent does when the message reaches the agent-server: the checkpoint must already exist. */
+  /** What the agent does once it runs on the message (posted with `run`, or `/run`): the checkpoint must already exist. */
   function agentAnswers(seen: string[][]) {
-    return async (method: string, path: string) => {
-      if (method !== 'POST' || !path.endsWith('/events')) return;
+    return async (method: string, path: string, body: Record<string, unknown> | undefined) => {
+      if (method !== 'POST' || !((path.endsWith('/events') && body?.run === true) || path.endsWith('/run'))) return;
       const list = await runCheckpoint<{ checkpoints: Array<{ label: string }> }>(executor, 'list', {});
       seen.push(list.checkpoints.map((c) => c.label));
       const reply = JSON.parse(await executor.execute(JSON.stringify({ id: 900 + seen.length, action: 'run', args: { command: `echo agent${seen.length} > a.txt` } })));
@@ -288,7 +289,7 @@ describe('V1Session: a checkpoint before each user message (real executor)', () 
     expect(file()).toBe('before\n');
   });
 
-  it('first message: the checkpoint (message 1) is taken once the executor serves the new conversation, before the message is posted', async () => {
+  it('first message: the checkpoint (message 1) is taken once the executor serves the new conversation, before the agent runs', async () => {
     const seen: string[][] = [];
     const t = setup({ executor, onRequest: agentAnswers(seen) });
     await t.session.open();
@@ -296,6 +297,21 @@ describe('V1Session: a checkpoint before each user message (real executor)', () 
     const id = t.session.currentConversationId!;
     expect(t.warnings).toEqual([]);
     expect(seen).toEqual([[`before message 1 of conversation ${id}`]]);
+    expect(file()).toBe('agent1\n');
+  });
+
+  it('first message of a conversation created empty ("New conversation"): the same', async () => {
+    const seen: string[][] = [];
+    const t = setup({ executor, onRequest: agentAnswers(seen) });
+    await t.session.open();
+    const id = await t.session.newConversation();
+    t.sockets[0].open();
+    t.answers[`GET /api/conversations/${id}/events/count`] = 0;
+    await t.session.send('start');
+    expect(t.warnings).toEqual([]);
+    expect(seen).toEqual([[`before message 1 of conversation ${id}`]]);
+    const posts = t.requests.filter((r) => r.method === 'POST').map((r) => [new URL(r.url).pathname, (r.body as { run?: boolean } | undefined)?.run]);
+    expect(posts).toEqual([['/api/conversations', undefined], [`/api/conversations/${id}/events`, false], [`/api/conversations/${id}/run`, undefined]]);
   });
 
   it('a failing checkpoint is logged and the message is still sent', async () => {
@@ -304,9 +320,9 @@ describe('V1Session: a checkpoint before each user message (real executor)', () 
     await t.session.open();
     await t.session.switchTo('c1');
     t.sockets[0].open();
-    t.answers['GET /api/conversations/c1/events/count'] = 0;
+    t.answers['GET /api/conversations/c1/events/count'] = 1;
     await t.session.send('hello');
-    expect(t.warnings).toEqual(['no checkpoint before message 1 of conversation c1: the executor is not running; the message is sent without one (it cannot be reverted)']);
+    expect(t.warnings).toEqual(['no checkpoint before message 2 of conversation c1: the executor is not running; the message is sent without one (it cannot be reverted)']);
     expect(t.requests.filter((r) => r.method === 'POST').map((r) => [r.url, r.body])).toEqual([['http://127.0.0.1:8000/api/conversations/c1/events', { role: 'user', content: [{ type: 'text', text: 'hello' }], run: true }]]);
   });
 });

@@ -40,6 +40,8 @@ export interface V1SessionDeps {
   socketFactory?: SocketFactory;
 }
 
+// The first message's request holds until the executor attached (the tools wait for it there).
+const FIRST_MESSAGE_TIMEOUT_MS = 15 * 60 * 1000;
 const CURRENT_KEY = (server: string) => `openhands.v1.conversation:${server}`;
 const LLM_MODEL_KEY = 'openhands.v1.llm';
 const LLM_SECRET = 'openhands.v1.llmApiKey';
@@ -73,6 +75,8 @@ export class V1Session {
   private editReviewer: EditReviewer | undefined;
   private review: { key: string; abort: AbortController; shown: boolean } | undefined;
   private generation = 0;
+  /** The executor's move to the conversation shown: resolves true once it serves it. */
+  private serving: Promise<boolean> | undefined;
 
   constructor(private readonly deps: V1SessionDeps) {
     this.model = new EventModel(deps.workspaceFolders?.() ?? deps.workspaceRoot());
@@ -164,7 +168,7 @@ export class V1Session {
     await this.deps.state.update(CURRENT_KEY(client.baseUrl), id);
     this.deps.post({ type: 'reset', conversationId: id, items: [] });
     this.publish();
-    void this.followWithExecutor(id);
+    this.serving = this.followWithExecutor(id);
     this.join(client, id);
   }
 
@@ -192,27 +196,26 @@ export class V1Session {
     await this.deps.state.update(CURRENT_KEY(client.baseUrl), id);
     this.deps.post({ type: 'reset', conversationId: id, items: [] });
     this.publish();
+    const llm = this.llm;
     const apiKey = (await this.deps.secrets.get(LLM_SECRET)) || undefined;
     const ide = await this.deps.ideTools?.().catch(() => undefined);
-    // Created without its first message: the checkpoint before that message needs the executor,
-    // which attaches only once the conversation's tools exist (inside this request); the message
-    // is posted after the checkpoint.
-    const creating = client.startConversation({
-      conversationId: id,
-      workingDir: root,
-      llm: { model: this.llm.model, baseUrl: this.llm.baseUrl || undefined, apiKey },
-      confirmation: this.deps.confirmation(),
-      mcpServers: ide ? { vscode: { url: ide.url, transport: 'http', headers: ide.headers } } : undefined,
-    });
+    // Created without its first message (`initial_message` would start the agent before the
+    // checkpoint could be taken): `postMessage` posts it.
+    const creating = (async () => {
+      await client.startConversation({
+        conversationId: id,
+        workingDir: root,
+        llm: { model: llm.model, baseUrl: llm.baseUrl || undefined, apiKey },
+        confirmation: this.deps.confirmation(),
+        mcpServers: ide ? { vscode: { url: ide.url, transport: 'http', headers: ide.headers } } : undefined,
+      });
+      this.deps.log.info(`created V1 conversation ${id} on ${client.baseUrl}`);
+      if (firstMessage !== undefined) await this.postMessage(client, id, firstMessage, 1);
+    })();
     this.starting = creating;
-    const serving = this.followWithExecutor(id);
+    this.serving = this.followWithExecutor(id);
     try {
       await creating;
-      this.deps.log.info(`created V1 conversation ${id} on ${client.baseUrl}`);
-      if (firstMessage !== undefined) {
-        await this.checkpointBefore(id, 1, serving);
-        await client.sendMessage(id, firstMessage);
-      }
     } catch (e) {
       if (this.conversationId === id) this.serverProblem(e);
       this.publish();
@@ -238,8 +241,15 @@ export class V1Session {
       } else {
         const id = this.conversationId;
         const client = this.client!;
-        await this.checkpointBefore(id, () => client.userMessageCount(id).then((n) => n + 1));
-        await client.sendMessage(id, message);
+        const number = await client.userMessageCount(id).then(
+          (n) => n + 1,
+          (e: Error) => {
+            this.deps.log.warn(`no checkpoint before the next message of conversation ${id}: its user messages could not be counted (${e.message}); the message is sent without one (it cannot be reverted)`);
+            return undefined;
+          },
+        );
+        if (number === undefined) await client.sendMessage(id, message);
+        else await this.postMessage(client, id, message, number);
       }
       this.problems.delete('send');
       this.deps.post({ type: 'sent' });
@@ -392,19 +402,31 @@ export class V1Session {
   }
 
   /**
-   * The checkpoint before user message `number` of conversation `id` (its number among the
-   * conversation's user messages: the agent-server gives the message its id only once posted),
-   * taken by this window's executor and awaited before the message is posted, so nothing the
-   * agent does in answer can precede it. `serving`: the executor is attaching to a new
-   * conversation (first message). A failure is logged and the message goes out without one.
+   * Posts user message `number` of conversation `id` (its number among the conversation's user
+   * messages: the agent-server gives the message its id only once stored) with the checkpoint
+   * before it, taken by this window's executor so that nothing the agent does in answer can
+   * precede it (docs/checkpoints.md). Later messages: the checkpoint, then the message. The first
+   * one: V1 creates the conversation's tools with it, and the executor can attach only then, so it
+   * is posted with `run: false` (the tools wait for the executor inside that request), the
+   * checkpoint is taken once the executor serves the conversation, and then the agent runs.
    */
-  private async checkpointBefore(id: string, number: number | (() => Promise<number>), serving?: Promise<boolean>): Promise<void> {
-    let label = `before the next message of conversation ${id}`;
+  private async postMessage(client: AgentServerClient, id: string, text: string, number: number): Promise<void> {
+    if (number > 1) {
+      await this.checkpointBefore(id, number);
+      await client.sendMessage(id, text);
+      return;
+    }
+    await client.sendMessage(id, text, false, FIRST_MESSAGE_TIMEOUT_MS);
+    await this.checkpointBefore(id, number, this.serving);
+    await client.run(id);
+  }
+
+  /** The checkpoint labelled for message `number`; a failure is logged and the message goes out without one. */
+  private async checkpointBefore(id: string, number: number, serving?: Promise<boolean>): Promise<void> {
+    const label = messageLabel(id, number);
     try {
       if (serving && !(await serving)) throw new Error('the executor does not serve the conversation');
-      const n = typeof number === 'number' ? number : await number();
-      label = messageLabel(id, n);
-      const taken = await runCheckpoint<{ id: number; files?: number }>(this.deps.executor, 'take', { label });
+      const taken = await runCheckpoint<{ id: number }>(this.deps.executor, 'take', { label });
       this.deps.log.info(`checkpoint ${taken?.id} taken ${label}`);
     } catch (e) {
       this.deps.log.warn(`no checkpoint ${label}: ${(e as Error)?.message ?? e}; the message is sent without one (it cannot be reverted)`);
