@@ -126,6 +126,7 @@ export class OpenHandsContext implements vscode.Disposable {
           post: (m) => this.view.post(m),
           log: this.log,
           workspaceRoot: () => vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath,
+          workspaceFolders: () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
           confirmation: () => this.config.current.v1Confirmation,
           ideTools: async () => this.ideEndpoint?.(),
           executorDetails: () => executorDetails(buildViewModel(this.executor.snapshot, this.activity.items, this.hasKey)),
@@ -300,14 +301,10 @@ export class OpenHandsContext implements vscode.Disposable {
   /** "Revert files to before this" on a user message of the conversation shown (revert.ts). */
   async revert(key: string): Promise<void> {
     const conversationId = this.chat.currentConversationId;
-    const messageId = messageIdOfKey(key);
+    // The checkpoint's key: V0, the message's event id (VsCodeRuntime took it); V1, the message's
+    // number among the conversation's user messages (the tab took it before posting the message).
+    const messageId = this.v1 ? this.v1.userMessageNumber(key) : messageIdOfKey(key);
     if (!conversationId || messageId === undefined) return;
-    if (this.v1) {
-      // Checkpoints are taken by VsCodeRuntime (V0) before each user message; the V1 backend
-      // takes none yet (docs/checkpoints.md), so there is nothing to revert to.
-      this.chat.note(conversationId, 'info', 'Revert is not available for V1 conversations yet: no checkpoint is taken before their messages.');
-      return;
-    }
     const item = this.chat.items.find((i) => i.key === key);
     const text = item && item.kind === 'message' ? item.text : '';
     await revertToBefore(

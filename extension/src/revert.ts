@@ -56,8 +56,9 @@ export interface CheckpointSummary {
 }
 
 /**
- * The label `VsCodeRuntime` gives the checkpoint it takes before a user message
- * (`openhands_vscode_runtime.checkpoints.message_label`; the format is in docs/protocol.md).
+ * The label of the checkpoint taken before a user message: by `VsCodeRuntime` (V0,
+ * `openhands_vscode_runtime.checkpoints.message_label`; `messageId` is the event id) or by the V1
+ * tab (`messageId` is the message's number among the user messages); docs/protocol.md.
  */
 export function messageLabel(conversationId: string, messageId: number): string {
   return `before message ${messageId} of conversation ${conversationId}`;

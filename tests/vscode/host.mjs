@@ -1,7 +1,7 @@
 // Runs one extension-test session inside a real VS Code extension host (code-server from npm)
 // driven by headless Chromium through playwright-core. See README.md.
 //
-//   node host.mjs --workspace DIR --dev DIR --tests FILE [--env JSON] [--extensions-dir DIR]
+//   node host.mjs --workspace DIR|FILE.code-workspace --dev DIR --tests FILE [--env JSON] [--extensions-dir DIR]
 //                 [--artifacts DIR] [--timeout SECONDS] [--click-dialog LABEL]... [--untrusted 1]
 //
 // Exit code: the extension host's exit code (0 pass), 2 on a harness failure or timeout.
@@ -297,7 +297,9 @@ async function main() {
       ['extensionTestsPath', remote(path.resolve(args.tests))],
       ['extensionEnvironment', JSON.stringify(JSON.parse(args.env))],
     ];
-    const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(path.resolve(args.workspace))}` +
+    // A folder, or a multi-root workspace (`.code-workspace` file: every folder it lists).
+    const opens = args.workspace.endsWith('.code-workspace') ? 'workspace' : 'folder';
+    const url = `http://127.0.0.1:${port}/?${opens}=${encodeURIComponent(path.resolve(args.workspace))}` +
       `&payload=${encodeURIComponent(JSON.stringify(payload))}`;
     await page.goto(url);
     // Dialog buttons the runner should click whenever they show up (e.g. a consent prompt).

@@ -8,7 +8,7 @@
 # Options: --update-docs-screenshot  copy the tab mid-conversation (real server) to docs/screenshot-openhands-tab.png
 #          --dev-addon               test npm/executor's development build (fast; the portability check fails)
 #          --only=S1,S2              run only these host sessions (standin untrusted trust ide conversation
-#                                    two-windows confirm v1 v1tab v1tab-attach v1-managed ide-agent ide-bench); the packaging checks always run
+#                                    two-windows confirm v1 v1tab v1tab-attach v1-managed multiroot ide-agent ide-bench); the packaging checks always run
 # OH_IDE_BENCH=N adds latency benches of N IDE tool calls: through the MCP endpoint (session ide) and
 # through VsCodeRuntime and the executor channel (session ide-bench), each beside a plain read.
 #          --only-v1                 only the V1 session (step 10), after the VSIX (development)
@@ -196,6 +196,7 @@ run_v1tab_session() {
   mkdir -p "$ws/.vscode" "$SESSION/$name-home"
   echo '{}' > "$ws/.vscode/settings.json"
   for m in A B C; do echo "draft notes of $m" > "$ws/notes-$m.txt"; done
+  echo "marks:" > "$ws/marks.txt"
   sed "s#@WORKSPACE@#$ws#g" "$HERE/fixtures/v1tab-llm-script.json" > "$SESSION/$name-llm-script.json"
   setsid "$py1" -m openhands_vscode_runtime.scripted_llm --script "$SESSION/$name-llm-script.json" --require-api-key scripted-llm-key \
     > "$art/scripted-llm.out" 2> "$art/scripted-llm.log" &
@@ -228,7 +229,7 @@ run_v1tab_session() {
       env_json="{\"OH_TEST_V1TAB_MODE\":\"managed\",\"OH_TEST_LLM_BASE_URL\":\"$llm\",\"OH_TEST_ARTIFACTS\":\"$art\",\"HOME\":\"$SESSION/$name-home\"}"
       settings="{\"openhands.v1.python\":\"$py1\"}"
     fi
-    "$NODE24" "$HERE/host.mjs" --workspace "$ws" --dev "$HERE/harness-ext" --tests "$HERE/suite/v1tab.js" \
+    OH_CHECKPOINT_DIR="$SESSION/$name-checkpoints" "$NODE24" "$HERE/host.mjs" --workspace "$ws" --dev "$HERE/harness-ext" --tests "$HERE/suite/v1tab.js" \
       --env "$env_json" --settings "$settings" --extensions-dir "$EXT" --artifacts "$art" \
       --click-dialog Allow --click-dialog Delete --timeout 600 > "$ARTIFACTS/host-$name.log" 2>&1
     HOST_RC[$name]=$?
@@ -276,10 +277,44 @@ run_v1_managed_session() {
     pass "the managed agent-server ended with the window ($(wc -l < "$art/agent-server-pids.txt") started, none left)"
   fi
 }
+# 10d. A multi-root window (suite/multiroot.js): a .code-workspace with the folders `front` and
+# `back`, the tab on V1 in managed mode (the extension starts the real agent-server with our V1
+# tools), the scripted LLM of fixtures/multiroot-llm-script.json (its paths filled in here).
+run_multiroot_session() {
+  local art="$ARTIFACTS/multiroot" venv1="${OH_VENV_V1:-$HOME/.cache/openhands-vscode-runtime/venv-v1}"
+  mkdir -p "$art"; rm -f "$ARTIFACTS/host-multiroot.log"
+  if ! OH_VENV_V1="$venv1" bash "$REPO/scripts/setup-python-v1.sh" > "$art/setup-v1.log" 2>&1; then
+    tail -5 "$art/setup-v1.log"; echo "@@oh-test FAIL set up the V1 venv (see $art/setup-v1.log)" > "$ARTIFACTS/host-multiroot.log"; HOST_RC[multiroot]=1; return
+  fi
+  local py1="$venv1/bin/python" dir="$SESSION/multiroot" llm= llm_pid
+  mkdir -p "$dir/front" "$dir/back" "$dir/home"
+  echo 'draft app' > "$dir/front/app.txt"
+  echo 'draft = True' > "$dir/back/util.py"
+  echo 'data' > "$dir/back/data.txt"
+  echo '{"folders": [{"path": "front"}, {"path": "back"}]}' > "$dir/two-folders.code-workspace"
+  sed -e "s#@FRONT@#$dir/front#g" -e "s#@BACK@#$dir/back#g" "$HERE/fixtures/multiroot-llm-script.json" > "$dir/llm-script.json"
+  setsid "$py1" -m openhands_vscode_runtime.scripted_llm --script "$dir/llm-script.json" --require-api-key scripted-llm-key \
+    > "$art/scripted-llm.out" 2> "$art/scripted-llm.log" &
+  llm_pid=$!
+  for _ in $(seq 1 300); do llm="$(first_line_field "$art/scripted-llm.out" base_url)"; [ -n "$llm" ] && break; sleep 0.2; done
+  if [ -n "$llm" ]; then
+    # The agent-server the extension starts (and the agent's shell) get a clean HOME.
+    OH_CHECKPOINT_DIR="$dir/checkpoints" "$NODE24" "$HERE/host.mjs" --workspace "$dir/two-folders.code-workspace" --dev "$HERE/harness-ext" \
+      --tests "$HERE/suite/multiroot.js" --env "{\"OH_TEST_LLM_BASE_URL\":\"$llm\",\"OH_TEST_ARTIFACTS\":\"$art\",\"HOME\":\"$dir/home\"}" \
+      --settings "{\"openhands.v1.python\":\"$py1\"}" --extensions-dir "$EXT" --artifacts "$art" --click-dialog Allow --timeout 600 \
+      > "$ARTIFACTS/host-multiroot.log" 2>&1
+    HOST_RC[multiroot]=$?
+    grep -E '@@oh-test|\[host|oh-test multiroot' "$ARTIFACTS/host-multiroot.log" | sed -E 's/^.*(@@oh-test|oh-test)/\1/' | cut -c1-300
+  else
+    tail -20 "$art/scripted-llm.log"
+    echo "@@oh-test FAIL start the scripted LLM (see $art)" > "$ARTIFACTS/host-multiroot.log"; HOST_RC[multiroot]=1
+  fi
+  kill -KILL -- -"$llm_pid" 2>/dev/null; wait "$llm_pid" 2>/dev/null
+}
 # The number of tests each host session reports (its suite's `test(...)` calls): a session that
 # stops early, or whose FAIL line is lost, reports fewer and fails here. Update with the suite.
 declare -A EXPECTED=([standin]=7 [untrusted]=3 [trust]=5 [ide]=29 [conversation]=7
-  [two-a]=1 [two-b]=1 [confirm]=4 [ide-agent]=4 [v1]=3 [v1tab]=6 [v1tab-attach]=6 [v1-managed]=3 [ide-bench]=1)
+  [two-a]=1 [two-b]=1 [confirm]=4 [ide-agent]=4 [v1]=3 [v1tab]=7 [v1tab-attach]=7 [v1-managed]=3 [multiroot]=3 [ide-bench]=1)
 [ -z "${OH_IDE_BENCH:-}" ] || EXPECTED[ide]=30  # suite/ide.js adds its latency bench as a test
 # Judges one host session from its log and exit code: each PASS/FAIL line counts, then the session
 # must have printed exactly one SUMMARY whose counts are the lines seen, reported as many tests as
@@ -581,9 +616,14 @@ if want v1tab-attach; then
 run_v1tab_session attach
 cat "$ARTIFACTS/host-v1tab-attach.log" >> "$ARTIFACTS/host.log"
 fi
+# 10d. A multi-root window (run_multiroot_session above).
+if want multiroot; then
+run_multiroot_session
+cat "$ARTIFACTS/host-multiroot.log" >> "$ARTIFACTS/host.log"
+fi
 
 # Every session that was to run is judged, from its own log and exit code (judge_session).
-for s in standin untrusted trust ide conversation two-a two-b confirm ide-agent ide-bench v1 v1tab v1tab-attach v1-managed; do
+for s in standin untrusted trust ide conversation two-a two-b confirm ide-agent ide-bench v1 v1tab v1tab-attach v1-managed multiroot; do
   case "$s" in two-*) want two-windows || continue ;; ide-bench) [ -n "${OH_IDE_BENCH:-}" ] && want ide-bench || continue ;; *) want "$s" || continue ;; esac
   judge_session "$s"
 done

@@ -117,8 +117,22 @@ export class AgentServerClient {
     return (await this.request('POST', '/api/conversations', startRequest(s), timeoutMs)) as Record<string, unknown>;
   }
 
-  async sendMessage(id: string, text: string): Promise<void> {
-    await this.request('POST', `/api/conversations/${encodeURIComponent(id)}/events`, userMessage(text));
+  /**
+   * Posts a user message. `run: false` only stores it; the first message of a conversation also
+   * creates its tools, which wait for the executor there (hence `timeoutMs`).
+   */
+  async sendMessage(id: string, text: string, run = true, timeoutMs = this.timeoutMs): Promise<void> {
+    await this.request('POST', `/api/conversations/${encodeURIComponent(id)}/events`, userMessage(text, run), timeoutMs);
+  }
+
+  /**
+   * How many user messages the conversation holds (`GET .../events/count`): the number of the next
+   * one is this plus one, its checkpoint's key (docs/checkpoints.md).
+   */
+  async userMessageCount(id: string): Promise<number> {
+    const n = await this.request('GET', `/api/conversations/${encodeURIComponent(id)}/events/count?kind=MessageEvent&source=user`);
+    if (typeof n !== 'number') throw new Error(`the agent-server answered the message count with ${JSON.stringify(n)}`);
+    return n;
   }
 
   /** Runs a paused (or idle) conversation again. 409: it is running already. */

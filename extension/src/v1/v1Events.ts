@@ -36,6 +36,8 @@ export class V1EventAdapter {
   private next = 0;
   private readonly seen = new Set<string>();
   private readonly actions = new Map<string, ActionInfo>();
+  /** Each user message's number among the conversation's user messages (1 = the first), by its event id here. */
+  private readonly userMessages = new Map<number, number>();
   private executionStatus: string | undefined;
   /** The user's answer sent while the agent waited (applied when the status leaves the wait). */
   private answer: 'user_confirmed' | 'user_rejected' | undefined;
@@ -48,6 +50,14 @@ export class V1EventAdapter {
   /** Confirmation mode: the answer the tab just sent (shown on the awaited action when the wait ends). */
   answered(accept: boolean): void {
     this.answer = accept ? 'user_confirmed' : 'user_rejected';
+  }
+
+  /**
+   * The number of the user message shown as item `e<id>` (1 = the conversation's first user
+   * message), the key of the checkpoint the tab took before it (docs/checkpoints.md); else undefined.
+   */
+  userMessageNumber(eventId: number): number | undefined {
+    return this.userMessages.get(eventId);
   }
 
   /** The actions with no observation yet (what a confirmation answers). */
@@ -66,7 +76,9 @@ export class V1EventAdapter {
       case 'MessageEvent': {
         const text = textOf((e.llm_message as { content?: unknown } | undefined)?.content);
         const source = e.source === 'user' ? 'user' : 'agent';
-        return [{ event: { ...base, id: this.next++, source, action: 'message', args: { content: text } } }];
+        const id = this.next++;
+        if (source === 'user') this.userMessages.set(id, this.userMessages.size + 1);
+        return [{ event: { ...base, id, source, action: 'message', args: { content: text } } }];
       }
       case 'ActionEvent':
         return this.action(e, base);

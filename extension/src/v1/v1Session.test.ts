@@ -1,9 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { HostToView } from '../webview/protocol';
 import type { SocketLike, V1Event } from './agentServerClient';
 import { V1Session, type V1SessionDeps } from './v1Session';
+import { revertToBefore, runCheckpoint, type CheckpointExecutor, type RevertUi } from '../revert';
 
 // Recorded from the real agent-server 1.58.2 (see the file's `about`).
 const fixture = JSON.parse(readFileSync(join(__dirname, '__fixtures__', 'agent-server-events.json'), 'utf8'));
@@ -27,7 +30,7 @@ function store() {
   return { get: <T>(k: string) => m.get(k) as T | undefined, update: async (k: string, v: unknown) => { m.set(k, v); }, m };
 }
 
-function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always' } = {}) {
+function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always'; executor?: CheckpointExecutor; folders?: string[]; onRequest?: (method: string, path: string, body: Record<string, unknown> | undefined) => Promise<void> } = {}) {
   const requests: Array<{ method: string; url: string; headers: Record<string, string>; body?: unknown }> = [];
   const sockets: FakeSocket[] = [];
   const posted: HostToView[] = [];
@@ -37,6 +40,16 @@ function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always' } = {}) 
   if (opts.llm !== false) llmState.m.set('openhands.v1.llm', { model: 'openai/scripted', baseUrl: 'http://127.0.0.1:9/v1' });
   const secrets = new Map<string, string>([['openhands.v1.llmApiKey', 'sk-llm']]);
   const answers: Record<string, unknown> = {};
+  // Every action the tab ran in its executor (checkpoints), in order with the requests.
+  const actions: Array<Record<string, unknown>> = [];
+  const executor = opts.executor ?? {
+    execute: async (json: string) => {
+      const a = JSON.parse(json);
+      actions.push(a);
+      return JSON.stringify({ observation: 'checkpoint', cause: a.id, content: 'taken', extras: { result: { id: actions.length, label: a.args.label } } });
+    },
+  };
+  const warnings: string[] = [];
   const deps: V1SessionDeps = {
     endpoint: () => ({ baseUrl: 'http://127.0.0.1:8000', sessionApiKey: 'ask', discoveryDir: '/d' }),
     state: store(),
@@ -46,15 +59,18 @@ function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always' } = {}) 
       snapshot: { state: 'stopped' },
       retarget: async (id) => { retargeted.push(id); },
       release: async (id) => { released.push(id); },
+      execute: (json) => executor.execute(json),
     },
     post: (m) => posted.push(m),
-    log: { info: () => undefined, warn: () => undefined, error: () => undefined },
+    log: { info: () => undefined, warn: (m) => warnings.push(m), error: () => undefined },
     workspaceRoot: () => '/ws',
+    workspaceFolders: opts.folders ? () => opts.folders! : undefined,
     confirmation: () => opts.confirmation ?? 'never',
     ideTools: async () => ({ url: 'http://127.0.0.1:7777/mcp', headers: { Authorization: 'Bearer tok' } }),
     fetch: async (url, init) => {
       requests.push({ method: init.method, url, headers: init.headers, body: init.body ? JSON.parse(init.body) : undefined });
       const path = new URL(url).pathname;
+      await opts.onRequest?.(init.method, path, init.body ? JSON.parse(init.body) : undefined);
       const body = answers[`${init.method} ${path}`] ?? (path.endsWith('/search') ? { items: [] } : { success: true });
       return { ok: true, status: 200, statusText: 'OK', text: async () => JSON.stringify(body) };
     },
@@ -64,7 +80,7 @@ function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always' } = {}) 
       return s;
     },
   };
-  return { session: new V1Session(deps), requests, sockets, posted, retargeted, released, answers, secrets };
+  return { session: new V1Session(deps), requests, sockets, posted, retargeted, released, answers, secrets, actions, warnings };
 }
 
 describe('V1Session', () => {
@@ -85,8 +101,15 @@ describe('V1Session', () => {
       },
       workspace: { working_dir: '/ws' },
       confirmation_policy: { kind: 'AlwaysConfirm' },
-      initial_message: { role: 'user', content: [{ type: 'text', text: 'fix the bug' }], run: true },
     });
+    // The first message creates the conversation's tools (the executor attaches then): it is
+    // posted without running, the checkpoint before it (message 1) is taken, then the agent runs.
+    expect(t.actions.map((a) => a.action)).toEqual(['checkpoint_take']);
+    expect(t.actions[0].args).toEqual({ label: `before message 1 of conversation ${id}` });
+    const posts = t.requests.filter((r) => r.method === 'POST').map((r) => ({ url: r.url, body: r.body as Record<string, unknown> }));
+    const conv = `http://127.0.0.1:8000/api/conversations/${id}`;
+    expect(posts.map((p) => p.url)).toEqual(['http://127.0.0.1:8000/api/conversations', `${conv}/events`, `${conv}/run`]);
+    expect(posts[1].body).toEqual({ role: 'user', content: [{ type: 'text', text: 'fix the bug' }], run: false });
     expect(t.retargeted).toEqual([id]);
     // The event stream: the key in the first frame, never in the URL.
     expect(t.sockets[0].url).toBe(`ws://127.0.0.1:8000/sockets/events/${id}?resend_mode=all`);
@@ -163,6 +186,17 @@ describe('V1Session', () => {
     expect(t.sockets[0].closed).toBe(true);
   });
 
+  it('a multi-root window: the tab names the folder of each edit', async () => {
+    const t = setup({ folders: ['/home/u/app', '/home/u/api'] });
+    await t.session.open();
+    await t.session.switchTo('c1');
+    t.sockets[0].open();
+    const edit = (id: string, path: string) => ({ kind: 'ActionEvent', id, source: 'agent', tool_name: 'file_editor', action: { kind: 'FileEditorAction', command: 'str_replace', path, old_str: 'a', new_str: 'b' } });
+    t.sockets[0].emit(edit('x1', '/home/u/api/src/a.py'));
+    t.sockets[0].emit(edit('x2', '/home/u/app/main.py'));
+    expect(t.session.items.map((i) => (i as { title?: string }).title)).toEqual(['Edited api/src/a.py', 'Edited app/main.py']);
+  });
+
   it('a refused LLM key offers the LLM form', async () => {
     const t = setup();
     await t.session.open();
@@ -179,5 +213,116 @@ describe('V1Session', () => {
     expect(t.session.status().problems).toContainEqual(expect.objectContaining({ id: 'llm-auth' }));
     await t.session.saveLlmSettings('openai/scripted', '', 'sk-right');
     expect(t.session.status().problems.map((p) => p.id)).not.toContain('llm-auth');
+  });
+});
+
+// The real executor addon (npm/executor, as revert.test.ts uses it): real checkpoints of a real folder.
+const addon = createRequire(__filename)('../../../npm/executor/index.js') as {
+  Executor: new (options: Record<string, unknown>, fs: null) => CheckpointExecutor & { stop(): Promise<void> };
+};
+
+describe('V1Session: a checkpoint before each user message (real executor)', () => {
+  let dir: string;
+  let ws: string;
+  let executor: CheckpointExecutor & { stop(): Promise<void> };
+  const file = () => readFileSync(join(ws, 'a.txt'), 'utf8');
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'oh-v1ckpt-'));
+    ws = join(dir, 'ws');
+    mkdirSync(ws);
+    process.env.OH_CHECKPOINT_DIR = join(dir, 'store');
+    writeFileSync(join(ws, 'a.txt'), 'before\n');
+    executor = new addon.Executor({ serverUrl: 'http://127.0.0.1:9', conversationId: 'c1', workspaceRoot: ws }, null);
+  });
+
+  afterEach(async () => {
+    await executor.stop().catch(() => undefined);
+    delete process.env.OH_CHECKPOINT_DIR;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** What the agent does once it runs on the message (posted with `run`, or `/run`): the checkpoint must already exist. */
+  function agentAnswers(seen: string[][]) {
+    return async (method: string, path: string, body: Record<string, unknown> | undefined) => {
+      if (method !== 'POST' || !((path.endsWith('/events') && body?.run === true) || path.endsWith('/run'))) return;
+      const list = await runCheckpoint<{ checkpoints: Array<{ label: string }> }>(executor, 'list', {});
+      seen.push(list.checkpoints.map((c) => c.label));
+      const reply = JSON.parse(await executor.execute(JSON.stringify({ id: 900 + seen.length, action: 'run', args: { command: `echo agent${seen.length} > a.txt` } })));
+      expect(reply.extras.metadata.exit_code).toBe(0);
+    };
+  }
+
+  it('takes it before posting the message (keyed by the message number), and the tab reverts to it', async () => {
+    const seen: string[][] = [];
+    const t = setup({ executor, onRequest: agentAnswers(seen) });
+    await t.session.open();
+    await t.session.switchTo('c1');
+    t.sockets[0].open();
+    // Two user messages are in the conversation already (the agent-server's count): this is the third.
+    t.answers['GET /api/conversations/c1/events/count'] = 2;
+    await t.session.send('change a.txt');
+    expect(t.warnings).toEqual([]);
+    expect(seen).toEqual([['before message 3 of conversation c1']]);
+    expect(file()).toBe('agent1\n');
+
+    // The history as the stream replays it: two earlier user messages, then this one.
+    const user = (id: string, text: string) => ({ kind: 'MessageEvent', id, source: 'user', llm_message: { role: 'user', content: [{ type: 'text', text }] } });
+    t.sockets[0].emit(user('u1', 'first'));
+    t.sockets[0].emit({ kind: 'MessageEvent', id: 'a1', source: 'agent', llm_message: { role: 'assistant', content: [{ type: 'text', text: 'ok' }] } });
+    t.sockets[0].emit(user('u2', 'second'));
+    t.sockets[0].emit(user('u3', 'change a.txt'));
+    const third = t.session.items.find((i) => i.kind === 'message' && i.text === 'change a.txt')!;
+    expect(t.session.userMessageNumber(third.key)).toBe(3);
+    expect(t.session.userMessageNumber(t.session.items.find((i) => i.kind === 'message' && i.text === 'ok')!.key)).toBeUndefined();
+
+    const picks: string[][] = [];
+    const ui: RevertUi = {
+      pick: async (plan) => { picks.push(plan.changes.map((c) => c.path)); return 'apply'; },
+      diff: async () => undefined,
+      info: async () => undefined,
+      error: (m) => { throw new Error(m); },
+    };
+    const outcome = await revertToBefore(executor, ui, 'c1', t.session.userMessageNumber(third.key)!, 'change a.txt', () => [], () => undefined);
+    expect(picks).toEqual([['a.txt']]);
+    expect(outcome?.note).toContain('Files reverted to before message 3');
+    expect(file()).toBe('before\n');
+  });
+
+  it('first message: the checkpoint (message 1) is taken once the executor serves the new conversation, before the agent runs', async () => {
+    const seen: string[][] = [];
+    const t = setup({ executor, onRequest: agentAnswers(seen) });
+    await t.session.open();
+    await t.session.send('start');
+    const id = t.session.currentConversationId!;
+    expect(t.warnings).toEqual([]);
+    expect(seen).toEqual([[`before message 1 of conversation ${id}`]]);
+    expect(file()).toBe('agent1\n');
+  });
+
+  it('first message of a conversation created empty ("New conversation"): the same', async () => {
+    const seen: string[][] = [];
+    const t = setup({ executor, onRequest: agentAnswers(seen) });
+    await t.session.open();
+    const id = await t.session.newConversation();
+    t.sockets[0].open();
+    t.answers[`GET /api/conversations/${id}/events/count`] = 0;
+    await t.session.send('start');
+    expect(t.warnings).toEqual([]);
+    expect(seen).toEqual([[`before message 1 of conversation ${id}`]]);
+    const posts = t.requests.filter((r) => r.method === 'POST').map((r) => [new URL(r.url).pathname, (r.body as { run?: boolean } | undefined)?.run]);
+    expect(posts).toEqual([['/api/conversations', undefined], [`/api/conversations/${id}/events`, false], [`/api/conversations/${id}/run`, undefined]]);
+  });
+
+  it('a failing checkpoint is logged and the message is still sent', async () => {
+    const failing: CheckpointExecutor = { execute: async () => { throw new Error('the executor is not running'); } };
+    const t = setup({ executor: failing });
+    await t.session.open();
+    await t.session.switchTo('c1');
+    t.sockets[0].open();
+    t.answers['GET /api/conversations/c1/events/count'] = 1;
+    await t.session.send('hello');
+    expect(t.warnings).toEqual(['no checkpoint before message 2 of conversation c1: the executor is not running; the message is sent without one (it cannot be reverted)']);
+    expect(t.requests.filter((r) => r.method === 'POST').map((r) => [r.url, r.body])).toEqual([['http://127.0.0.1:8000/api/conversations/c1/events', { role: 'user', content: [{ type: 'text', text: 'hello' }], run: true }]]);
   });
 });

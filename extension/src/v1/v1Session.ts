@@ -2,13 +2,18 @@ import { randomUUID } from 'crypto';
 import type { EditReviewer, ExecutorPort, SecretStore, StateStore } from '../chatSession';
 import { AGENT_STATE_LABELS, EventModel } from '../eventModel';
 import { problemOf, serverProblemOf, type Fix } from '../fixes';
+import { messageIdOfKey, messageLabel, runCheckpoint, type CheckpointExecutor } from '../revert';
 import { ServerError, type FetchLike } from '../serverClient';
 import type { ChatItem, ConversationSummary, HostToView, Problem, TabStatus } from '../webview/protocol';
 import { AgentServerClient, EventStream, type AgentServerEndpoint, type ConfirmationMode, type SocketFactory, type V1Event } from './agentServerClient';
 import { V1EventAdapter } from './v1Events';
 
-/** The executor as the V1 tab drives it: serve a conversation, and let one go. */
-export interface V1ExecutorPort extends ExecutorPort {
+/**
+ * The executor as the V1 tab drives it: serve a conversation, let one go, and run the checkpoint
+ * actions itself (the V1 tools never see the user's messages: the tab takes the checkpoint
+ * before each one, docs/checkpoints.md).
+ */
+export interface V1ExecutorPort extends ExecutorPort, CheckpointExecutor {
   /** Stops serving `conversationId` if this window serves it (the conversation was deleted). */
   release(conversationId: string): Promise<void>;
 }
@@ -25,6 +30,8 @@ export interface V1SessionDeps {
   post: (message: HostToView) => void;
   log: { info(m: string): void; warn(m: string): void; error(m: string): void };
   workspaceRoot: () => string | undefined;
+  /** Every folder of the window (a multi-root workspace): the tab names the folder of each path. */
+  workspaceFolders?: () => readonly string[];
   confirmation: () => ConfirmationMode;
   /** This window's IDE tools as an MCP server entry for the agent (undefined when not served). */
   ideTools?: () => Promise<{ url: string; headers: Record<string, string> } | undefined>;
@@ -33,6 +40,8 @@ export interface V1SessionDeps {
   socketFactory?: SocketFactory;
 }
 
+// The first message's request holds until the executor attached (the tools wait for it there).
+const FIRST_MESSAGE_TIMEOUT_MS = 15 * 60 * 1000;
 const CURRENT_KEY = (server: string) => `openhands.v1.conversation:${server}`;
 const LLM_MODEL_KEY = 'openhands.v1.llm';
 const LLM_SECRET = 'openhands.v1.llmApiKey';
@@ -66,9 +75,11 @@ export class V1Session {
   private editReviewer: EditReviewer | undefined;
   private review: { key: string; abort: AbortController; shown: boolean } | undefined;
   private generation = 0;
+  /** The executor's move to the conversation shown: resolves true once it serves it. */
+  private serving: Promise<boolean> | undefined;
 
   constructor(private readonly deps: V1SessionDeps) {
-    this.model = new EventModel(deps.workspaceRoot());
+    this.model = new EventModel(deps.workspaceFolders?.() ?? deps.workspaceRoot());
   }
 
   /** Shows a line of this window's own in the conversation `id` (if it is still the one shown). */
@@ -139,7 +150,7 @@ export class V1Session {
   }
 
   private resetModel(): void {
-    this.model = new EventModel(this.deps.workspaceRoot());
+    this.model = new EventModel(this.deps.workspaceFolders?.() ?? this.deps.workspaceRoot());
     this.adapter = new V1EventAdapter();
     this.answered = undefined;
     this.withdrawReview();
@@ -157,7 +168,7 @@ export class V1Session {
     await this.deps.state.update(CURRENT_KEY(client.baseUrl), id);
     this.deps.post({ type: 'reset', conversationId: id, items: [] });
     this.publish();
-    this.followWithExecutor(id);
+    this.serving = this.followWithExecutor(id);
     this.join(client, id);
   }
 
@@ -185,21 +196,26 @@ export class V1Session {
     await this.deps.state.update(CURRENT_KEY(client.baseUrl), id);
     this.deps.post({ type: 'reset', conversationId: id, items: [] });
     this.publish();
+    const llm = this.llm;
     const apiKey = (await this.deps.secrets.get(LLM_SECRET)) || undefined;
     const ide = await this.deps.ideTools?.().catch(() => undefined);
-    const creating = client.startConversation({
-      conversationId: id,
-      workingDir: root,
-      llm: { model: this.llm.model, baseUrl: this.llm.baseUrl || undefined, apiKey },
-      confirmation: this.deps.confirmation(),
-      mcpServers: ide ? { vscode: { url: ide.url, transport: 'http', headers: ide.headers } } : undefined,
-      firstMessage,
-    });
+    // Created without its first message (`initial_message` would start the agent before the
+    // checkpoint could be taken): `postMessage` posts it.
+    const creating = (async () => {
+      await client.startConversation({
+        conversationId: id,
+        workingDir: root,
+        llm: { model: llm.model, baseUrl: llm.baseUrl || undefined, apiKey },
+        confirmation: this.deps.confirmation(),
+        mcpServers: ide ? { vscode: { url: ide.url, transport: 'http', headers: ide.headers } } : undefined,
+      });
+      this.deps.log.info(`created V1 conversation ${id} on ${client.baseUrl}`);
+      if (firstMessage !== undefined) await this.postMessage(client, id, firstMessage, 1);
+    })();
     this.starting = creating;
-    this.followWithExecutor(id);
+    this.serving = this.followWithExecutor(id);
     try {
       await creating;
-      this.deps.log.info(`created V1 conversation ${id} on ${client.baseUrl}`);
     } catch (e) {
       if (this.conversationId === id) this.serverProblem(e);
       this.publish();
@@ -223,7 +239,17 @@ export class V1Session {
       if (!this.conversationId) {
         await this.newConversation(message);
       } else {
-        await this.client!.sendMessage(this.conversationId, message);
+        const id = this.conversationId;
+        const client = this.client!;
+        const number = await client.userMessageCount(id).then(
+          (n) => n + 1,
+          (e: Error) => {
+            this.deps.log.warn(`no checkpoint before the next message of conversation ${id}: its user messages could not be counted (${e.message}); the message is sent without one (it cannot be reverted)`);
+            return undefined;
+          },
+        );
+        if (number === undefined) await client.sendMessage(id, message);
+        else await this.postMessage(client, id, message, number);
       }
       this.problems.delete('send');
       this.deps.post({ type: 'sent' });
@@ -360,14 +386,57 @@ export class V1Session {
     this.publish();
   }
 
-  private followWithExecutor(id: string): void {
-    this.deps.executor.retarget(id).then(
+  /** The executor serves `id` from now on; resolves true once it does, false when it could not. */
+  private followWithExecutor(id: string): Promise<boolean> {
+    return this.deps.executor.retarget(id).then(
       () => {
         this.problems.delete('executor');
         this.publish();
+        return true;
       },
-      (e: Error) => this.deps.log.warn(`the executor could not serve ${id}: ${e.message}`),
+      (e: Error) => {
+        this.deps.log.warn(`the executor could not serve ${id}: ${e.message}`);
+        return false;
+      },
     );
+  }
+
+  /**
+   * Posts user message `number` of conversation `id` (its number among the conversation's user
+   * messages: the agent-server gives the message its id only once stored) with the checkpoint
+   * before it, taken by this window's executor so that nothing the agent does in answer can
+   * precede it (docs/checkpoints.md). Later messages: the checkpoint, then the message. The first
+   * one: V1 creates the conversation's tools with it, and the executor can attach only then, so it
+   * is posted with `run: false` (the tools wait for the executor inside that request), the
+   * checkpoint is taken once the executor serves the conversation, and then the agent runs.
+   */
+  private async postMessage(client: AgentServerClient, id: string, text: string, number: number): Promise<void> {
+    if (number > 1) {
+      await this.checkpointBefore(id, number);
+      await client.sendMessage(id, text);
+      return;
+    }
+    await client.sendMessage(id, text, false, FIRST_MESSAGE_TIMEOUT_MS);
+    await this.checkpointBefore(id, number, this.serving);
+    await client.run(id);
+  }
+
+  /** The checkpoint labelled for message `number`; a failure is logged and the message goes out without one. */
+  private async checkpointBefore(id: string, number: number, serving?: Promise<boolean>): Promise<void> {
+    const label = messageLabel(id, number);
+    try {
+      if (serving && !(await serving)) throw new Error('the executor does not serve the conversation');
+      const taken = await runCheckpoint<{ id: number }>(this.deps.executor, 'take', { label });
+      this.deps.log.info(`checkpoint ${taken?.id} taken ${label}`);
+    } catch (e) {
+      this.deps.log.warn(`no checkpoint ${label}: ${(e as Error)?.message ?? e}; the message is sent without one (it cannot be reverted)`);
+    }
+  }
+
+  /** The number of the user message shown as item `key` (its checkpoint's key), else undefined. */
+  userMessageNumber(key: string): number | undefined {
+    const eventId = messageIdOfKey(key);
+    return eventId === undefined ? undefined : this.adapter.userMessageNumber(eventId);
   }
 
   private join(client: AgentServerClient, id: string): void {

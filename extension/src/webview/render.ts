@@ -120,7 +120,8 @@ export function renderItem(doc: Doc, item: ChatItem): HTMLElement {
       const body = el(doc, 'div', 'md');
       body.append(renderMarkdown(doc, item.text));
       root.append(body);
-      // A message from the server's stream (key `e<id>`): the runtime took a checkpoint before it.
+      // A message from the server's stream (key `e<id>`): a checkpoint was taken before it (V0: the
+      // runtime; V1: the tab, before posting it).
       if (item.role === 'user' && /^e\d+$/.test(item.key)) {
         const revert = el(doc, 'button', 'link secondary revert', 'Revert files to before this');
         revert.dataset.revert = item.key;

@@ -67,6 +67,7 @@ from openhands_vscode_runtime.ide_tools import IdeToolsEndpoint
 from openhands_vscode_runtime.channel import Channel
 from openhands_vscode_runtime.hub import NAMESPACE, ExecutorHub
 from openhands_vscode_runtime.runtime_mcp import RuntimeMcp
+from openhands_vscode_runtime.workspace_folders import folders_sentence
 from openhands_vscode_runtime.settings import RuntimeSettings
 
 # How much longer than an action's hard timeout the runtime waits for the executor's reply.
@@ -561,12 +562,8 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
                 "You are working directly on the user's machine: the environment is usually "
                 'already set up.'
             )
-        # A multi-root workspace: every folder is named, so the agent does not assume the first
-        # one is all there is (docs/checkpoints.md, multi-root).
-        listed = ', '.join(others)
+        # A multi-root workspace (docs/multi-root.md): the sentence V1's terminal tool says too.
         return (
-            f'The workspace open in the user\'s VS Code has {len(others) + 1} folders: {ws} and '
-            f'{listed}. The shell starts in the first one, {ws}; use absolute paths (or cd) for '
-            'the others. Files in any of these folders are part of the task. You are working '
-            "directly on the user's machine: the environment is usually already set up."
+            f'{folders_sentence(ws, others)} You are working directly on the user\'s machine: the '
+            'environment is usually already set up.'
         )

@@ -273,7 +273,8 @@ class ScriptedLLM:
             'response': message,
         }
         with self._lock:
-            self.requests.append({**entry, 'messages': messages})
+            # The tools as the LLM got them (their descriptions: tests/v1/test_multi_root.py).
+            self.requests.append({**entry, 'messages': messages, 'tools': request.get('tools') or []})
             if self.log_path is not None:
                 with self.log_path.open('a') as f:
                     f.write(json.dumps(entry) + '\n')

@@ -213,6 +213,33 @@ exports.run = async () => {
       await assertScriptFollowed(LLM);
     });
 
+    await test('"Revert files to before this" on a V1 message: what the agent changed with bash and with its editor is as before the message', async () => {
+      const convB = api.conversation.status.conversationId;
+      const marks = path.join(root, 'marks.txt');
+      const notesB = path.join(root, 'notes-B.txt');
+      const shellB = path.join(root, 'shell-parent-B.txt');
+      // What conversation B's one message led to: a line appended and a file created by its bash, an edit.
+      const marksBefore = 'marks:\nmark A\n';
+      assert(fs.readFileSync(marks, 'utf8') === `${marksBefore}mark B\n` && fs.existsSync(shellB), `marks.txt ${JSON.stringify(fs.readFileSync(marks, 'utf8'))}`);
+      await vscode.commands.executeCommand('openhands.view.focus');
+      await act('webview-click', '.msg.user button.revert');
+      // The list of files opens; its first entry applies the revert (what Enter does), pressed
+      // until the files are back (accepting before the list shows does nothing).
+      await waitFor('the revert to restore marks.txt', async () => {
+        await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+        return fs.readFileSync(marks, 'utf8') === marksBefore;
+      }, 60000, 500);
+      assert(!fs.existsSync(shellB), 'shell-parent-B.txt (created by the agent after the message) is still there');
+      assert(fs.readFileSync(notesB, 'utf8') === 'draft notes of B\n', `notes-B.txt ${JSON.stringify(fs.readFileSync(notesB, 'utf8'))}`);
+      // Conversation A's files (from before B's message) are untouched, in the open editor too.
+      assert(fs.readFileSync(path.join(root, 'notes-A.txt'), 'utf8') === 'final notes of A\n' && docA.getText() === 'final notes of A\n', 'notes-A.txt changed');
+      const line = await waitFor('the revert line in the conversation', () => item(api, (i) => i.kind === 'status' && /^Files reverted to before message 1 /.test(i.text)), 10000, 200);
+      assert(api.conversation.status.conversationId === convB && /3 change\(s\) applied/.test(line.text), `revert line ${JSON.stringify(line.text)}`);
+      await waitFor('the revert line in the tab', async () => (await tabText()).includes('Files reverted to before message 1'), 20000, 500);
+      // The undo is offered in the notification; the conversation goes on from here.
+      await vscode.commands.executeCommand('notifications.clearAll');
+    });
+
     await test('confirmation (AlwaysConfirm): Confirm runs the command; a proposed edit shows as a diff before it is written; Reject leaves the file; Delete releases the executor', async () => {
       await vscode.workspace.getConfiguration('openhands').update('v1.confirmation', 'always', vscode.ConfigurationTarget.Global);
       const convC = await newConversation(api, api.conversation.status.conversationId);

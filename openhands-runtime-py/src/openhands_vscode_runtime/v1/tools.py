@@ -36,6 +36,7 @@ from openhands_vscode_runtime.v1.connection import (
     release,
 )
 from openhands_vscode_runtime.v1.replies import V1Reply
+from openhands_vscode_runtime.workspace_folders import folders_sentence, other_folders
 
 if TYPE_CHECKING:
     from openhands.sdk.conversation import LocalConversation
@@ -208,7 +209,8 @@ class VsCodeTerminalTool(TerminalTool):
     ) -> list[VsCodeTerminalTool]:
         conn = acquire(str(conv_state.id), conv_state.workspace.working_dir,
                        no_change_timeout=no_change_timeout_seconds)
-        return list(super().create(conv_state, executor=VsCodeTerminalExecutor(conn)))
+        tools = list(super().create(conv_state, executor=VsCodeTerminalExecutor(conn)))
+        return [_with_workspace_folders(t, conn) for t in tools]
 
 
 class VsCodeFileEditorTool(FileEditorTool):
@@ -223,6 +225,19 @@ class VsCodeFileEditorTool(FileEditorTool):
         for tool in tools:
             _drop_unused_history_folder(tool.executor)
         return [t.set_executor(VsCodeFileEditorExecutor(conn)) for t in tools]
+
+
+def _with_workspace_folders(tool: VsCodeTerminalTool, conn: ExecutorConnection) -> VsCodeTerminalTool:
+    """A multi-root workspace (the executor's `auth.roots`): the description names every folder
+    and says where the shell starts. The tool's description is the one place of V1 that our tools
+    own and the LLM reads with every request: the system prompt and its suffix belong to whoever
+    creates the conversation (`agent.agent_context`), and an observation is seen only after a first
+    command. With one folder the description stays V1's own."""
+    first = conn.channel.workspace or conn.workspace
+    others = other_folders(conn.channel.roots, first)
+    if not others:
+        return tool
+    return tool.model_copy(update={'description': f'{tool.description}\n\n{folders_sentence(first, others)}'})
 
 
 def _drop_unused_history_folder(replaced: object) -> None:
