@@ -1,4 +1,5 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -135,6 +136,23 @@ describe('revert to before a user message (real executor)', () => {
 });
 
 describe('revert helpers', () => {
+  it('writes the checkpoint label exactly as the Python runtime does (one format, two languages)', () => {
+    // V0 labels its checkpoints in Python (VsCodeRuntime) and the tab finds them by this label;
+    // checkpoints.py needs nothing beyond the standard library, so it is loaded on its own.
+    const module = path.join(__dirname, '..', '..', 'openhands-runtime-py', 'src', 'openhands_vscode_runtime', 'checkpoints.py');
+    const script = [
+      'import importlib.util, json, sys',
+      `spec = importlib.util.spec_from_file_location('checkpoints', ${JSON.stringify(module)})`,
+      'm = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)',
+      "print(json.dumps([m.message_label('conv-7f', 12), m.parse_message_label(sys.argv[1])]))",
+    ].join('\n');
+    const run = spawnSync('python3', ['-c', script, messageLabel('conv-ts', 3)], { encoding: 'utf8', env: { ...process.env, PYENV_VERSION: 'system' } });
+    expect(run.status, run.stderr).toBe(0);
+    const [pythonLabel, parsedByPython] = JSON.parse(run.stdout) as [string, [string, number] | null];
+    expect(pythonLabel).toBe(messageLabel('conv-7f', 12));
+    expect(parsedByPython).toEqual(['conv-ts', 3]);
+  });
+
   it('reads the message id from an item key', () => {
     expect(messageIdOfKey('e12')).toBe(12);
     expect(messageIdOfKey('x3')).toBeUndefined();
