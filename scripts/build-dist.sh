@@ -15,7 +15,7 @@ REPO="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${1:-$REPO/dist}"
 mkdir -p "$OUT" && OUT="$(cd "$OUT" && pwd)"
 rm -f "$OUT"/*.whl "$OUT"/*.tar.gz "$OUT"/*.tgz "$OUT"/*.vsix
-CROSS_TARGETS="aarch64-unknown-linux-gnu aarch64-apple-darwin"
+CROSS_TARGETS="aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-apple-darwin x86_64-apple-darwin"
 TARGETS="${OH_DIST_TARGETS-$CROSS_TARGETS}"
 if [ -n "$(git -C "$REPO" status --porcelain -- crates Cargo.lock openhands-runtime-py npm extension)" ]; then
   echo "build-dist: WARNING: uncommitted changes are not in the artifacts (they build from HEAD)" >&2
@@ -38,9 +38,12 @@ elif [ ! -f "$ADDON" ] || [ "$(cat "$ADDON_DIR/out/SOURCE" 2>/dev/null)" != "$ke
 fi
 
 # The other targets: wheel tag and VS Code target of each (the glibc floor of linux-arm64 is
-# bookworm's aarch64 gcc toolchain's: tests/cross/run.sh checks it).
-declare -A WHEEL_TAG=([aarch64-unknown-linux-gnu]=manylinux_2_34_aarch64 [aarch64-apple-darwin]=macosx_11_0_arm64)
-declare -A VSCODE_TARGET=([aarch64-unknown-linux-gnu]=linux-arm64 [aarch64-apple-darwin]=darwin-arm64)
+# bookworm's aarch64 gcc toolchain's: tests/cross/run.sh checks it; the musl executor is static,
+# zig's musl 1.2; the macOS minimums are build-cross.sh's MACOSX_DEPLOYMENT_TARGET).
+declare -A WHEEL_TAG=([aarch64-unknown-linux-gnu]=manylinux_2_34_aarch64 [x86_64-unknown-linux-musl]=musllinux_1_2_x86_64
+  [aarch64-apple-darwin]=macosx_11_0_arm64 [x86_64-apple-darwin]=macosx_10_15_x86_64)
+declare -A VSCODE_TARGET=([aarch64-unknown-linux-gnu]=linux-arm64 [x86_64-unknown-linux-musl]=alpine-x64
+  [aarch64-apple-darwin]=darwin-arm64 [x86_64-apple-darwin]=darwin-x64)
 EXTRA_ADDONS=() EXTRA_VSIX=()
 for t in $TARGETS; do
   [ -n "${WHEEL_TAG[$t]:-}" ] || { echo "build-dist: no packaging for target $t" >&2; exit 2; }
