@@ -7,7 +7,7 @@
 #   scripts/build-cross.sh TRIPLE     # prints the output folder on the last line:
 #     <out>/openhands-vscode-executor                       the headless executor
 #     <out>/openhands-vscode-executor.<napi-platform>.node  the addon
-#     <out>/PLATFORM                                        the napi platform name (linux-arm64-gnu, ...)
+#     <out>/PLATFORM                                        the napi platform name (linux-arm64-gnu, linux-x64-musl, darwin-arm64, darwin-x64)
 #
 # The compiler is Debian's rustc-web (scripts/setup-cross.sh): rustup's servers, which serve the
 # prebuilt standard library of other targets, are not reachable from every build machine, so
@@ -15,9 +15,10 @@
 # TLS (the Socket.IO client's native-tls): OpenSSL, linked statically (`vendored-openssl`), on
 # Linux; Security.framework on macOS (the system's, nothing to bundle).
 # Linkers: Debian's aarch64 gcc (glibc 2.36 of bookworm) for linux-arm64; zig (PyPI ziglang,
-# through cargo-zigbuild) for macOS, linked without an Apple SDK: scripts/macos-stubs/ holds text
-# stubs of the frameworks the -sys crates link (scripts/macos-framework-stubs.py writes them from
-# Cargo.lock; this script refuses stale ones).
+# through cargo-zigbuild) for linux-x64 musl (zig's own musl; the executor static) and for macOS,
+# linked without an Apple SDK: scripts/macos-stubs/ holds text stubs of the frameworks the -sys
+# crates link (scripts/macos-framework-stubs.py writes them from Cargo.lock; this script refuses
+# stale ones).
 # Cached in $HOME/.cache/openhands-vscode-runtime/dist-<triple>, keyed by the committed crates/,
 # Cargo.lock and Cargo.toml (scripts/addon-key.sh), the compiler's version and the recipe below
 # (flags, features, linker and tool versions).
