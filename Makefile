@@ -78,7 +78,9 @@ test-conformance: deps-python deps-node
 
 # The other targets (scripts/build-cross.sh), tested where this machine runs them: linux-arm64
 # under qemu-user (a conformance subset, the node suite's CLI, execute and connect cases with an
-# arm64 Node). scripts/setup-cross.sh installs the toolchains (Debian rustc-web, aarch64 gcc, qemu).
+# arm64 Node), the static linux-x64 musl executor natively (the same subset and CLI cases), macOS
+# arm64 and x86_64 statically. scripts/setup-cross.sh installs the Debian toolchains (rustc-web,
+# aarch64 gcc, qemu); build-cross.sh installs zig (PyPI) for musl and macOS.
 test-cross: deps-python deps-node
 	tests/cross/run.sh
 

@@ -7,7 +7,7 @@
 #   scripts/build-cross.sh TRIPLE     # prints the output folder on the last line:
 #     <out>/openhands-vscode-executor                       the headless executor
 #     <out>/openhands-vscode-executor.<napi-platform>.node  the addon
-#     <out>/PLATFORM                                        the napi platform name (linux-arm64-gnu, ...)
+#     <out>/PLATFORM                                        the napi platform name (linux-arm64-gnu, linux-x64-musl, darwin-arm64, darwin-x64)
 #
 # The compiler is Debian's rustc-web (scripts/setup-cross.sh): rustup's servers, which serve the
 # prebuilt standard library of other targets, are not reachable from every build machine, so
@@ -15,15 +15,17 @@
 # TLS (the Socket.IO client's native-tls): OpenSSL, linked statically (`vendored-openssl`), on
 # Linux; Security.framework on macOS (the system's, nothing to bundle).
 # Linkers: Debian's aarch64 gcc (glibc 2.36 of bookworm) for linux-arm64; zig (PyPI ziglang,
-# through cargo-zigbuild) for macOS, linked without an Apple SDK: scripts/macos-stubs/ holds text
-# stubs of the frameworks the -sys crates link (scripts/macos-framework-stubs.py writes them from
-# Cargo.lock; this script refuses stale ones).
+# through cargo-zigbuild) for linux-x64 musl (zig's own musl; the executor static) and for macOS,
+# linked without an Apple SDK: scripts/macos-stubs/ holds text stubs of the frameworks the -sys
+# crates link (scripts/macos-framework-stubs.py writes them from Cargo.lock; this script refuses
+# stale ones).
 # Cached in $HOME/.cache/openhands-vscode-runtime/dist-<triple>, keyed by the committed crates/,
 # Cargo.lock and Cargo.toml (scripts/addon-key.sh), the compiler's version and the recipe below
 # (flags, features, linker and tool versions).
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 TRIPLE="$1"
+MACOS= ADDON_RUSTFLAGS=
 "$REPO/scripts/setup-cross.sh"
 RUSTC=/usr/bin/rustc CARGO=/usr/bin/cargo
 DIR="${OH_CROSS_CACHE:-$HOME/.cache/openhands-vscode-runtime}/dist-$TRIPLE"
@@ -42,9 +44,20 @@ case "$TRIPLE" in
     PLATFORM=linux-arm64-gnu TOOL=cargo FEATURES=$LINUX_FEATURES LIB=liboh_node.so
     export "CARGO_TARGET_${U}_LINKER=aarch64-linux-gnu-gcc" "CC_$u=aarch64-linux-gnu-gcc" "AR_$u=aarch64-linux-gnu-ar"
     RECIPE="linker=aarch64-linux-gnu-gcc-$(aarch64-linux-gnu-gcc -dumpfullversion)" ;;
+  x86_64-unknown-linux-musl)
+    # zig links against its own musl and C runtime objects (`link-self-contained=no`: the
+    # self-contained ones rustup ships with this target are not in Debian's sysroot) and its own
+    # LLVM libunwind (std's `-lunwind`); zig cc also compiles the vendored OpenSSL.
+    # The executor is static (crt-static, the target's default). A cdylib needs the shared C
+    # library (`-crt-static`), and that flag changes how std itself is built: the addon is a
+    # second build in a target dir of its own (ADDON_RUSTFLAGS).
+    PLATFORM=linux-x64-musl TOOL=zigbuild FEATURES=$LINUX_FEATURES LIB=liboh_node.so
+    RUSTFLAGS="$RUSTFLAGS -C link-self-contained=no"
+    ADDON_RUSTFLAGS="$RUSTFLAGS -C target-feature=-crt-static"
+    RECIPE="zig=$ZIG_VERSION cargo-zigbuild=$ZIGBUILD_VERSION addon=-crt-static" ;;
   aarch64-apple-darwin|x86_64-apple-darwin)
     if [ "$TRIPLE" = aarch64-apple-darwin ]; then PLATFORM=darwin-arm64 MIN=11.0; else PLATFORM=darwin-x64 MIN=10.15; fi
-    TOOL=zigbuild FEATURES= LIB=liboh_node.dylib
+    TOOL=zigbuild FEATURES= LIB=liboh_node.dylib MACOS=1
     export MACOSX_DEPLOYMENT_TARGET=$MIN
     STUBS="$REPO/scripts/macos-stubs"
     RUSTFLAGS="$RUSTFLAGS -C link-arg=-F$STUBS"
@@ -65,7 +78,7 @@ mkdir -p "$DIR"
 rm -rf "$DIR/src" "$OUT" && mkdir -p "$DIR/src" "$OUT"
 (cd "$REPO" && git archive "$COMMIT" -- crates Cargo.toml Cargo.lock) | tar -x -C "$DIR/src"
 export RUSTC RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$DIR/target" RUSTFLAGS "CFLAGS_$u=$CFLAGS_T"
-if [ "$TOOL" = zigbuild ]; then
+if [ -n "$MACOS" ]; then
   # The framework stubs must list what the -sys crates of this Cargo.lock declare.
   (cd "$DIR/src" && "$CARGO" fetch --locked -q)
   rm -rf "$DIR/stubs-check"
@@ -77,21 +90,35 @@ if [ "$TOOL" = zigbuild ]; then
 fi
 echo "build-cross: building $TRIPLE from commit $(git -C "$REPO" rev-parse --short "$COMMIT")" >&2
 # `-Zbuild-std` alone: a list (std,panic_abort) makes cargo reject the features it passes to std.
-ARGS=(--release --locked -Zbuild-std --target "$TRIPLE" -p oh-headless -p oh-node)
-[ -n "$FEATURES" ] && ARGS+=(--features "$FEATURES")
-if [ "$TOOL" = zigbuild ]; then
-  # cargo-zigbuild runs the `cargo` it finds first: Debian's (/usr/bin), not rustup's shim.
-  # rustc strips macOS binaries with `rust-objcopy` (rustup's llvm-tools; Debian's rustc has
-  # none): LLVM's objcopy of Debian's llvm-14 under that name.
-  mkdir -p "$DIR/bin" && ln -sf /usr/lib/llvm-14/bin/llvm-objcopy "$DIR/bin/rust-objcopy"
-  (cd "$DIR/src" && PATH="$DIR/bin:$ZIGTOOLS/bin:/usr/bin:$PATH" "$ZIGTOOLS/bin/cargo-zigbuild" zigbuild "${ARGS[@]}" >&2)
+ARGS=(--release --locked -Zbuild-std --target "$TRIPLE")
+cargo_build() {  # cargo_build PACKAGE...: with those of FEATURES that belong to the packages
+  local pkgs=() feats=() p f
+  for p in "$@"; do
+    pkgs+=(-p "$p")
+    for f in ${FEATURES//,/ }; do [ "${f%%/*}" = "$p" ] && feats+=("$f"); done
+  done
+  [ ${#feats[@]} -gt 0 ] && pkgs+=(--features "$(IFS=,; echo "${feats[*]}")")
+  if [ "$TOOL" = zigbuild ]; then
+    # cargo-zigbuild runs the `cargo` it finds first: Debian's (/usr/bin), not rustup's shim.
+    # rustc strips macOS binaries with `rust-objcopy` (rustup's llvm-tools; Debian's rustc has
+    # none): LLVM's objcopy of Debian's llvm-14 under that name.
+    mkdir -p "$DIR/bin" && ln -sf /usr/lib/llvm-14/bin/llvm-objcopy "$DIR/bin/rust-objcopy"
+    (cd "$DIR/src" && PATH="$DIR/bin:$ZIGTOOLS/bin:/usr/bin:$PATH" "$ZIGTOOLS/bin/cargo-zigbuild" zigbuild "${ARGS[@]}" "${pkgs[@]}" >&2)
+  else
+    (cd "$DIR/src" && "$CARGO" build "${ARGS[@]}" "${pkgs[@]}" >&2)
+  fi
+}
+if [ -z "$ADDON_RUSTFLAGS" ]; then
+  cargo_build oh-headless oh-node
+  A="$DIR/target/$TRIPLE/release"
 else
-  (cd "$DIR/src" && "$CARGO" build "${ARGS[@]}" >&2)
+  cargo_build oh-headless
+  CARGO_TARGET_DIR="$DIR/target-addon" RUSTFLAGS="$ADDON_RUSTFLAGS" cargo_build oh-node
+  A="$DIR/target-addon/$TRIPLE/release"
 fi
-R="$DIR/target/$TRIPLE/release"
-cp "$R/openhands-vscode-executor" "$OUT/openhands-vscode-executor"
-cp "$R/$LIB" "$OUT/openhands-vscode-executor.$PLATFORM.node"
-if [ "$TOOL" = zigbuild ]; then
+cp "$DIR/target/$TRIPLE/release/openhands-vscode-executor" "$OUT/openhands-vscode-executor"
+cp "$A/$LIB" "$OUT/openhands-vscode-executor.$PLATFORM.node"
+if [ -n "$MACOS" ]; then
   # The linker leaves the build's paths in the files: the debug map (STABS naming the objects it
   # linked) and, in the addon, the install name (the path it was linked at). LLVM's tools remove
   # them and re-sign (the ad-hoc signature covers the whole file: tests/cross/check-macho.py

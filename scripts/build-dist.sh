@@ -5,7 +5,10 @@
 #   openhands-tab-<v>-linux-x64.vsix
 # and for each other target of OH_DIST_TARGETS (default: all of CROSS_TARGETS below; "" for
 # linux-x64 only), built by scripts/build-cross.sh: a platform wheel (scripts/retag-wheel.py),
-# the napi-rs platform npm package and the VSIX of that VS Code target.
+# the napi-rs platform npm package and the VSIX of that VS Code target: manylinux_2_34_aarch64 /
+# linux-arm64, musllinux_1_2_x86_64 / alpine-x64, macosx_11_0_arm64 / darwin-arm64,
+# macosx_10_15_x86_64 / darwin-x64 (17 files in all). Warm caches: about 40 s; each cold cross
+# target: 4-11 min on 2 cores (tests/cross/README.md).
 # The portable builds (wheel: scripts/build-wheel.sh; addon: extension/scripts/build-portable-addon.sh)
 # are cached by source tree hash. OH_ADDON_CROSS_DIR selects another addon cache (a branch that
 # changes crates/ must not rebuild the shared one); a new one is seeded from the shared one.
@@ -15,7 +18,7 @@ REPO="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${1:-$REPO/dist}"
 mkdir -p "$OUT" && OUT="$(cd "$OUT" && pwd)"
 rm -f "$OUT"/*.whl "$OUT"/*.tar.gz "$OUT"/*.tgz "$OUT"/*.vsix
-CROSS_TARGETS="aarch64-unknown-linux-gnu aarch64-apple-darwin"
+CROSS_TARGETS="aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-apple-darwin x86_64-apple-darwin"
 TARGETS="${OH_DIST_TARGETS-$CROSS_TARGETS}"
 if [ -n "$(git -C "$REPO" status --porcelain -- crates Cargo.lock openhands-runtime-py npm extension)" ]; then
   echo "build-dist: WARNING: uncommitted changes are not in the artifacts (they build from HEAD)" >&2
@@ -38,9 +41,12 @@ elif [ ! -f "$ADDON" ] || [ "$(cat "$ADDON_DIR/out/SOURCE" 2>/dev/null)" != "$ke
 fi
 
 # The other targets: wheel tag and VS Code target of each (the glibc floor of linux-arm64 is
-# bookworm's aarch64 gcc toolchain's: tests/cross/run.sh checks it).
-declare -A WHEEL_TAG=([aarch64-unknown-linux-gnu]=manylinux_2_34_aarch64 [aarch64-apple-darwin]=macosx_11_0_arm64)
-declare -A VSCODE_TARGET=([aarch64-unknown-linux-gnu]=linux-arm64 [aarch64-apple-darwin]=darwin-arm64)
+# bookworm's aarch64 gcc toolchain's: tests/cross/run.sh checks it; the musl executor is static,
+# zig's musl 1.2; the macOS minimums are build-cross.sh's MACOSX_DEPLOYMENT_TARGET).
+declare -A WHEEL_TAG=([aarch64-unknown-linux-gnu]=manylinux_2_34_aarch64 [x86_64-unknown-linux-musl]=musllinux_1_2_x86_64
+  [aarch64-apple-darwin]=macosx_11_0_arm64 [x86_64-apple-darwin]=macosx_10_15_x86_64)
+declare -A VSCODE_TARGET=([aarch64-unknown-linux-gnu]=linux-arm64 [x86_64-unknown-linux-musl]=alpine-x64
+  [aarch64-apple-darwin]=darwin-arm64 [x86_64-apple-darwin]=darwin-x64)
 EXTRA_ADDONS=() EXTRA_VSIX=()
 for t in $TARGETS; do
   [ -n "${WHEEL_TAG[$t]:-}" ] || { echo "build-dist: no packaging for target $t" >&2; exit 2; }

@@ -34,8 +34,11 @@ describe('bootstrap', () => {
 
   it('names the built platforms and Remote - SSH on another platform', () => {
     const err = () => loadNative('/ext', { env: {}, exists: () => false, triple: 'freebsd-x64' });
-    expect(err).toThrow(/Binaries are built for linux-x64-gnu, linux-arm64-gnu, darwin-arm64: open the folder on one of them through Remote - SSH/);
-    expect(() => loadNative('/ext', { env: {}, exists: () => false, triple: 'linux-x64-gnu' })).toThrow(/Install the VSIX for your platform/);
+    expect(err).toThrow(/Binaries are built for linux-x64-gnu, linux-arm64-gnu, linux-x64-musl, darwin-arm64, darwin-x64: open the folder on one of them through Remote - SSH/);
+    // Every platform scripts/build-dist.sh packages a VSIX for (alpine-x64 and darwin-x64 among them).
+    for (const triple of ['linux-x64-gnu', 'linux-arm64-gnu', 'linux-x64-musl', 'darwin-arm64', 'darwin-x64']) {
+      expect(() => loadNative('/ext', { env: {}, exists: () => false, triple })).toThrow(/Install the VSIX for your platform/);
+    }
   });
 
   it('says clearly when the binary is missing', () => {

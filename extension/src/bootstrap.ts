@@ -12,7 +12,7 @@ export function isMusl(report: () => unknown = () => process.report?.getReport()
 }
 
 /** The platforms a VSIX is built for (scripts/build-dist.sh), as napi-rs names their binaries. */
-export const BUILT_PLATFORMS = ['linux-x64-gnu', 'linux-arm64-gnu', 'darwin-arm64'];
+export const BUILT_PLATFORMS = ['linux-x64-gnu', 'linux-arm64-gnu', 'linux-x64-musl', 'darwin-arm64', 'darwin-x64'];
 
 /** The addon's binary name for this platform, as napi-rs names it. */
 export function platformTriple(platform = process.platform, arch = process.arch, musl = platform === 'linux' && isMusl()): string {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Static checks of Linux cross-built artifacts (tests/cross/run.sh):
-#   tests/cross/check-elf.sh ARCH GLIBC_FLOOR FILE...    ARCH: aarch64 | x86_64; GLIBC_FLOOR: 2.NN or "static"
+#   tests/cross/check-elf.sh ARCH GLIBC_FLOOR FILE...    ARCH: aarch64 | x86_64; GLIBC_FLOOR: 2.NN,
+#                                                        "static", or "musl" (dynamic, musl's libc)
 # - the ELF machine is ARCH;
 # - the shared libraries needed are the C runtime's only (no libssl/libcrypto: OpenSSL is linked
 #   statically), or none at all for "static";
@@ -23,6 +24,12 @@ for f in "$@"; do
   if [ "$FLOOR" = static ]; then
     [ -z "$needed" ] || { echo "check-elf: $f: expected no shared libraries, needs $needed" >&2; fail=1; }
     LC_ALL=C readelf -l "$f" | grep -q 'Requesting program interpreter' && { echo "check-elf: $f: has a program interpreter" >&2; fail=1; }
+    echo "check-elf: $f: $m, needs ${needed:-nothing} (expected: static)"
+  elif [ "$FLOOR" = musl ]; then
+    # musl's C library is one shared object, soname libc.so; no glibc symbol version may appear.
+    [ "$needed" = "libc.so " ] || { echo "check-elf: $f: expected musl's libc.so only, needs ${needed:-nothing}" >&2; fail=1; }
+    LC_ALL=C readelf -V "$f" | grep -q 'GLIBC_' && { echo "check-elf: $f: uses glibc symbol versions" >&2; fail=1; }
+    echo "check-elf: $f: $m, needs ${needed:-nothing}(expected: musl's libc.so)"
   else
     for lib in $needed; do
       case "$lib" in

