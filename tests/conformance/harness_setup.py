@@ -77,9 +77,25 @@ def pin_env() -> None:
     after `base_dir()` and the reference's import (which sets variables of its own, as the
     reference's tmux server sees them), before any case starts."""
     global _PINNED_ENV
+    base_dir()  # TMUX_TMPDIR first: the keeper below must start the run's private server
     with _ENV_LOCK:
         if _PINNED_ENV is None:
             _PINNED_ENV = dict(os.environ)
+            _start_tmux_keeper(_PINNED_ENV)
+
+
+def _start_tmux_keeper(env: dict[str, str]) -> None:
+    """Start the reference's private tmux server (TMUX_TMPDIR) with one session that never ends,
+    in the pinned environment (the one the first BashSession would have started it with).
+
+    tmux exits when its last session is gone. Cases run in parallel, each closing its sessions:
+    the next case's `new-session` could reach a server on its way out and fail with "server
+    exited unexpectedly" (the reference "crashed" once in a full run; three workers creating and
+    killing sessions on one socket hit it 3 times in 180 without this session, 0 with it)."""
+    subprocess.run(
+        ['tmux', 'new-session', '-d', '-s', 'ohconf-keeper', 'sleep 2147483647'],
+        env=env, check=True, capture_output=True, timeout=30,
+    )
 
 
 def pinned_env() -> dict[str, str]:
