@@ -15,12 +15,22 @@ target="$(cd "$repo" && cargo metadata --format-version 1 --no-deps | "$venv/bin
 export OH_EXECUTOR="$target/debug/oh-executor" CONFORMANCE_RETRIES=0 LITELLM_LOCAL_MODEL_COST_MAP=True
 export CONFORMANCE_ARTIFACTS="${CONFORMANCE_ARTIFACTS:-$repo/tests/artifacts/bash32}"
 cd "$repo"
-exec unshare -m --propagation private -- "$venv/bin/python" - "$bash32" "$@" <<'PY'
+unshare -m --propagation private -- "$venv/bin/python" - "$bash32" "$@" <<'PY'
 import os, subprocess, sys
 bash, args = sys.argv[1], sys.argv[2:]
 real = os.path.realpath('/bin/bash')
 subprocess.run(['mount', '--bind', bash, real], check=True)
 version = subprocess.run(['/bin/bash', '-c', 'echo $BASH_VERSION'], capture_output=True, text=True, check=True).stdout.strip()
 print(f'bash32: /bin/bash is now bash {version} (this run only)', flush=True)
-os.execv(sys.executable, [sys.executable, '-m', 'pytest', 'tests/conformance/test_conformance.py', '-q', '-p', 'no:cacheprovider', *args])
+rc = subprocess.run([sys.executable, '-m', 'pytest', 'tests/conformance/test_conformance.py', '-q', '-p', 'no:cacheprovider', *args]).returncode
+# bash 3.2 spins at full CPU once its terminal is gone: a reference shell whose tmux server was
+# killed at the end of the run would go on for ever. Nothing started in this namespace outlives it.
+me, ns = os.getpid(), os.readlink('/proc/self/ns/mnt')
+for pid in filter(str.isdigit, os.listdir('/proc')):
+    try:
+        if int(pid) != me and os.readlink(f'/proc/{pid}/ns/mnt') == ns:
+            os.kill(int(pid), 9)
+    except OSError:
+        pass
+sys.exit(rc)
 PY
