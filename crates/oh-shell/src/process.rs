@@ -12,8 +12,12 @@ use super::*;
 /// reference's two command substitutions run (results discarded), whose waits reap the jobs that
 /// died. So the job notifications printed before the prompt ("Terminated", "Killed", "Done") are
 /// the ones the reference prints, without depending on the scheduler.
+/// Written for bash 3.2 too (macOS' `/bin/bash`): globbing is turned off for the hook's own
+/// unquoted expansions and back on before it returns, where bash >= 4.4 would use `local -`
+/// (bash 3.2 rejects it, prints an error before every prompt and leaves globbing off for the
+/// agent's commands).
 pub(crate) const PS1_FUNCTION: &str = r#"() {  local __oh_e=$? __oh_p=$! __oh_py= __oh_d __oh_path=$PATH IFS=:;
- local -; set -f;
+ local __oh_o=$-; set -f;
  [[ -n $__oh_rl ]] || { __oh_rl=1; bind 'set disable-completion on' 2>/dev/null; };
  local __oh_k=; { read -r __oh_k < /proc/$$/task/$$/children; } 2>/dev/null; [[ -n $__oh_k ]] && { local __oh_n __oh_c __oh_l __oh_w;
   for __oh_n in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do __oh_w=;
@@ -23,6 +27,7 @@ pub(crate) const PS1_FUNCTION: &str = r#"() {  local __oh_e=$? __oh_p=$! __oh_py
  case $__oh_path in (*[!:]:) __oh_path="$__oh_path:" ;; esac;
  for __oh_d in $__oh_path; do [ -z "$__oh_d" ] && __oh_d=.; if [ -f "$__oh_d/python" ] && [ -x "$__oh_d/python" ]; then __oh_py=$__oh_d/python; break; fi; done;
  PS1=$'\n###PS1JSON###\n{\n  "pid": "'"$__oh_p"$'",\n  "exit_code": "'"$__oh_e"$'",\n  "username": "\\u",\n  "hostname": "\\h",\n  "working_dir": "'"$PWD"$'",\n  "py_interpreter_path": "'"$__oh_py"$'"\n}\n###PS1END###\n';
+ [[ $__oh_o == *f* ]] || set +f;
  return $__oh_e
 }"#;
 

@@ -272,3 +272,18 @@ fn foreground_settled_rules() {
     live.kill().unwrap();
     live.wait().unwrap();
 }
+
+/// macOS' `/bin/bash` is 3.2 (tests/bash32 runs the bash conformance cases on it): the prompt
+/// hook must not use what bash added later. `local -` (bash 4.4) was there once: bash 3.2 refused
+/// it before every prompt, so every observation carried the error, and globbing stayed off for
+/// the agent's commands.
+#[test]
+fn the_prompt_hook_uses_nothing_newer_than_bash_3_2() {
+    let newer = [
+        "local -;", "local - ", "declare -A", "declare -n", "local -n", "mapfile", "readarray",
+        "coproc", ",,}", "^^}", ";;&", "|&", "&>>", "BASHPID", "EPOCHREALTIME", "${var@",
+    ];
+    for construct in newer {
+        assert!(!process::PS1_FUNCTION.contains(construct), "the prompt hook uses {construct:?}");
+    }
+}

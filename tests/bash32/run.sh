@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The bash conformance cases with /bin/bash replaced by another bash (macOS' bash 3.2 from
+# build-bash32.sh), on both sides: the OpenHands V0 reference (tmux starts /bin/bash) and this
+# project's executor (oh-shell starts /bin/bash). Run as root: the replacement is a bind mount in a
+# private mount namespace (unshare), so nothing outside this run sees it.
+# Usage: tests/bash32/run.sh BASH [pytest arguments]   (default selection: -k bash/)
+set -euo pipefail
+bash32="$(realpath "$1")"; shift
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+venv="${OH_VENV:-$HOME/.cache/openhands-vscode-runtime/venv}"
+[ "$(id -u)" = 0 ] || { echo "bash32: needs root (a bind mount over /bin/bash in a private mount namespace)" >&2; exit 2; }
+(cd "$repo" && cargo build -q -p oh-executor)
+target="$(cd "$repo" && cargo metadata --format-version 1 --no-deps | "$venv/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+[ "$#" -gt 0 ] || set -- -k bash/
+export OH_EXECUTOR="$target/debug/oh-executor" CONFORMANCE_RETRIES=0 LITELLM_LOCAL_MODEL_COST_MAP=True
+export CONFORMANCE_ARTIFACTS="${CONFORMANCE_ARTIFACTS:-$repo/tests/artifacts/bash32}"
+cd "$repo"
+unshare -m --propagation private -- "$venv/bin/python" - "$bash32" "$@" <<'PY'
+import os, subprocess, sys
+bash, args = sys.argv[1], sys.argv[2:]
+real = os.path.realpath('/bin/bash')
+subprocess.run(['mount', '--bind', bash, real], check=True)
+version = subprocess.run(['/bin/bash', '-c', 'echo $BASH_VERSION'], capture_output=True, text=True, check=True).stdout.strip()
+print(f'bash32: /bin/bash is now bash {version} (this run only)', flush=True)
+rc = subprocess.run([sys.executable, '-m', 'pytest', 'tests/conformance/test_conformance.py', '-q', '-p', 'no:cacheprovider', *args]).returncode
+# bash 3.2 spins at full CPU once its terminal is gone: a reference shell whose tmux server was
+# killed at the end of the run would go on for ever. Nothing started in this namespace outlives it.
+me, ns = os.getpid(), os.readlink('/proc/self/ns/mnt')
+for pid in filter(str.isdigit, os.listdir('/proc')):
+    try:
+        if int(pid) != me and os.readlink(f'/proc/{pid}/ns/mnt') == ns:
+            os.kill(int(pid), 9)
+    except OSError:
+        pass
+sys.exit(rc)
+PY
