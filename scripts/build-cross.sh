@@ -20,8 +20,11 @@
 # crates link (scripts/macos-framework-stubs.py writes them from Cargo.lock; this script refuses
 # stale ones).
 # Cached in $HOME/.cache/openhands-vscode-runtime/dist-<triple>, keyed by the committed crates/,
-# Cargo.lock and Cargo.toml (scripts/addon-key.sh), the compiler's version and the recipe below
-# (flags, features, linker and tool versions).
+# Cargo.lock and Cargo.toml (scripts/addon-key.sh), the macOS stubs, the compiler's version and the
+# recipe below (flags, features, linker and tool versions). The cargo target dir there persists
+# across source changes (cargo's own fingerprints decide what recompiles), and no path of the
+# checkout enters the flags: a change under crates/, or a clone at another path, recompiles the
+# project's crates only.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 TRIPLE="$1"
@@ -59,13 +62,15 @@ case "$TRIPLE" in
     if [ "$TRIPLE" = aarch64-apple-darwin ]; then PLATFORM=darwin-arm64 MIN=11.0; else PLATFORM=darwin-x64 MIN=10.15; fi
     TOOL=zigbuild FEATURES= LIB=liboh_node.dylib MACOS=1
     export MACOSX_DEPLOYMENT_TARGET=$MIN
-    STUBS="$REPO/scripts/macos-stubs"
+    # The stubs are linked from the extracted sources, not from the checkout: a path of the
+    # checkout in RUSTFLAGS would make every clone at another path rebuild everything.
+    STUBS="$DIR/src/scripts/macos-stubs"
     RUSTFLAGS="$RUSTFLAGS -C link-arg=-F$STUBS"
     RECIPE="zig=$ZIG_VERSION cargo-zigbuild=$ZIGBUILD_VERSION objcopy=llvm-14 strip+install-name=llvm-14 macos=$MIN" ;;
   *) echo "build-cross: unsupported target $TRIPLE" >&2; exit 2 ;;
 esac
 COMMIT="$(git -C "$REPO" rev-parse HEAD)"
-key="$("$REPO/scripts/addon-key.sh" "$COMMIT") $("$RUSTC" -V) | $TRIPLE features=$FEATURES $RECIPE RUSTFLAGS=$RUSTFLAGS CFLAGS=$CFLAGS_T"
+key="$("$REPO/scripts/addon-key.sh" "$COMMIT") $("$RUSTC" -V)${MACOS:+ stubs=$(git -C "$REPO" rev-parse "$COMMIT:scripts/macos-stubs")} | $TRIPLE features=$FEATURES $RECIPE RUSTFLAGS=$RUSTFLAGS CFLAGS=$CFLAGS_T"
 if [ -f "$OUT/SOURCE" ] && [ "$(cat "$OUT/SOURCE")" = "$key" ]; then
   echo "build-cross: cached build of the same sources ($OUT)" >&2
   echo "$OUT"; exit 0
@@ -76,7 +81,7 @@ if [ "$TOOL" = zigbuild ] && [ ! -x "$ZIGTOOLS/bin/cargo-zigbuild" ]; then
 fi
 mkdir -p "$DIR"
 rm -rf "$DIR/src" "$OUT" && mkdir -p "$DIR/src" "$OUT"
-(cd "$REPO" && git archive "$COMMIT" -- crates Cargo.toml Cargo.lock) | tar -x -C "$DIR/src"
+(cd "$REPO" && git archive "$COMMIT" -- crates Cargo.toml Cargo.lock ${MACOS:+scripts/macos-stubs}) | tar -x -C "$DIR/src"
 export RUSTC RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$DIR/target" RUSTFLAGS "CFLAGS_$u=$CFLAGS_T"
 if [ -n "$MACOS" ]; then
   # The framework stubs must list what the -sys crates of this Cargo.lock declare.
