@@ -69,6 +69,11 @@ case "$TRIPLE" in
     RECIPE="zig=$ZIG_VERSION cargo-zigbuild=$ZIGBUILD_VERSION objcopy=llvm-14 strip+install-name=llvm-14 macos=$MIN" ;;
   *) echo "build-cross: unsupported target $TRIPLE" >&2; exit 2 ;;
 esac
+# One build per cache slot at a time: two checkouts building the same target would extract their
+# sources over each other's.
+mkdir -p "$DIR"
+exec 9>"$DIR.lock"
+flock 9
 COMMIT="$(git -C "$REPO" rev-parse HEAD)"
 key="$("$REPO/scripts/addon-key.sh" "$COMMIT") $("$RUSTC" -V)${MACOS:+ stubs=$(git -C "$REPO" rev-parse "$COMMIT:scripts/macos-stubs")} | $TRIPLE features=$FEATURES $RECIPE RUSTFLAGS=$RUSTFLAGS CFLAGS=$CFLAGS_T"
 if [ -f "$OUT/SOURCE" ] && [ "$(cat "$OUT/SOURCE")" = "$key" ]; then
