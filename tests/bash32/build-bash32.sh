@@ -13,14 +13,19 @@ else
 fi
 cd "$out"
 # Three macOS-only details that do not build on Linux: EBADEXEC (a Mach-O errno), <xlocale.h>,
-# and BSD libc's fmtcheck() (used by printf and test; an identity stand-in is enough here).
+# and BSD libc's fmtcheck() (used by printf and test; an identity stand-in is enough here). Its
+# prototype goes into every file (-include): without one, C's implicit `int fmtcheck()` cuts the
+# returned pointer to 32 bits, and every `printf` with a conversion (`printf '%3s'`) crashed.
 sed -i 's/if (i != ENOEXEC \&\& i != EBADEXEC)/if (i != ENOEXEC)/' execute_cmd.c
 sed -i 's/#include <xlocale.h>/#include <locale.h>/' lib/glob/smatch.c
 echo 'const char *fmtcheck(const char *f, const char *d) { (void)d; return f; }' > fmtcheck.c
-CFLAGS="-O1 -std=gnu99 -Wno-implicit-function-declaration -Wno-int-conversion -Wno-incompatible-pointer-types -Wno-return-type" \
+echo 'const char *fmtcheck(const char *, const char *);' > fmtcheck.h
+CFLAGS="-O1 -std=gnu99 -include $PWD/fmtcheck.h -Wno-implicit-function-declaration -Wno-int-conversion -Wno-incompatible-pointer-types -Wno-return-type" \
   ./configure --without-bash-malloc > configure.log 2>&1
 rm -f y.tab.c y.tab.h  # generated from another parse.y: bison makes them anew
 gcc -c fmtcheck.c -o fmtcheck.o
 make -j1 LOCAL_LIBS=fmtcheck.o > make.log 2>&1 || { tail -20 make.log >&2; exit 1; }
 ./bash -c 'echo "$BASH_VERSION"' | grep -q '^3\.2\.' || { echo "not bash 3.2: $(./bash --version | head -1)" >&2; exit 1; }
+[ "$(./bash -c 'printf "%3s|%d|%s\n" a 7 "$(printf "%2s" | tr " " "*")"')" = '  a|7|**' ] \
+  || { echo "bash 3.2 built, but its printf is broken" >&2; exit 1; }
 echo "$out/bash"
