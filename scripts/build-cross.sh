@@ -14,9 +14,9 @@
 # `-Zbuild-std` (RUSTC_BOOTSTRAP=1) builds `std` for the target from rust-web-src.
 # TLS (the Socket.IO client's native-tls): OpenSSL, linked statically (`vendored-openssl`), on
 # Linux; Security.framework on macOS (the system's, nothing to bundle).
-# Linkers: Debian's aarch64 gcc (glibc 2.36 of bookworm) for linux-arm64; zig (PyPI ziglang,
-# through cargo-zigbuild) for linux-x64 musl (zig's own musl; the executor static) and for macOS,
-# linked without an Apple SDK: scripts/macos-stubs/ holds text stubs of the frameworks the -sys
+# Linker: zig (PyPI ziglang, through cargo-zigbuild) for every target: linux-arm64 against glibc
+# 2.17's symbols (the floor of manylinux2014, as for the linux-x64 build), linux-x64 against zig's
+# own musl (the executor static), and macOS without an Apple SDK: scripts/macos-stubs/ holds text stubs of the frameworks the -sys
 # crates link (scripts/macos-framework-stubs.py writes them from Cargo.lock; this script refuses
 # stale ones).
 # Cached in $HOME/.cache/openhands-vscode-runtime/dist-<triple>, keyed by the committed crates/,
@@ -28,7 +28,7 @@
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 TRIPLE="$1"
-MACOS= ADDON_RUSTFLAGS=
+MACOS= ADDON_RUSTFLAGS= ZIG_TARGET=
 "$REPO/scripts/setup-cross.sh"
 RUSTC=/usr/bin/rustc CARGO=/usr/bin/cargo
 DIR="${OH_CROSS_CACHE:-$HOME/.cache/openhands-vscode-runtime}/dist-$TRIPLE"
@@ -44,9 +44,10 @@ RUSTFLAGS="--remap-path-prefix=$REG=/cargo/registry --remap-path-prefix=$DIR/src
 CFLAGS_T="-O2 -fPIC -ffile-prefix-map=$REG=/cargo/registry -ffile-prefix-map=$DIR=/build"
 case "$TRIPLE" in
   aarch64-unknown-linux-gnu)
-    PLATFORM=linux-arm64-gnu TOOL=cargo FEATURES=$LINUX_FEATURES LIB=liboh_node.so
-    export "CARGO_TARGET_${U}_LINKER=aarch64-linux-gnu-gcc" "CC_$u=aarch64-linux-gnu-gcc" "AR_$u=aarch64-linux-gnu-ar"
-    RECIPE="linker=aarch64-linux-gnu-gcc-$(aarch64-linux-gnu-gcc -dumpfullversion)" ;;
+    # zig links against the glibc 2.17 symbol set (cargo-zigbuild's `TRIPLE.2.17`), the oldest
+    # aarch64 glibc there is; Debian's cross gcc would link against bookworm's 2.36 (floor 2.34).
+    PLATFORM=linux-arm64-gnu TOOL=zigbuild FEATURES=$LINUX_FEATURES LIB=liboh_node.so ZIG_TARGET=$TRIPLE.2.17
+    RECIPE="zig=$ZIG_VERSION cargo-zigbuild=$ZIGBUILD_VERSION glibc=2.17" ;;
   x86_64-unknown-linux-musl)
     # zig links against its own musl and C runtime objects (`link-self-contained=no`: the
     # self-contained ones rustup ships with this target are not in Debian's sysroot) and its own
@@ -100,7 +101,7 @@ if [ -n "$MACOS" ]; then
 fi
 echo "build-cross: building $TRIPLE from commit $(git -C "$REPO" rev-parse --short "$COMMIT")" >&2
 # `-Zbuild-std` alone: a list (std,panic_abort) makes cargo reject the features it passes to std.
-ARGS=(--release --locked -Zbuild-std --target "$TRIPLE")
+ARGS=(--release --locked -Zbuild-std)
 cargo_build() {  # cargo_build PACKAGE...: with those of FEATURES that belong to the packages
   local pkgs=() feats=() p f
   for p in "$@"; do
@@ -113,9 +114,9 @@ cargo_build() {  # cargo_build PACKAGE...: with those of FEATURES that belong to
     # rustc strips macOS binaries with `rust-objcopy` (rustup's llvm-tools; Debian's rustc has
     # none): LLVM's objcopy of Debian's llvm-14 under that name.
     mkdir -p "$DIR/bin" && ln -sf /usr/lib/llvm-14/bin/llvm-objcopy "$DIR/bin/rust-objcopy"
-    (cd "$DIR/src" && PATH="$DIR/bin:$ZIGTOOLS/bin:/usr/bin:$PATH" "$ZIGTOOLS/bin/cargo-zigbuild" zigbuild "${ARGS[@]}" "${pkgs[@]}" >&2)
+    (cd "$DIR/src" && PATH="$DIR/bin:$ZIGTOOLS/bin:/usr/bin:$PATH" "$ZIGTOOLS/bin/cargo-zigbuild" zigbuild "${ARGS[@]}" --target "${ZIG_TARGET:-$TRIPLE}" "${pkgs[@]}" >&2)
   else
-    (cd "$DIR/src" && "$CARGO" build "${ARGS[@]}" "${pkgs[@]}" >&2)
+    (cd "$DIR/src" && "$CARGO" build "${ARGS[@]}" --target "$TRIPLE" "${pkgs[@]}" >&2)
   fi
 }
 if [ -z "$ADDON_RUSTFLAGS" ]; then

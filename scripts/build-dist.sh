@@ -5,7 +5,7 @@
 #   openhands-tab-<v>-linux-x64.vsix
 # and for each other target of OH_DIST_TARGETS (default: all of CROSS_TARGETS below; "" for
 # linux-x64 only), built by scripts/build-cross.sh: a platform wheel (scripts/retag-wheel.py),
-# the napi-rs platform npm package and the VSIX of that VS Code target: manylinux_2_34_aarch64 /
+# the napi-rs platform npm package and the VSIX of that VS Code target: manylinux_2_17_aarch64 /
 # linux-arm64, musllinux_1_2_x86_64 / alpine-x64, macosx_11_0_arm64 / darwin-arm64,
 # macosx_10_15_x86_64 / darwin-x64 (17 files in all). Warm caches: about 40 s; each cold cross
 # target: 4-11 min on 2 cores (tests/cross/README.md).
@@ -40,10 +40,10 @@ elif [ ! -f "$ADDON" ] || [ "$(cat "$ADDON_DIR/out/SOURCE" 2>/dev/null)" != "$ke
   ADDON="$(OH_ADDON_CROSS_DIR="$ADDON_DIR" "$REPO/extension/scripts/build-portable-addon.sh" | tail -1)"
 fi
 
-# The other targets: wheel tag and VS Code target of each (the glibc floor of linux-arm64 is
-# bookworm's aarch64 gcc toolchain's: tests/cross/run.sh checks it; the musl executor is static,
+# The other targets: wheel tag and VS Code target of each (the glibc floor of linux-arm64 is the
+# 2.17 zig links against: tests/cross/run.sh checks it; the musl executor is static,
 # zig's musl 1.2; the macOS minimums are build-cross.sh's MACOSX_DEPLOYMENT_TARGET).
-declare -A WHEEL_TAG=([aarch64-unknown-linux-gnu]=manylinux_2_34_aarch64 [x86_64-unknown-linux-musl]=musllinux_1_2_x86_64
+declare -A WHEEL_TAG=([aarch64-unknown-linux-gnu]=manylinux_2_17_aarch64 [x86_64-unknown-linux-musl]=musllinux_1_2_x86_64
   [aarch64-apple-darwin]=macosx_11_0_arm64 [x86_64-apple-darwin]=macosx_10_15_x86_64)
 declare -A VSCODE_TARGET=([aarch64-unknown-linux-gnu]=linux-arm64 [x86_64-unknown-linux-musl]=alpine-x64
   [aarch64-apple-darwin]=darwin-arm64 [x86_64-apple-darwin]=darwin-x64)

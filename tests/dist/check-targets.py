@@ -27,7 +27,7 @@ from pathlib import Path
 # wheel platform tag, napi platform, VS Code target, (os, cpu, libc), binary format
 TARGETS = [
     ('manylinux_2_17_x86_64', 'linux-x64-gnu', 'linux-x64', ('linux', 'x64', 'glibc'), ('elf', 62)),
-    ('manylinux_2_34_aarch64', 'linux-arm64-gnu', 'linux-arm64', ('linux', 'arm64', 'glibc'), ('elf', 183)),
+    ('manylinux_2_17_aarch64', 'linux-arm64-gnu', 'linux-arm64', ('linux', 'arm64', 'glibc'), ('elf', 183)),
     ('musllinux_1_2_x86_64', 'linux-x64-musl', 'alpine-x64', ('linux', 'x64', 'musl'), ('elf', 62)),
     ('macosx_11_0_arm64', 'darwin-arm64', 'darwin-arm64', ('darwin', 'arm64', None), ('macho', 0x0100000C)),
     ('macosx_10_15_x86_64', 'darwin-x64', 'darwin-x64', ('darwin', 'x64', None), ('macho', 0x01000007)),
