@@ -82,6 +82,7 @@
 
 mod command;
 mod keys;
+mod proc_table;
 mod process;
 pub mod ps1;
 mod signals;
@@ -102,6 +103,7 @@ use oh_pysem::{
     repr_float as python_float_str, rstrip as py_rstrip, splitlines_count as py_splitlines_count,
     strip as py_strip,
 };
+use proc_table::ProcState;
 use process::Proc;
 use ps1::{combine_outputs, find_ps1, metadata_from, strip_command_echo, Ps1Match, PS1_END};
 use signals::*;

@@ -222,29 +222,15 @@ impl Proc {
         }
     }
 
-    /// Kill every process of the shell's session (its jobs live in their own process groups).
+    /// Kill every process of the shell's session: with job control on, each background job
+    /// (`sleep 1000 &`, `nohup server &`) runs in a process group of its own, so killing the
+    /// shell's group alone would leave them running into the next conversation.
     pub(crate) fn kill_all(&mut self) {
         if self.pid > 0 {
             let sid = self.pid as i32;
-            if let Ok(dir) = std::fs::read_dir("/proc") {
-                for e in dir.flatten() {
-                    let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok())
-                    else {
-                        continue;
-                    };
-                    if pid == sid {
-                        continue;
-                    }
-                    if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-                        if let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) {
-                            let f: Vec<&str> = rest.split_whitespace().collect();
-                            if f.get(3).and_then(|s| s.parse::<i32>().ok()) == Some(sid) {
-                                unsafe {
-                                    libc::kill(pid, libc::SIGKILL);
-                                }
-                            }
-                        }
-                    }
+            for pid in proc_table::session_members(sid) {
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
                 }
             }
             unsafe {

@@ -51,7 +51,7 @@ pub(crate) fn send_signal_key(
     sig: i32,
     write: impl FnOnce() -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let shell_comm = proc_stat(shell_pid).map(|s| s.comm);
+    let shell_comm = proc_table::info(shell_pid).map(|s| s.comm);
     // Its own bound: bash also holds the terminal between the jobs of a running loop, where it
     // never reads it; that wait ends when the next job takes the terminal and must not use up
     // the time the foreground checks below have.
@@ -129,34 +129,11 @@ fn wait_for_prompt_read(fd: i32, shell_pid: i32, deadline: Instant) {
     }
 }
 
-/// The process is blocked in a system call that waits for input (`/proc/PID/syscall` names the
-/// call a sleeping process is in; "running" otherwise). When that file cannot be read, this
-/// answers true: not knowing must not delay the key.
-#[cfg(target_os = "linux")]
+/// The process is blocked in a system call that waits for input. When the process table cannot
+/// tell (the process is gone, or macOS, which shows no thread's system call), this answers true:
+/// not knowing must not delay the key.
 pub(crate) fn waits_for_terminal_input(pid: i32) -> bool {
-    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/syscall")) else {
-        return true;
-    };
-    let Some(nr) = text
-        .split_whitespace()
-        .next()
-        .and_then(|n| n.parse::<libc::c_long>().ok())
-    else {
-        return false; // "running"
-    };
-    let mut waits = [libc::SYS_read, libc::SYS_pselect6, libc::SYS_ppoll].contains(&nr);
-    #[cfg(target_arch = "x86_64")]
-    {
-        waits |= nr == libc::SYS_select || nr == libc::SYS_poll;
-    }
-    waits
-}
-
-/// Without `/proc` (macOS) there is no way to see the system call a process waits in (and the
-/// system call numbers above are Linux's): not knowing must not delay the key.
-#[cfg(not(target_os = "linux"))]
-pub(crate) fn waits_for_terminal_input(_pid: i32) -> bool {
-    true
+    proc_table::waits_for_input(pid).unwrap_or(true)
 }
 
 /// `SIGSTOP` a process and wait until it is stopped (bounded); false if it could not be.
@@ -166,8 +143,8 @@ pub(crate) fn stop_process(pid: i32) -> bool {
     }
     let deadline = Instant::now() + Duration::from_millis(100);
     loop {
-        match proc_stat(pid).map(|s| s.state) {
-            Some(st) if st == "T" || st == "t" => return true,
+        match proc_table::info(pid).map(|s| s.state) {
+            Some(ProcState::Stopped) => return true,
             None => return true,
             _ => {}
         }
@@ -180,38 +157,33 @@ pub(crate) fn stop_process(pid: i32) -> bool {
 
 /// The live (non-zombie) processes of a group.
 pub(crate) fn live_members(pgrp: i32) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            proc_stat(*pid).is_some_and(|s| s.pgrp == pgrp && s.state != "Z" && s.state != "X")
-        })
-        .collect()
+    proc_table::live_group_members(pgrp)
 }
 
 /// After the key was typed: wait (bounded) until every member has the signal pending, or
 /// died. Returns true when the signal was lost: every member exited, none of them by it.
 pub(crate) fn wait_for_delivery(members: &[i32], sig: i32) -> bool {
-    let bit = 1u64 << (sig - 1);
     let deadline = Instant::now() + Duration::from_millis(50);
     loop {
         let mut all_done = true;
         let mut all_dead_without_it = true;
         for &pid in members {
-            let (state, exit_signal) = match proc_stat(pid) {
-                Some(s) => (s.state, s.exit_code & 0x7f),
-                None => ("gone".to_string(), -1),
+            // None: gone (reaped, so nobody can say how it ended), or alive. A dead process
+            // whose wait status is unknown counts as killed by the signal: the signal is
+            // sent again only when every member is known to have died without it.
+            let dead_by = match proc_table::info(pid) {
+                Some(p) if p.dead() => Some(p.exit_status.map(|w| w & 0x7f)),
+                Some(_) => None,
+                None => Some(None),
             };
-            if state == "Z" || state == "X" || state == "gone" {
-                if exit_signal == sig || state == "gone" {
+            if let Some(exit_signal) = dead_by {
+                if exit_signal.is_none_or(|s| s == sig) {
                     all_dead_without_it = false;
                 }
                 continue;
             }
             all_dead_without_it = false;
-            if !signal_pending(pid, bit) {
+            if !proc_table::signal_pending(pid, sig).unwrap_or(true) {
                 all_done = false;
             }
         }
@@ -223,16 +195,6 @@ pub(crate) fn wait_for_delivery(members: &[i32], sig: i32) -> bool {
         }
         std::thread::sleep(Duration::from_micros(200));
     }
-}
-
-pub(crate) fn signal_pending(pid: i32, bit: u64) -> bool {
-    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
-        return true;
-    };
-    status.lines().any(|l| {
-        (l.starts_with("SigPnd:") || l.starts_with("ShdPnd:"))
-            && u64::from_str_radix(l[7..].trim(), 16).is_ok_and(|m| m & bit != 0)
-    })
 }
 
 /// Wait (until `deadline`) until the terminal's foreground group is settled;
@@ -255,45 +217,21 @@ pub(crate) fn wait_for_settled_foreground(
     }
 }
 
-pub(crate) struct ProcStat {
-    pub(crate) comm: String,
-    pub(crate) state: String,
-    pub(crate) ppid: i32,
-    pub(crate) pgrp: i32,
-    /// The wait status of a zombie (`/proc/PID/stat` field 52), 0 while alive.
-    pub(crate) exit_code: i32,
-}
-
-pub(crate) fn proc_stat(pid: i32) -> Option<ProcStat> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (head, rest) = stat.rsplit_once(')')?;
-    let comm = head.split_once('(')?.1.to_string();
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    Some(ProcStat {
-        comm,
-        state: f.first()?.to_string(),
-        ppid: f.get(1)?.parse().ok()?,
-        pgrp: f.get(2)?.parse().ok()?,
-        exit_code: f.get(49).and_then(|x| x.parse().ok()).unwrap_or(0),
-    })
-}
-
 /// The foreground group has a live process, the shell has no child that still carries the
 /// shell's name (forked, not yet exec'd: it is about to take the terminal, or already has it)
 /// and no child that died and is not reaped yet (bash is about to collect it; a SIGINT that
 /// reaches bash itself while it waits for a command substitution that then exits normally is
 /// dropped by bash, which assumes the child handled it).
 pub(crate) fn foreground_settled(pgrp: i32, shell_pid: i32, shell_comm: Option<&str>) -> bool {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
+    let Some(pids) = proc_table::all_pids() else {
         return true;
     };
     let mut live = false;
-    for e in dir.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+    for pid in pids {
+        let Some(st) = proc_table::info(pid) else {
             continue;
         };
-        let Some(st) = proc_stat(pid) else { continue };
-        let dead = st.state == "Z" || st.state == "X";
+        let dead = st.dead();
         if st.ppid == shell_pid && (dead || Some(st.comm.as_str()) == shell_comm) {
             return false;
         }

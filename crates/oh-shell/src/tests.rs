@@ -232,7 +232,7 @@ fn foreground_settled_rules() {
         .unwrap();
     let live_pg = live.id() as i32;
     let t = Instant::now();
-    while proc_stat(live_pg).map(|s| s.comm) != Some("sleep".into()) {
+    while proc_table::info(live_pg).map(|s| s.comm) != Some("sleep".into()) {
         assert!(t.elapsed() < Duration::from_secs(10), "sleep did not exec");
         std::thread::sleep(Duration::from_millis(2));
     }
@@ -250,7 +250,7 @@ fn foreground_settled_rules() {
         .unwrap();
     let zpg = zombie.id() as i32;
     let t = Instant::now();
-    while proc_stat(zpg).map(|s| s.state) != Some("Z".into()) {
+    while proc_table::info(zpg).map(|s| s.state) != Some(ProcState::Dead) {
         assert!(t.elapsed() < Duration::from_secs(10), "true did not exit");
         std::thread::sleep(Duration::from_millis(2));
     }
@@ -286,4 +286,114 @@ fn the_prompt_hook_uses_nothing_newer_than_bash_3_2() {
     for construct in newer {
         assert!(!process::PS1_FUNCTION.contains(construct), "the prompt hook uses {construct:?}");
     }
+}
+
+/// The process table's view of known processes: this test process (its ids from the kernel
+/// itself), a child stopped by SIGSTOP, and a child killed by SIGKILL and not reaped yet.
+#[test]
+fn process_table_reports_ids_states_and_wait_status() {
+    let me = std::process::id() as i32;
+    let p = proc_table::info(me).expect("this process is in the table");
+    assert_eq!(p.ppid, unsafe { libc::getppid() });
+    assert_eq!(p.pgrp, unsafe { libc::getpgrp() });
+    assert_eq!(p.sid, Some(unsafe { libc::getsid(0) }));
+    assert_eq!(p.state, ProcState::Alive);
+    assert!(proc_table::all_pids().unwrap().contains(&me));
+
+    let mut child = std::process::Command::new("sleep")
+        .arg("1000")
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let settle = |want: ProcState| {
+        let t = Instant::now();
+        while proc_table::info(pid).map(|p| p.state) != Some(want) {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "{pid} never became {want:?}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    // Wait for the exec, so that the name is the program's.
+    let t = Instant::now();
+    while proc_table::info(pid).map(|p| p.comm) != Some("sleep".into()) {
+        assert!(t.elapsed() < Duration::from_secs(10), "sleep never started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(proc_table::info(pid).unwrap().ppid, me);
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    settle(ProcState::Stopped);
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    settle(ProcState::Dead);
+    let dead = proc_table::info(pid).unwrap();
+    assert_eq!(dead.exit_status.map(|w| w & 0x7f), Some(libc::SIGKILL));
+    assert!(proc_table::live_group_members(dead.pgrp)
+        .iter()
+        .all(|&m| m != pid));
+    child.wait().unwrap();
+    assert!(proc_table::info(pid).is_none(), "a reaped process is gone");
+}
+
+/// Closing a session ends every process of the shell's session, although with job control
+/// each background job runs in a process group of its own: a plain job, a `nohup` one, one
+/// started from a subshell and a disowned one. A process that left the session (`setsid`) is
+/// outside it, by the kernel's own definition, and out of `close`'s reach.
+#[test]
+fn close_kills_every_process_of_the_session() {
+    rt().block_on(async {
+        let s = BashSession::start(ShellConfig::new(std::env::temp_dir()))
+            .await
+            .unwrap();
+        let sid = s.inner.lock().await.proc.as_ref().unwrap().pid as i32;
+        let mut jobs = Vec::new();
+        for cmd in [
+            "sleep 1000 & echo $!",
+            "nohup sleep 1001 >/dev/null 2>&1 & echo $!",
+            "(sleep 1002 & echo $!)",
+            "sleep 1003 & disown; echo $!",
+        ] {
+            let o = s.execute(&CmdRunAction::new(cmd)).await;
+            let pid: i32 = content(&o).lines().last().unwrap().trim().parse().unwrap();
+            jobs.push(pid);
+        }
+        let o = s
+            .execute(&CmdRunAction::new("(setsid sleep 1004 & echo $!)"))
+            .await;
+        let escaped: i32 = content(&o).lines().last().unwrap().trim().parse().unwrap();
+
+        let members = proc_table::session_members(sid);
+        for &pid in &jobs {
+            let p = proc_table::info(pid).unwrap();
+            assert_eq!(p.sid, Some(sid), "job {pid} is in the shell's session");
+            assert_ne!(
+                p.pgrp, sid,
+                "job {pid} runs outside the shell's process group"
+            );
+            assert!(members.contains(&pid), "{pid} not among {members:?}");
+        }
+        assert!(!members.contains(&escaped));
+        assert_eq!(proc_table::info(escaped).unwrap().sid, Some(escaped));
+
+        s.close().await;
+        // SIGKILL is asynchronous: wait (bounded) until no member of the session is alive.
+        let live = || {
+            proc_table::session_members(sid)
+                .into_iter()
+                .filter(|&pid| proc_table::info(pid).is_some_and(|p| !p.dead()))
+                .collect::<Vec<_>>()
+        };
+        let t = Instant::now();
+        while !live().is_empty() && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        unsafe { libc::kill(escaped, libc::SIGKILL) };
+        assert_eq!(live(), Vec::<i32>::new(), "jobs {jobs:?} survived close()");
+        for pid in jobs {
+            assert!(
+                proc_table::info(pid).is_none_or(|p| p.dead()),
+                "{pid} lives"
+            );
+        }
+    });
 }
