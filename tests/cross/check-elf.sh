@@ -46,8 +46,10 @@ for f in "$@"; do
   # OpenSSL (linked statically) records its configured directories (OPENSSLDIR, ENGINESDIR,
   # MODULESDIR: its install folder in the build's cache) and its compiler flags for
   # OpenSSL_version(); the linux-x64 builds carry the same. Known, listed apart; any other path of
-  # this machine fails.
-  for p in "$HOME/" "$REPO/" "$(dirname "$REPO")/"; do
+  # this machine fails. The paths looked for are $HOME (the caches, where the sources are built)
+  # and the checkout; not the checkout's parent, which may be a shared folder such as /tmp/ (the
+  # tools' descriptions name /tmp/run.py: a clone in /tmp/ failed here).
+  for p in "$HOME/" "$REPO/"; do
     all="$(strings -a "$f" | grep -F "$p" || true)"
     openssl="$(grep -E 'openssl-build/install|^compiler: ' <<<"$all" || true)"
     other="$(grep -vE 'openssl-build/install|^compiler: ' <<<"$all" || true)"

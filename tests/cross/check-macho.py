@@ -224,7 +224,9 @@ def check(path: str, arch: str, min_macos: str, role: str) -> list[str]:
     if arch == 'arm64' and not info['signed']:
         problems.append('no code signature (macOS on Apple silicon refuses unsigned code)')
     problems += info['signature_problems']
-    for p in {os.path.expanduser('~') + '/', str(REPO) + '/', str(REPO.parent) + '/'}:
+    # $HOME (the caches, where the sources are built) and the checkout; not the checkout's parent,
+    # which may be a shared folder such as /tmp/ (the tools' descriptions name /tmp/run.py).
+    for p in {os.path.expanduser('~') + '/', str(REPO) + '/'}:
         i = data.find(p.encode())
         if i >= 0:
             end = data.find(b'\0', i)
