@@ -8,7 +8,7 @@
 # the napi-rs platform npm package and the VSIX of that VS Code target: manylinux_2_17_aarch64 /
 # linux-arm64, musllinux_1_2_x86_64 / alpine-x64, macosx_11_0_arm64 / darwin-arm64,
 # macosx_10_15_x86_64 / darwin-x64 (17 files in all). Warm caches: about 40 s; each cold cross
-# target: 4-11 min on 2 cores (tests/cross/README.md).
+# target: 3.5-8 min on 2 cores (tests/cross/README.md).
 # The portable builds (wheel: scripts/build-wheel.sh; addon: extension/scripts/build-portable-addon.sh)
 # are cached by source tree hash. OH_ADDON_CROSS_DIR selects another addon cache (a branch that
 # changes crates/ must not rebuild the shared one); a new one is seeded from the shared one.
