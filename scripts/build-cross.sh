@@ -16,9 +16,9 @@
 # Linux; Security.framework on macOS (the system's, nothing to bundle).
 # Linker: zig (PyPI ziglang, through cargo-zigbuild) for every target: linux-arm64 against glibc
 # 2.17's symbols (the floor of manylinux2014, as for the linux-x64 build), linux-x64 against zig's
-# own musl (the executor static), and macOS without an Apple SDK: scripts/macos-stubs/ holds text stubs of the frameworks the -sys
-# crates link (scripts/macos-framework-stubs.py writes them from Cargo.lock; this script refuses
-# stale ones).
+# own musl (the executor static), and macOS without an Apple SDK: scripts/macos-stubs/ holds text
+# stubs of the frameworks the -sys crates link (scripts/macos-framework-stubs.py writes them from
+# Cargo.lock; this script refuses stale ones).
 # Cached in $HOME/.cache/openhands-vscode-runtime/dist-<triple>, keyed by the committed crates/,
 # Cargo.lock and Cargo.toml (scripts/addon-key.sh), the macOS stubs, the compiler's version and the
 # recipe below (flags, features, linker and tool versions). The cargo target dir there persists
@@ -46,7 +46,7 @@ case "$TRIPLE" in
   aarch64-unknown-linux-gnu)
     # zig links against the glibc 2.17 symbol set (cargo-zigbuild's `TRIPLE.2.17`), the oldest
     # aarch64 glibc there is; Debian's cross gcc would link against bookworm's 2.36 (floor 2.34).
-    PLATFORM=linux-arm64-gnu TOOL=zigbuild FEATURES=$LINUX_FEATURES LIB=liboh_node.so ZIG_TARGET=$TRIPLE.2.17
+    PLATFORM=linux-arm64-gnu FEATURES=$LINUX_FEATURES LIB=liboh_node.so ZIG_TARGET=$TRIPLE.2.17
     RECIPE="zig=$ZIG_VERSION cargo-zigbuild=$ZIGBUILD_VERSION glibc=2.17" ;;
   x86_64-unknown-linux-musl)
     # zig links against its own musl and C runtime objects (`link-self-contained=no`: the
@@ -55,13 +55,13 @@ case "$TRIPLE" in
     # The executor is static (crt-static, the target's default). A cdylib needs the shared C
     # library (`-crt-static`), and that flag changes how std itself is built: the addon is a
     # second build in a target dir of its own (ADDON_RUSTFLAGS).
-    PLATFORM=linux-x64-musl TOOL=zigbuild FEATURES=$LINUX_FEATURES LIB=liboh_node.so
+    PLATFORM=linux-x64-musl FEATURES=$LINUX_FEATURES LIB=liboh_node.so
     RUSTFLAGS="$RUSTFLAGS -C link-self-contained=no"
     ADDON_RUSTFLAGS="$RUSTFLAGS -C target-feature=-crt-static"
     RECIPE="zig=$ZIG_VERSION cargo-zigbuild=$ZIGBUILD_VERSION addon=-crt-static" ;;
   aarch64-apple-darwin|x86_64-apple-darwin)
     if [ "$TRIPLE" = aarch64-apple-darwin ]; then PLATFORM=darwin-arm64 MIN=11.0; else PLATFORM=darwin-x64 MIN=10.15; fi
-    TOOL=zigbuild FEATURES= LIB=liboh_node.dylib MACOS=1
+    FEATURES= LIB=liboh_node.dylib MACOS=1
     export MACOSX_DEPLOYMENT_TARGET=$MIN
     # The stubs are linked from the extracted sources, not from the checkout: a path of the
     # checkout in RUSTFLAGS would make every clone at another path rebuild everything.
@@ -81,7 +81,7 @@ if [ -f "$OUT/SOURCE" ] && [ "$(cat "$OUT/SOURCE")" = "$key" ]; then
   echo "build-cross: cached build of the same sources ($OUT)" >&2
   echo "$OUT"; exit 0
 fi
-if [ "$TOOL" = zigbuild ] && [ ! -x "$ZIGTOOLS/bin/cargo-zigbuild" ]; then
+if [ ! -x "$ZIGTOOLS/bin/cargo-zigbuild" ]; then
   "$("$REPO/scripts/find-python312.sh")" -m venv "$ZIGTOOLS"
   "$ZIGTOOLS/bin/pip" install -q "ziglang==$ZIG_VERSION" "cargo-zigbuild==$ZIGBUILD_VERSION" >&2
 fi
@@ -109,15 +109,11 @@ cargo_build() {  # cargo_build PACKAGE...: with those of FEATURES that belong to
     for f in ${FEATURES//,/ }; do [ "${f%%/*}" = "$p" ] && feats+=("$f"); done
   done
   [ ${#feats[@]} -gt 0 ] && pkgs+=(--features "$(IFS=,; echo "${feats[*]}")")
-  if [ "$TOOL" = zigbuild ]; then
-    # cargo-zigbuild runs the `cargo` it finds first: Debian's (/usr/bin), not rustup's shim.
-    # rustc strips macOS binaries with `rust-objcopy` (rustup's llvm-tools; Debian's rustc has
-    # none): LLVM's objcopy of Debian's llvm-14 under that name.
-    mkdir -p "$DIR/bin" && ln -sf /usr/lib/llvm-14/bin/llvm-objcopy "$DIR/bin/rust-objcopy"
-    (cd "$DIR/src" && PATH="$DIR/bin:$ZIGTOOLS/bin:/usr/bin:$PATH" "$ZIGTOOLS/bin/cargo-zigbuild" zigbuild "${ARGS[@]}" --target "${ZIG_TARGET:-$TRIPLE}" "${pkgs[@]}" >&2)
-  else
-    (cd "$DIR/src" && "$CARGO" build "${ARGS[@]}" --target "$TRIPLE" "${pkgs[@]}" >&2)
-  fi
+  # cargo-zigbuild runs the `cargo` it finds first: Debian's (/usr/bin), not rustup's shim.
+  # rustc strips macOS binaries with `rust-objcopy` (rustup's llvm-tools; Debian's rustc has
+  # none): LLVM's objcopy of Debian's llvm-14 under that name.
+  mkdir -p "$DIR/bin" && ln -sf /usr/lib/llvm-14/bin/llvm-objcopy "$DIR/bin/rust-objcopy"
+  (cd "$DIR/src" && PATH="$DIR/bin:$ZIGTOOLS/bin:/usr/bin:$PATH" "$ZIGTOOLS/bin/cargo-zigbuild" zigbuild "${ARGS[@]}" --target "${ZIG_TARGET:-$TRIPLE}" "${pkgs[@]}" >&2)
 }
 if [ -z "$ADDON_RUSTFLAGS" ]; then
   cargo_build oh-headless oh-node
