@@ -85,7 +85,6 @@ if [ ! -x "$ZIGTOOLS/bin/cargo-zigbuild" ]; then
   "$("$REPO/scripts/find-python312.sh")" -m venv "$ZIGTOOLS"
   "$ZIGTOOLS/bin/pip" install -q "ziglang==$ZIG_VERSION" "cargo-zigbuild==$ZIGBUILD_VERSION" >&2
 fi
-mkdir -p "$DIR"
 rm -rf "$DIR/src" "$OUT" && mkdir -p "$DIR/src" "$OUT"
 (cd "$REPO" && git archive "$COMMIT" -- crates Cargo.toml Cargo.lock ${MACOS:+scripts/macos-stubs}) | tar -x -C "$DIR/src"
 export RUSTC RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$DIR/target" RUSTFLAGS "CFLAGS_$u=$CFLAGS_T"
