@@ -215,10 +215,7 @@ fn in_reserved_set(t: &Tok) -> bool {
     if t.tt == Some(Number) {
         return false; // value is an int in the reference
     }
-    matches!(
-        t.value.as_deref(),
-        Some("\n" | ";" | "(" | ")" | "|" | "&" | "{" | "}")
-    )
+    matches!(t.value.as_deref(), Some("\n" | ";" | "(" | ")" | "|" | "&" | "{" | "}"))
 }
 
 pub(crate) fn shellblank(c: char) -> bool {
@@ -268,12 +265,7 @@ pub(crate) struct Tokenizer {
 }
 
 impl Tokenizer {
-    pub fn new(
-        src: &[char],
-        pstate: u32,
-        prev: Option<(Tok, Tok, Tok)>,
-        depth: usize,
-    ) -> Tokenizer {
+    pub fn new(src: &[char], pstate: u32, prev: Option<(Tok, Tok, Tok)>, depth: usize) -> Tokenizer {
         let mut s = src.to_vec();
         if !s.is_empty() && *s.last().unwrap() != '\n' {
             s.push('\n');
@@ -300,23 +292,12 @@ impl Tokenizer {
     }
 
     fn mk(&mut self, tt: Tt, value: Option<String>, flags: u32) -> R<Tok> {
-        let p2 = self
-            .positions
-            .pop()
-            .ok_or_else(|| Err::new(ErrKind::Assertion))?;
-        let p1 = self
-            .positions
-            .pop()
-            .ok_or_else(|| Err::new(ErrKind::Assertion))?;
+        let p2 = self.positions.pop().ok_or_else(|| Err::new(ErrKind::Assertion))?;
+        let p1 = self.positions.pop().ok_or_else(|| Err::new(ErrKind::Assertion))?;
         if p1 >= p2 {
             return Err(Err::new(ErrKind::Assertion));
         }
-        Ok(Tok {
-            tt: Some(tt),
-            value,
-            pos: (p1, p2),
-            flags,
-        })
+        Ok(Tok { tt: Some(tt), value, pos: (p1, p2), flags })
     }
 
     pub fn token(&mut self) -> R<Tok> {
@@ -341,14 +322,7 @@ impl Tokenizer {
             ch = self.getc(true)?;
         }
         let mut c = match ch {
-            None => {
-                return Ok(RT::Tok(Tok {
-                    tt: Some(Tt::Eof),
-                    value: None,
-                    pos: (0, 0),
-                    flags: 0,
-                }))
-            }
+            None => return Ok(RT::Tok(Tok { tt: Some(Tt::Eof), value: None, pos: (0, 0), flags: 0 })),
             Some(c) => c,
         };
         if c == '#' {
@@ -412,10 +386,7 @@ impl Tokenizer {
                 }
             }
             self.ungetc(peek);
-            if c == ')'
-                && self.last_read.value.as_deref() == Some("(")
-                && self.before_that.is(Tt::Word)
-            {
+            if c == ')' && self.last_read.value.as_deref() == Some("(") && self.before_that.is(Tt::Word) {
                 self.pstate |= P_ALLOWOPNBRC;
             }
             if c == '(' && self.pstate & P_CASEPAT == 0 {
@@ -477,16 +448,7 @@ impl Tokenizer {
                     }
                 } else if shellquote(ch) {
                     self.dstack.push(ch);
-                    let r = self.parse_matched_pair(
-                        Some(ch),
-                        ch,
-                        ch,
-                        ch == '`',
-                        false,
-                        false,
-                        false,
-                        false,
-                    );
+                    let r = self.parse_matched_pair(Some(ch), ch, ch, ch == '`', false, false, false, false);
                     self.dstack.pop();
                     let ttok = r?;
                     word.push(ch);
@@ -513,9 +475,7 @@ impl Tokenizer {
                             self.dstack.pop();
                             r?
                         } else {
-                            self.parse_matched_pair(
-                                cd, '[', ']', false, false, false, false, false,
-                            )?
+                            self.parse_matched_pair(cd, '[', ']', false, false, false, false, false)?
                         };
                         word.push(ch);
                         word.push(peek.unwrap());
@@ -526,16 +486,7 @@ impl Tokenizer {
                     } else if ch == '$' && matches!(peek, Some('\'') | Some('"')) {
                         let p = peek.unwrap();
                         self.dstack.push(p);
-                        let r = self.parse_matched_pair(
-                            Some(p),
-                            p,
-                            p,
-                            false,
-                            p == '\'',
-                            false,
-                            false,
-                            false,
-                        );
+                        let r = self.parse_matched_pair(Some(p), p, p, false, p == '\'', false, false, false);
                         self.dstack.pop();
                         let ttok = r?;
                         word.push(ch);
@@ -583,8 +534,7 @@ impl Tokenizer {
             } || self.last_read.is(Tt::LessAnd)
                 || self.last_read.is(Tt::GreaterAnd);
             // shutils.legal_number: int() accepts (Unicode) decimal digits
-            if numberish && !word.is_empty() && word.iter().all(|&c| crate::pyunicode::isdecimal(c))
-            {
+            if numberish && !word.is_empty() && word.iter().all(|&c| crate::pyunicode::isdecimal(c)) {
                 return self.mk(Tt::Number, Some(w), 0);
             }
         }
@@ -678,10 +628,7 @@ impl Tokenizer {
                 return Some(Tt::LeftCurly);
             }
         }
-        if self.open_brace_count > 0
-            && self.reserved_word_acceptable(&self.last_read.clone())
-            && w == "}"
-        {
+        if self.open_brace_count > 0 && self.reserved_word_acceptable(&self.last_read.clone()) && w == "}" {
             self.open_brace_count -= 1;
             return Some(Tt::RightCurly);
         }
@@ -706,8 +653,7 @@ impl Tokenizer {
 
     fn command_token_position(&self, t: &Tok) -> bool {
         t.is(Tt::AssignmentWord)
-            || (!matches!(t.tt, Some(Tt::SemiSemi | Tt::SemiAnd | Tt::SemiSemiAnd))
-                && self.reserved_word_acceptable(t))
+            || (!matches!(t.tt, Some(Tt::SemiSemi | Tt::SemiAnd | Tt::SemiSemiAnd)) && self.reserved_word_acceptable(t))
     }
 
     fn assignment_acceptable(&self, t: &Tok) -> bool {
@@ -790,12 +736,7 @@ impl Tokenizer {
     pub fn gather_heredocs(&mut self) -> R<()> {
         while !self.redirstack.is_empty() {
             let (node, kill) = self.redirstack.remove(0);
-            let word = self
-                .heredoc_words
-                .iter()
-                .find(|(n, _)| *n == node)
-                .map(|(_, w)| w.clone())
-                .unwrap_or_default();
+            let word = self.heredoc_words.iter().find(|(n, _)| *n == node).map(|(_, w)| w.clone()).unwrap_or_default();
             let wl = word.chars().count();
             let start = self.idx;
             let mut line = self.readline()?;
@@ -807,10 +748,7 @@ impl Tokenizer {
                     }
                 }
                 let lc: Vec<char> = l.chars().collect();
-                if lc.len() == wl + 1
-                    && lc[..wl].iter().collect::<String>() == word
-                    && lc[wl] == '\n'
-                {
+                if lc.len() == wl + 1 && lc[..wl].iter().collect::<String>() == word && lc[wl] == '\n' {
                     done = true;
                     break;
                 }
@@ -852,17 +790,12 @@ impl Tokenizer {
         }
         let mut dolstate = if dolbrace { Dol::Param } else { Dol::None };
         let mut insidecomment = false;
-        let lookforcomments =
-            parsingcommand && !matches!(doublequotes, Some('`' | '\'' | '"')) && dquote;
+        let lookforcomments = parsingcommand && !matches!(doublequotes, Some('`' | '\'' | '"')) && dquote;
         // `doublequotes not in "`'\""` with None raises TypeError in the reference
         if parsingcommand && doublequotes.is_none() && dquote {
             return Err(Err::new(ErrKind::Type));
         }
-        let rdquote = if doublequotes == Some('"') {
-            true
-        } else {
-            dquote
-        };
+        let rdquote = if doublequotes == Some('"') { true } else { dquote };
         let mut passnext = false;
         let mut sawdollar = false;
         let mut ret: Vec<char> = Vec::new();
@@ -880,9 +813,7 @@ impl Tokenizer {
                 continue;
             } else if lookforcomments
                 && c == '#'
-                && (ret.is_empty()
-                    || *ret.last().unwrap() == '\n'
-                    || shellblank(*ret.last().unwrap()))
+                && (ret.is_empty() || *ret.last().unwrap() == '\n' || shellblank(*ret.last().unwrap()))
             {
                 insidecomment = true;
             }
@@ -935,27 +866,9 @@ impl Tokenizer {
                 if shellquote(c) {
                     self.dstack.push(c);
                     let r = if sawdollar {
-                        self.parse_matched_pair(
-                            Some(c),
-                            c,
-                            c,
-                            parsingcommand,
-                            true,
-                            dquote,
-                            firstclose,
-                            dolbrace,
-                        )
+                        self.parse_matched_pair(Some(c), c, c, parsingcommand, true, dquote, firstclose, dolbrace)
                     } else {
-                        self.parse_matched_pair(
-                            Some(c),
-                            c,
-                            c,
-                            parsingcommand,
-                            allowesc,
-                            dquote,
-                            firstclose,
-                            dolbrace,
-                        )
+                        self.parse_matched_pair(Some(c), c, c, parsingcommand, allowesc, dquote, firstclose, dolbrace)
                     };
                     self.dstack.pop();
                     let nest = r?;
@@ -966,26 +879,15 @@ impl Tokenizer {
                     ret.extend(nest.chars());
                 }
             } else if open == '"' && c == '`' {
-                let nest = self.parse_matched_pair(
-                    None,
-                    '`',
-                    '`',
-                    parsingcommand,
-                    allowesc,
-                    dquote,
-                    firstclose,
-                    dolbrace,
-                )?;
+                let nest =
+                    self.parse_matched_pair(None, '`', '`', parsingcommand, allowesc, dquote, firstclose, dolbrace)?;
                 ret.extend(nest.chars());
             } else if open != '`' && sawdollar && "({[".contains(c) {
                 // handledollarword (open != c here)
                 let nest = match c {
                     '(' => self.parse_comsub(None, '(', ')', true, false, false)?,
-                    '{' => {
-                        self.parse_matched_pair(None, '{', '}', false, false, rdquote, true, true)?
-                    }
-                    _ => self
-                        .parse_matched_pair(None, '[', ']', false, false, rdquote, false, false)?,
+                    '{' => self.parse_matched_pair(None, '{', '}', false, false, rdquote, true, true)?,
+                    _ => self.parse_matched_pair(None, '[', ']', false, false, rdquote, false, false)?,
                 };
                 ret.extend(nest.chars());
             }
@@ -1018,16 +920,7 @@ impl Tokenizer {
         let peekc = self.getc(false)?;
         self.ungetc(peekc);
         if peekc == Some('(') {
-            return self.parse_matched_pair(
-                doublequotes,
-                open,
-                close,
-                false,
-                false,
-                false,
-                false,
-                false,
-            );
+            return self.parse_matched_pair(doublequotes, open, close, false, false, false, false, false);
         }
         self.depth_guard()?;
         let mut count = 1;
@@ -1045,27 +938,26 @@ impl Tokenizer {
         let mut lexwlen: Option<usize> = None;
         let mut ret: Vec<char> = Vec::new();
 
-        let tail_eq =
-            |ret: &Vec<char>, from: isize, stripdoc: bool, delim: &Vec<char>| -> R<bool> {
-                let mut t = from;
-                if t < 0 {
-                    // negative index in Python slices from the end
-                    let n = ret.len() as isize;
-                    t = (n + t).max(0);
-                }
-                let mut t = t as usize;
-                if stripdoc {
-                    loop {
-                        match ret.get(t) {
-                            None => return Err(Err::new(ErrKind::Index)),
-                            Some('\t') => t += 1,
-                            _ => break,
-                        }
+        let tail_eq = |ret: &Vec<char>, from: isize, stripdoc: bool, delim: &Vec<char>| -> R<bool> {
+            let mut t = from;
+            if t < 0 {
+                // negative index in Python slices from the end
+                let n = ret.len() as isize;
+                t = (n + t).max(0);
+            }
+            let mut t = t as usize;
+            if stripdoc {
+                loop {
+                    match ret.get(t) {
+                        None => return Err(Err::new(ErrKind::Index)),
+                        Some('\t') => t += 1,
+                        _ => break,
                     }
                 }
-                let tail: &[char] = if t <= ret.len() { &ret[t..] } else { &[] };
-                Ok(tail == &delim[..])
-            };
+            }
+            let tail: &[char] = if t <= ret.len() { &ret[t..] } else { &[] };
+            Ok(tail == &delim[..])
+        };
 
         while count > 0 {
             let c = match self.getc(doublequotes != Some('\'') && !insidecomment && !passnext)? {
@@ -1089,11 +981,7 @@ impl Tokenizer {
                     }
                 }
             }
-            if insideheredoc
-                && c == close
-                && count == 1
-                && tail_eq(&ret, lexfirstind, stripdoc, &heredelim)?
-            {
+            if insideheredoc && c == close && count == 1 && tail_eq(&ret, lexfirstind, stripdoc, &heredelim)? {
                 stripdoc = false;
                 insideheredoc = false;
                 heredelim.clear();
@@ -1173,10 +1061,7 @@ impl Tokenizer {
                         insidecase = false;
                     }
                     reservedwordok = false;
-                } else if checkcomment
-                    && c == '#'
-                    && (lexrwlen == 0 || (insideword && lexwlen == Some(0)))
-                {
+                } else if checkcomment && c == '#' && (lexrwlen == 0 || (insideword && lexwlen == Some(0))) {
                 } else if !insidecase && (shellblank(c) || c == '\n') && lexrwlen == 2 && {
                     let n = ret.len();
                     ret[n.saturating_sub(2)..].iter().collect::<String>() == "do"
@@ -1253,12 +1138,8 @@ impl Tokenizer {
                 }
                 let nest = match c {
                     '(' => self.parse_comsub(None, '(', ')', true, false, false)?,
-                    '{' => {
-                        self.parse_matched_pair(None, '{', '}', false, false, true, true, true)?
-                    }
-                    _ => {
-                        self.parse_matched_pair(None, '[', ']', false, false, true, false, false)?
-                    }
+                    '{' => self.parse_matched_pair(None, '{', '}', false, false, true, true, true)?,
+                    _ => self.parse_matched_pair(None, '[', ']', false, false, true, false, false)?,
                 };
                 ret.extend(nest.chars());
             }
@@ -1327,10 +1208,7 @@ fn remove_quotes(s: &str) -> String {
                 r.push(c);
                 i += 1;
             } else {
-                let t = s[i + 1..]
-                    .iter()
-                    .position(|&x| x == '\'')
-                    .map(|p| p + i + 1);
+                let t = s[i + 1..].iter().position(|&x| x == '\'').map(|p| p + i + 1);
                 let t = match t {
                     None => s.len(),
                     Some(t) => t + 1,

@@ -194,9 +194,7 @@ pub fn try_split_bash_commands(command: &str) -> Result<Vec<String>, ReferenceEx
                 ErrKind::Parsing | ErrKind::NotImplemented | ErrKind::Type | ErrKind::Attribute => {
                     Ok(vec![command.to_string()])
                 }
-                k => Err(ReferenceException {
-                    exception: exception_name(k),
-                }),
+                k => Err(ReferenceException { exception: exception_name(k) }),
             }
         }
     };
@@ -331,8 +329,7 @@ impl Escaper<'_> {
         if n.kind == Kind::Redirect {
             if let Some(h) = n.heredoc {
                 let hp = self.arena[h].pos;
-                self.out
-                    .extend(slice(self.s, self.last_pos, n.pos.0).iter());
+                self.out.extend(slice(self.s, self.last_pos, n.pos.0).iter());
                 self.out.extend(slice(self.s, n.pos.0, hp.0).iter());
                 self.out.extend(slice(self.s, hp.0, hp.1).iter());
                 self.last_pos = n.pos.1;
@@ -376,21 +373,12 @@ pub fn try_escape_bash_special_chars(command: &str) -> Result<String, ReferenceE
         Ok(n) => n,
         Err(e) => {
             return match e.kind {
-                ErrKind::Parsing | ErrKind::NotImplemented | ErrKind::Type => {
-                    Ok(command.to_string())
-                }
-                k => Err(ReferenceException {
-                    exception: exception_name(k),
-                }),
+                ErrKind::Parsing | ErrKind::NotImplemented | ErrKind::Type => Ok(command.to_string()),
+                k => Err(ReferenceException { exception: exception_name(k) }),
             }
         }
     };
-    let mut e = Escaper {
-        s: &s,
-        arena: &arena,
-        out: String::new(),
-        last_pos: 0,
-    };
+    let mut e = Escaper { s: &s, arena: &arena, out: String::new(), last_pos: 0 };
     for id in nodes {
         let start = arena[id].pos.0;
         let between = slice(&s, e.last_pos, start);
@@ -421,8 +409,12 @@ mod tests {
 
     #[test]
     fn v1_keeps_a_statement_after_a_heredoc_with_it() {
-        let one = |c: &str, n: usize, b: bool| V1Split { parts: vec![c.to_string()], statements: n, heredoc_boundary: b };
-        assert_eq!(split_bash_commands_v1("cat <<EOF\nx\nEOF\necho after"), one("cat <<EOF\nx\nEOF\necho after", 2, true));
+        let one =
+            |c: &str, n: usize, b: bool| V1Split { parts: vec![c.to_string()], statements: n, heredoc_boundary: b };
+        assert_eq!(
+            split_bash_commands_v1("cat <<EOF\nx\nEOF\necho after"),
+            one("cat <<EOF\nx\nEOF\necho after", 2, true)
+        );
         assert_eq!(split_bash_commands_v1("cat <<EOF\nx\nEOF"), one("cat <<EOF\nx\nEOF", 1, false));
         assert_eq!(split_bash_commands_v1("echo hi"), one("echo hi", 1, false));
         assert_eq!(split_bash_commands_v1("  "), one("", 1, false));
@@ -461,26 +453,11 @@ mod tests {
     #[test]
     fn spec_examples_rejected() {
         assert_eq!(sp("echo a\necho b"), ["echo a", "echo b"]);
-        assert_eq!(
-            sp("echo a && echo b\necho c"),
-            ["echo a && echo b", "echo c"]
-        );
-        assert_eq!(
-            sp("cat <<EOF\nx\nEOF\necho after"),
-            ["cat <<EOF\nx\nEOF", "echo after"]
-        );
-        assert_eq!(
-            sp("echo a # comment\necho b"),
-            ["echo a # comment", "echo b"]
-        );
-        assert_eq!(
-            sp("if true; then echo y; fi\nls"),
-            ["if true; then echo y; fi", "ls"]
-        );
-        assert_eq!(
-            sp("git commit -m 'x'\ngit push"),
-            ["git commit -m 'x'", "git push"]
-        );
+        assert_eq!(sp("echo a && echo b\necho c"), ["echo a && echo b", "echo c"]);
+        assert_eq!(sp("cat <<EOF\nx\nEOF\necho after"), ["cat <<EOF\nx\nEOF", "echo after"]);
+        assert_eq!(sp("echo a # comment\necho b"), ["echo a # comment", "echo b"]);
+        assert_eq!(sp("if true; then echo y; fi\nls"), ["if true; then echo y; fi", "ls"]);
+        assert_eq!(sp("git commit -m 'x'\ngit push"), ["git commit -m 'x'", "git push"]);
     }
 
     #[test]
@@ -490,10 +467,7 @@ mod tests {
         assert_eq!(sp("echo $((1+2))\nls"), ["echo $((1+2))\nls"]);
         assert_eq!(sp("[[ -f x ]]\nls"), ["[[ -f x ]]\nls"]);
         assert_eq!(escape_bash_special_chars(""), "");
-        assert_eq!(
-            escape_bash_special_chars("a=(1 2)\nfind . -exec x \\;"),
-            "a=(1 2)\nfind . -exec x \\;"
-        );
+        assert_eq!(escape_bash_special_chars("a=(1 2)\nfind . -exec x \\;"), "a=(1 2)\nfind . -exec x \\;");
     }
 
     #[test]
@@ -503,26 +477,13 @@ mod tests {
             "find /w -maxdepth 0 -exec echo {} \\\\;"
         );
         assert_eq!(escape_bash_special_chars("echo '\\;'"), "echo '\\;'");
-        assert_eq!(
-            escape_bash_special_chars("cat <<EOF\nx\\;\nEOF"),
-            "cat <<EOF\nx\\;\nEOF"
-        );
+        assert_eq!(escape_bash_special_chars("cat <<EOF\nx\\;\nEOF"), "cat <<EOF\nx\\;\nEOF");
     }
 
     #[test]
     fn reference_exceptions() {
-        assert_eq!(
-            try_escape_bash_special_chars("# only a comment")
-                .unwrap_err()
-                .exception,
-            "AttributeError"
-        );
+        assert_eq!(try_escape_bash_special_chars("# only a comment").unwrap_err().exception, "AttributeError");
         assert_eq!(sp("# only a comment"), ["# only a comment"]);
-        assert_eq!(
-            try_split_bash_commands("while true\ndo echo; done")
-                .unwrap_err()
-                .exception,
-            "AssertionError"
-        );
+        assert_eq!(try_split_bash_commands("while true\ndo echo; done").unwrap_err().exception, "AssertionError");
     }
 }

@@ -212,10 +212,7 @@ fn starts_redirection(t: &Tok) -> bool {
 
 fn starts_shell_command(t: &Tok) -> bool {
     use Tt::*;
-    matches!(
-        t.tt,
-        Some(For | Case | While | Until | Select | If | LeftParen | LeftCurly | CondStart)
-    )
+    matches!(t.tt, Some(For | Case | While | Until | Select | If | LeftParen | LeftCurly | CondStart))
 }
 
 impl<'a> Parser<'a> {
@@ -226,13 +223,7 @@ impl<'a> Parser<'a> {
         prev: Option<(Tok, Tok, Tok)>,
         depth: usize,
     ) -> Parser<'a> {
-        Parser {
-            arena,
-            tok: Tokenizer::new(src, pstate, prev, depth),
-            la: None,
-            src: src.to_vec(),
-            started: false,
-        }
+        Parser { arena, tok: Tokenizer::new(src, pstate, prev, depth), la: None, src: src.to_vec(), started: false }
     }
 
     fn add(&mut self, n: Node) -> usize {
@@ -298,10 +289,7 @@ impl<'a> Parser<'a> {
     }
 
     fn span(&self, parts: &[usize]) -> (usize, usize) {
-        (
-            self.arena[parts[0]].pos.0,
-            self.arena[*parts.last().unwrap()].pos.1,
-        )
+        (self.arena[parts[0]].pos.0, self.arena[*parts.last().unwrap()].pos.1)
     }
 
     fn reserved(&mut self, t: &Tok) -> usize {
@@ -390,8 +378,7 @@ impl<'a> Parser<'a> {
         } else {
             parts[0]
         };
-        if !trailing && self.tok.pstate & P_CMDSUBST != 0 && self.peek_tt()? == Some(Tt::RightParen)
-        {
+        if !trailing && self.tok.pstate & P_CMDSUBST != 0 && self.peek_tt()? == Some(Tt::RightParen) {
             if last_ok {
                 return Ok((node, true));
             }
@@ -470,9 +457,7 @@ impl<'a> Parser<'a> {
                     }
                 }
                 let nt = self.peek()?.clone();
-                if starts_pipeline(&nt)
-                    || matches!(nt.tt, Some(Tt::Newline | Tt::Semicolon | Tt::Eof))
-                {
+                if starts_pipeline(&nt) || matches!(nt.tt, Some(Tt::Newline | Tt::Semicolon | Tt::Eof)) {
                     Err(Err::new(ErrKind::NotImplemented))
                 } else {
                     Err(perr())
@@ -575,11 +560,7 @@ impl<'a> Parser<'a> {
                 Some(Tt::Word) | Some(Tt::AssignmentWord) => {
                     self.next()?;
                     self.peek()?;
-                    let kind = if t.is(Tt::AssignmentWord) {
-                        Kind::Assignment
-                    } else {
-                        Kind::Word
-                    };
+                    let kind = if t.is(Tt::AssignmentWord) { Kind::Assignment } else { Kind::Word };
                     let w = self.expand_word(&t, kind)?;
                     parts.push(w);
                 }
@@ -600,11 +581,7 @@ impl<'a> Parser<'a> {
 
     fn redirection(&mut self) -> R<usize> {
         let first = self.next()?;
-        let op = if first.is(Tt::Number) || first.is(Tt::RedirWord) {
-            self.next()?
-        } else {
-            first.clone()
-        };
+        let op = if first.is(Tt::Number) || first.is(Tt::RedirWord) { self.next()? } else { first.clone() };
         let with_input = first.is(Tt::Number) || first.is(Tt::RedirWord);
         use Tt::*;
         let optt = op.tt.ok_or_else(perr)?;
@@ -620,8 +597,8 @@ impl<'a> Parser<'a> {
                 self.tok.redirstack.push((id, optt == LessLessMinus));
                 Ok(id)
             }
-            Greater | Less | GreaterGreater | GreaterBar | LessGreater | LessLessLess
-            | AndGreater | AndGreaterGreater => {
+            Greater | Less | GreaterGreater | GreaterBar | LessGreater | LessLessLess | AndGreater
+            | AndGreaterGreater => {
                 if with_input && matches!(optt, AndGreater | AndGreaterGreater) {
                     return Err(perr());
                 }
@@ -678,11 +655,7 @@ impl<'a> Parser<'a> {
                 let d = self.reserved(&d);
                 let done = self.reserved(&done);
                 let parts = vec![kw, cond, d, body, done];
-                let kind = if t.is(Tt::While) {
-                    Kind::While
-                } else {
-                    Kind::Until
-                };
+                let kind = if t.is(Tt::While) { Kind::While } else { Kind::Until };
                 Ok(self.compound_of(kind, parts))
             }
             Some(Tt::If) => {
@@ -721,11 +694,7 @@ impl<'a> Parser<'a> {
             }
             Some(Tt::LeftParen) | Some(Tt::LeftCurly) => {
                 self.next()?;
-                let close = if t.is(Tt::LeftParen) {
-                    Tt::RightParen
-                } else {
-                    Tt::RightCurly
-                };
+                let close = if t.is(Tt::LeftParen) { Tt::RightParen } else { Tt::RightCurly };
                 let l = self.reserved(&t);
                 let body = self.compound_list()?;
                 let r = self.expect(close)?;
@@ -972,11 +941,7 @@ impl<'a> Parser<'a> {
     // ------------------------------------------------------------------ word expansion
 
     fn prev_tokens(&self) -> (Tok, Tok, Tok) {
-        (
-            self.tok.two_ago.clone(),
-            self.tok.before_that.clone(),
-            self.tok.last_read.clone(),
-        )
+        (self.tok.two_ago.clone(), self.tok.before_that.clone(), self.tok.last_read.clone())
     }
 
     /// `_expandword` followed by the position shift of the substitution nodes.

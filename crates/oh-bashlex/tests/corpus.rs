@@ -58,10 +58,5 @@ fn corpus_matches_reference() {
         println!("known deviation: {i:?}: {why}");
     }
     assert!(n >= 300, "corpus too small: {n}");
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
 }

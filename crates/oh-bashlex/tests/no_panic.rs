@@ -1,8 +1,7 @@
 //! The functions must never panic (or hang) on arbitrary input.
 
 use oh_bashlex::{
-    escape_bash_special_chars, split_bash_commands, try_escape_bash_special_chars,
-    try_split_bash_commands,
+    escape_bash_special_chars, split_bash_commands, try_escape_bash_special_chars, try_split_bash_commands,
 };
 use proptest::prelude::*;
 

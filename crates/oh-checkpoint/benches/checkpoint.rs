@@ -61,7 +61,11 @@ fn shadow_commit(git_dir: &Path, ws: &Path, message: &str) {
 }
 
 fn head(git_dir: &Path) -> String {
-    let out = Command::new("git").arg(format!("--git-dir={}", git_dir.display())).args(["rev-parse", "HEAD"]).output().unwrap();
+    let out = Command::new("git")
+        .arg(format!("--git-dir={}", git_dir.display()))
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .unwrap();
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
@@ -98,14 +102,21 @@ fn main() {
     // workspace is older than that.
     std::thread::sleep(Duration::from_millis(2100));
     let roots = vec![ws.clone()];
-    let mut store = Store::open(tmp.path().join("store"), Settings { max_store_bytes: None, ..Settings::default() }).unwrap();
+    let mut store =
+        Store::open(tmp.path().join("store"), Settings { max_store_bytes: None, ..Settings::default() }).unwrap();
     let git_dir = tmp.path().join("shadow.git");
     git(&git_dir, &ws, &["init", "-q"]);
 
     println!("workspace: {files} files, {total_mb:.0} MB");
     let (ours_first, first) = time(|| store.take(&roots, "first").unwrap());
     let (git_first, _) = time(|| shadow_commit(&git_dir, &ws, "first"));
-    println!("first checkpoint:        ours {:>10}   shadow git {:>10}   ratio {:.2}x  ({} files hashed)", ms(ours_first), ms(git_first), ours_first.as_secs_f64() / git_first.as_secs_f64(), first.hashed);
+    println!(
+        "first checkpoint:        ours {:>10}   shadow git {:>10}   ratio {:.2}x  ({} files hashed)",
+        ms(ours_first),
+        ms(git_first),
+        ours_first.as_secs_f64() / git_first.as_secs_f64(),
+        first.hashed
+    );
 
     let mut ours_ten = Vec::new();
     let mut git_ten = Vec::new();
@@ -121,7 +132,12 @@ fn main() {
         git_ten.push(time(|| shadow_commit(&git_dir, &ws, "ten")).0);
     }
     let (o, g) = (median(ours_ten), median(git_ten));
-    println!("checkpoint, 10 changed:  ours {:>10}   shadow git {:>10}   ratio {:.3}x  (median of 5; target <= 200 ms)", ms(o), ms(g), o.as_secs_f64() / g.as_secs_f64());
+    println!(
+        "checkpoint, 10 changed:  ours {:>10}   shadow git {:>10}   ratio {:.3}x  (median of 5; target <= 200 ms)",
+        ms(o),
+        ms(g),
+        o.as_secs_f64() / g.as_secs_f64()
+    );
 
     // Restore: 100 files changed since the checkpoint. Ours takes its undo checkpoint first; the
     // anchor commits the current state first too (as a shadow-git revert must) and resets.
@@ -138,6 +154,11 @@ fn main() {
         shadow_commit(&git_dir, &ws, "undo");
         git(&git_dir, &ws, &["reset", "-q", "--hard", &git_target]);
     });
-    println!("restore, 100 changed:    ours {:>10}   shadow git {:>10}   ratio {:.3}x  (target <= 1 s)", ms(ours_restore), ms(git_restore), ours_restore.as_secs_f64() / git_restore.as_secs_f64());
+    println!(
+        "restore, 100 changed:    ours {:>10}   shadow git {:>10}   ratio {:.3}x  (target <= 1 s)",
+        ms(ours_restore),
+        ms(git_restore),
+        ours_restore.as_secs_f64() / git_restore.as_secs_f64()
+    );
     println!("store size: {:.1} MB for {} checkpoints", store.size() as f64 / 1_048_576.0, store.list().len());
 }

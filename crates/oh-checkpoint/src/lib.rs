@@ -15,6 +15,7 @@ pub use store::{PruneReport, Settings, Store, DEFAULT_EXCLUDES};
 /// A short name for a set of root folders (16 hex digits of a SHA-256 over their paths), for a
 /// store folder per workspace.
 pub fn roots_key(roots: &[std::path::PathBuf]) -> String {
-    let joined: Vec<u8> = roots.iter().flat_map(|r| r.to_string_lossy().into_owned().into_bytes().into_iter().chain([0u8])).collect();
+    let joined: Vec<u8> =
+        roots.iter().flat_map(|r| r.to_string_lossy().into_owned().into_bytes().into_iter().chain([0u8])).collect();
     store::sha256_hex(&joined)[..16].to_string()
 }

@@ -44,10 +44,18 @@ pub(crate) fn diff(then: &Checkpoint, now: &[RootSnapshot]) -> Plan {
     let mut left = Vec::new();
     for (target, current) in then.roots.iter().zip(now) {
         let root = &target.root;
-        let not_captured_then: HashMap<&str, &SkipReason> = target.skipped.iter().map(|s| (s.path.as_str(), &s.reason)).collect();
-        let not_captured_now: HashMap<&str, &SkipReason> = current.skipped.iter().map(|s| (s.path.as_str(), &s.reason)).collect();
+        let not_captured_then: HashMap<&str, &SkipReason> =
+            target.skipped.iter().map(|s| (s.path.as_str(), &s.reason)).collect();
+        let not_captured_now: HashMap<&str, &SkipReason> =
+            current.skipped.iter().map(|s| (s.path.as_str(), &s.reason)).collect();
         for (path, t) in &target.entries {
-            let change = |kind, now: Option<&Entry>| Change { root: root.clone(), path: path.clone(), kind, now: now.cloned(), then: Some(t.clone()) };
+            let change = |kind, now: Option<&Entry>| Change {
+                root: root.clone(),
+                path: path.clone(),
+                kind,
+                now: now.cloned(),
+                then: Some(t.clone()),
+            };
             match current.entries.get(path) {
                 None if not_captured_now.contains_key(path.as_str()) => left.push(Left {
                     path: root.join(path),
@@ -74,21 +82,36 @@ pub(crate) fn diff(then: &Checkpoint, now: &[RootSnapshot]) -> Plan {
                 continue;
             }
             if let Some(reason) = not_captured_then.get(path.as_str()) {
-                left.push(Left { path: root.join(path), why: format!("not in the checkpoint ({}), left as it is", describe(reason)) });
+                left.push(Left {
+                    path: root.join(path),
+                    why: format!("not in the checkpoint ({}), left as it is", describe(reason)),
+                });
                 continue;
             }
-            changes.push(Change { root: root.clone(), path: path.clone(), kind: ChangeKind::Delete, now: Some(c.clone()), then: None });
+            changes.push(Change {
+                root: root.clone(),
+                path: path.clone(),
+                kind: ChangeKind::Delete,
+                now: Some(c.clone()),
+                then: None,
+            });
         }
         for s in &current.skipped {
             if s.path.is_empty() || target.entries.contains_key(&s.path) {
                 continue;
             }
             if let Some(reason) = not_captured_then.get(s.path.as_str()) {
-                left.push(Left { path: root.join(&s.path), why: format!("not in the checkpoint ({}), left as it is", describe(reason)) });
+                left.push(Left {
+                    path: root.join(&s.path),
+                    why: format!("not in the checkpoint ({}), left as it is", describe(reason)),
+                });
             } else {
                 left.push(Left {
                     path: root.join(&s.path),
-                    why: format!("not deleted: no copy of it can be kept ({}), so deleting it could not be undone", describe(&s.reason)),
+                    why: format!(
+                        "not deleted: no copy of it can be kept ({}), so deleting it could not be undone",
+                        describe(&s.reason)
+                    ),
                 });
             }
         }
@@ -167,7 +190,10 @@ impl Store {
             // Absent from the undo checkpoint yet on disk: ignored now (the ignore rules changed
             // since). Overwriting it could not be undone.
             if c.kind == ChangeKind::Create && fs::symlink_metadata(&abs).is_ok() {
-                left.push(Left { path: abs.clone(), why: "not restored: it exists but is ignored now, so its current version could not be kept".into() });
+                left.push(Left {
+                    path: abs.clone(),
+                    why: "not restored: it exists but is ignored now, so its current version could not be kept".into(),
+                });
                 blocked.insert(abs);
                 return false;
             }
@@ -175,7 +201,8 @@ impl Store {
         };
 
         // 1. Remove what the checkpoint does not have, deepest first (folders after their content).
-        let mut removals: Vec<&Change> = plan.changes.iter().filter(|c| matches!(c.kind, ChangeKind::Delete | ChangeKind::Replace)).collect();
+        let mut removals: Vec<&Change> =
+            plan.changes.iter().filter(|c| matches!(c.kind, ChangeKind::Delete | ChangeKind::Replace)).collect();
         removals.sort_by(|a, b| depth(&b.path).cmp(&depth(&a.path)).then(b.path.cmp(&a.path)));
         for c in removals {
             if !ok(c, &mut left, &mut blocked) {
@@ -212,7 +239,9 @@ impl Store {
         // 2. Create folders, shallowest first (their modes are set last).
         let mut creations: Vec<&Change> = plan.changes.iter().filter(|c| c.kind != ChangeKind::Delete).collect();
         creations.sort_by(|a, b| depth(&a.path).cmp(&depth(&b.path)).then(a.path.cmp(&b.path)));
-        for c in creations.iter().filter(|c| matches!(c.then, Some(Entry::Dir { .. })) && matches!(c.kind, ChangeKind::Create | ChangeKind::Replace)) {
+        for c in creations.iter().filter(|c| {
+            matches!(c.then, Some(Entry::Dir { .. })) && matches!(c.kind, ChangeKind::Create | ChangeKind::Replace)
+        }) {
             if !ok(c, &mut left, &mut blocked) {
                 continue;
             }
@@ -231,7 +260,9 @@ impl Store {
             let abs = c.abs_path();
             let result = match (&c.then, c.kind) {
                 (Some(Entry::File { mode, .. }), ChangeKind::Mode) => match fs::symlink_metadata(&abs) {
-                    Ok(md) if md.file_type().is_file() => fs::set_permissions(&abs, fs::Permissions::from_mode(*mode)).map_err(|e| e.to_string()),
+                    Ok(md) if md.file_type().is_file() => {
+                        fs::set_permissions(&abs, fs::Permissions::from_mode(*mode)).map_err(|e| e.to_string())
+                    }
                     _ => Err("it is no longer a regular file".into()),
                 },
                 (Some(Entry::File { hash, mode, .. }), _) => match self.read_blob(hash) {
@@ -258,7 +289,9 @@ impl Store {
             }
             let Some(Entry::Dir { mode }) = c.then else { continue };
             let result = match fs::symlink_metadata(&abs) {
-                Ok(md) if md.file_type().is_dir() => fs::set_permissions(&abs, fs::Permissions::from_mode(mode)).map_err(|e| e.to_string()),
+                Ok(md) if md.file_type().is_dir() => {
+                    fs::set_permissions(&abs, fs::Permissions::from_mode(mode)).map_err(|e| e.to_string())
+                }
                 _ => Err("it is not a folder".to_string()),
             };
             match result {

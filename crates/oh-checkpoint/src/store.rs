@@ -216,7 +216,8 @@ impl Store {
         let manifest = serde_json::to_vec(&checkpoint).expect("a checkpoint serialises");
         let path = self.manifest_path(id);
         write_atomic(&path, &manifest, None).map_err(io_err(&path))?;
-        let files = checkpoint.roots.iter().flat_map(|r| r.entries.values()).filter(|e| matches!(e, Entry::File { .. }));
+        let files =
+            checkpoint.roots.iter().flat_map(|r| r.entries.values()).filter(|e| matches!(e, Entry::File { .. }));
         let (count, bytes) = files.fold((0, 0), |(n, b), e| match e {
             Entry::File { size, .. } => (n + 1, b + size),
             _ => (n, b),
@@ -358,7 +359,10 @@ impl Store {
                 let item = match item {
                     Ok(item) => item,
                     Err(e) => {
-                        skipped.push(Skipped { path: String::new(), reason: SkipReason::Unreadable { error: e.to_string() } });
+                        skipped.push(Skipped {
+                            path: String::new(),
+                            reason: SkipReason::Unreadable { error: e.to_string() },
+                        });
                         continue;
                     }
                 };
@@ -376,7 +380,9 @@ impl Store {
                         entries.insert(rel, entry);
                     }
                     Ok(Err(reason)) => skipped.push(Skipped { path: rel, reason }),
-                    Err(e) => skipped.push(Skipped { path: rel, reason: SkipReason::Unreadable { error: e.to_string() } }),
+                    Err(e) => {
+                        skipped.push(Skipped { path: rel, reason: SkipReason::Unreadable { error: e.to_string() } })
+                    }
                 }
             }
             snapshots.push(RootSnapshot { root, entries, skipped });
@@ -429,7 +435,9 @@ impl Store {
         let mtime_ns = md.mtime() as i128 * 1_000_000_000 + md.mtime_nsec() as i128;
         let ctime_ns = md.ctime() as i128 * 1_000_000_000 + md.ctime_nsec() as i128;
         let after = fs::symlink_metadata(path).ok();
-        let stable = after.as_ref().is_some_and(|a| a.len() == bytes.len() as u64 && a.mtime() == md.mtime() && a.mtime_nsec() == md.mtime_nsec());
+        let stable = after.as_ref().is_some_and(|a| {
+            a.len() == bytes.len() as u64 && a.mtime() == md.mtime() && a.mtime_nsec() == md.mtime_nsec()
+        });
         let coarse = md.mtime_nsec() == 0 && md.ctime_nsec() == 0;
         let racy_after = scan_start - if coarse { RACY_COARSE_NS } else { RACY_NS };
         if stable && mtime_ns < racy_after && ctime_ns < racy_after {

@@ -139,7 +139,11 @@ fn the_users_git_folder_is_never_read_nor_touched() {
     assert_eq!(bytes_and_mtimes(&ws.join(".git")), git_before);
     assert_eq!(bytes_and_mtimes(&ws.join("nested/.git")), nested_git);
     assert!(!ws.join("nested/file").exists());
-    assert!(report.left.iter().any(|l| l.path == ws.join("nested") && l.why.contains("folder kept")), "{:?}", report.left);
+    assert!(
+        report.left.iter().any(|l| l.path == ws.join("nested") && l.why.contains("folder kept")),
+        "{:?}",
+        report.left
+    );
     // No blob in the store holds the bytes of a .git file.
     for (rel, (bytes, _, _)) in git_before.iter().chain(nested_git.iter()) {
         let hash = sha256(bytes);
@@ -157,7 +161,10 @@ fn files_over_the_cap_are_recorded_as_not_captured_and_never_deleted() {
     let cp = store.take(&[ws.clone()], "t").unwrap();
     assert_eq!(cp.skipped, 1);
     let manifest = store.load(cp.id).unwrap();
-    assert_eq!(manifest.roots[0].skipped, vec![Skipped { path: "big.bin".into(), reason: SkipReason::TooLarge { size: 2000, cap: 1000 } }]);
+    assert_eq!(
+        manifest.roots[0].skipped,
+        vec![Skipped { path: "big.bin".into(), reason: SkipReason::TooLarge { size: 2000, cap: 1000 } }]
+    );
     assert!(!manifest.roots[0].entries.contains_key("big.bin"));
 
     write(ws, "big.bin", &vec![8u8; 3000]);
@@ -244,7 +251,12 @@ fn unchanged_files_are_stored_once_and_not_hashed_again() {
     let mut store = Store::open(&f.store_dir, settings()).unwrap();
     let first = store.take(&[f.ws.clone()], "1").unwrap();
     assert_eq!(first.hashed, 21);
-    let blob_count = || fs::read_dir(f.store_dir.join("objects")).unwrap().map(|d| fs::read_dir(d.unwrap().path()).unwrap().count()).sum::<usize>();
+    let blob_count = || {
+        fs::read_dir(f.store_dir.join("objects"))
+            .unwrap()
+            .map(|d| fs::read_dir(d.unwrap().path()).unwrap().count())
+            .sum::<usize>()
+    };
     assert_eq!(blob_count(), 20, "identical content is one blob");
     drop(store);
     let mut store = Store::open(&f.store_dir, settings()).unwrap();
@@ -267,7 +279,12 @@ fn pruning_drops_the_oldest_checkpoints_and_only_blobs_nobody_keeps() {
     for i in 0..6u8 {
         write(ws, "turn.txt", &vec![i; 3000]);
         ids.push(store.take(&[ws.clone()], &format!("turn {i}")).unwrap().id);
-        assert!(store.size() <= 14_000 || store.list().len() == 1, "size {} with {} kept", store.size(), store.list().len());
+        assert!(
+            store.size() <= 14_000 || store.list().len() == 1,
+            "size {} with {} kept",
+            store.size(),
+            store.list().len()
+        );
     }
     let kept: Vec<u64> = store.list().iter().map(|s| s.id).collect();
     assert!(kept.len() >= 2 && kept.len() < 6, "{kept:?}");
@@ -287,7 +304,9 @@ fn pruning_drops_the_oldest_checkpoints_and_only_blobs_nobody_keeps() {
         .flat_map(|d| {
             let d = d.unwrap();
             let prefix = d.file_name().into_string().unwrap();
-            fs::read_dir(d.path()).unwrap().map(move |e| format!("{prefix}{}", e.unwrap().file_name().into_string().unwrap()))
+            fs::read_dir(d.path())
+                .unwrap()
+                .map(move |e| format!("{prefix}{}", e.unwrap().file_name().into_string().unwrap()))
         })
         .collect();
     let referenced: std::collections::BTreeSet<String> = store
@@ -311,7 +330,11 @@ fn a_file_that_grew_over_the_cap_is_not_overwritten_since_that_could_not_be_undo
     write(&f.ws, "grows.bin", &vec![1u8; 5000]);
     let report = store.restore(cp.id, &[]).unwrap();
     assert_eq!(fs::read(f.ws.join("grows.bin")).unwrap(), vec![1u8; 5000]);
-    assert!(report.left.iter().any(|l| l.path == f.ws.join("grows.bin") && l.why.contains("could not be undone")), "{:?}", report.left);
+    assert!(
+        report.left.iter().any(|l| l.path == f.ws.join("grows.bin") && l.why.contains("could not be undone")),
+        "{:?}",
+        report.left
+    );
 }
 
 #[test]
@@ -325,5 +348,9 @@ fn a_file_ignored_since_the_checkpoint_is_not_overwritten_since_that_could_not_b
     let report = store.restore(cp.id, &[]).unwrap();
     assert!(!f.ws.join(".gitignore").exists());
     assert_eq!(fs::read(f.ws.join("app.log")).unwrap(), b"log now");
-    assert!(report.left.iter().any(|l| l.path == f.ws.join("app.log") && l.why.contains("ignored now")), "{:?}", report.left);
+    assert!(
+        report.left.iter().any(|l| l.path == f.ws.join("app.log") && l.why.contains("ignored now")),
+        "{:?}",
+        report.left
+    );
 }

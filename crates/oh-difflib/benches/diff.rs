@@ -54,26 +54,16 @@ fn replace_line(text: &str, index: usize, with: &str) -> String {
 }
 
 fn similar_diff(old: &str, new: &str, path: &str) -> String {
-    similar::TextDiff::from_lines(old, new)
-        .unified_diff()
-        .context_radius(0)
-        .header(path, path)
-        .to_string()
+    similar::TextDiff::from_lines(old, new).unified_diff().context_radius(0).header(path, path).to_string()
 }
 
 fn scan(old: &str, new: &str) -> usize {
-    old.split('\n')
-        .zip(new.split('\n'))
-        .filter(|(a, b)| a != b)
-        .count()
+    old.split('\n').zip(new.split('\n')).filter(|(a, b)| a != b).count()
 }
 
 /// Thread CPU time (immune to waiting for a core on a busy machine).
 fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid out-pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
@@ -115,12 +105,7 @@ for _ in range(5):
     wall = min(wall, time.perf_counter() - w)
 print(wall * 1e3, cpu * 1e3)
 "#;
-    let out = std::process::Command::new("python3")
-        .args(["-c", script])
-        .arg(&po)
-        .arg(&pn)
-        .arg(path)
-        .output();
+    let out = std::process::Command::new("python3").args(["-c", script]).arg(&po).arg(&pn).arg(path).output();
     let _ = std::fs::remove_dir_all(&dir);
     let out = match out {
         Ok(o) if o.status.success() => o,
@@ -142,9 +127,7 @@ print(wall * 1e3, cpu * 1e3)
 fn editor_file() -> String {
     let mut out = String::with_capacity(6_000_000);
     for i in 0..100_000 {
-        out.push_str(&format!(
-            "value_{i:06} = compute_something(alpha, beta, gamma) + {i:06}\n"
-        ));
+        out.push_str(&format!("value_{i:06} = compute_something(alpha, beta, gamma) + {i:06}\n"));
     }
     out
 }
@@ -153,26 +136,16 @@ fn main() {
     let path = "/workspace/big.py";
     let editor = editor_file();
     // The editor benchmark's str_replace near the end, and its two-line insert at line 50000.
-    let replaced = editor.replacen(
-        "value_099990 = compute_something(alpha",
-        "value_099990 = compute_something(ALPHA0",
-        1,
-    );
+    let replaced =
+        editor.replacen("value_099990 = compute_something(alpha", "value_099990 = compute_something(ALPHA0", 1);
     let inserted = {
         let mut lines: Vec<&str> = editor.split('\n').collect();
-        lines.splice(
-            50_000..50_000,
-            ["inserted_line_0 = 1", "inserted_again = 2"],
-        );
+        lines.splice(50_000..50_000, ["inserted_line_0 = 1", "inserted_again = 2"]);
         lines.join("\n")
     };
     // Source-like text with blank and very common lines (popular under autojunk).
     let source = make_file(100_000);
-    let source_new = replace_line(
-        &source,
-        99_000,
-        "    let value_99000 = compute(\"CHANGED\");",
-    );
+    let source_new = replace_line(&source, 99_000, "    let value_99000 = compute(\"CHANGED\");");
     let cases: [(&str, &str, &str); 3] = [
         ("editor_file_str_replace_near_end", &editor, &replaced),
         ("editor_file_insert_at_50000", &editor, &inserted),
@@ -187,10 +160,7 @@ fn main() {
         );
     }
 
-    let mut c = Criterion::default()
-        .configure_from_args()
-        .sample_size(30)
-        .measurement_time(Duration::from_secs(4));
+    let mut c = Criterion::default().configure_from_args().sample_size(30).measurement_time(Duration::from_secs(4));
     for (name, old, new) in cases {
         let mut g = c.benchmark_group(name);
         g.bench_function("oh_difflib::get_diff", |b| {
@@ -199,9 +169,7 @@ fn main() {
         g.bench_function("similar unified (baseline)", |b| {
             b.iter(|| similar_diff(black_box(old), black_box(new), path))
         });
-        g.bench_function("line equality scan (baseline)", |b| {
-            b.iter(|| scan(black_box(old), black_box(new)))
-        });
+        g.bench_function("line equality scan (baseline)", |b| b.iter(|| scan(black_box(old), black_box(new))));
         g.finish();
     }
     c.final_summary();
@@ -220,11 +188,7 @@ fn main() {
             black_box(scan(black_box(old), black_box(new)));
         });
         println!("{name}:");
-        println!(
-            "  oh_difflib::get_diff      {:8.2} / {:8.2}",
-            ms(ours.0),
-            ms(ours.1)
-        );
+        println!("  oh_difflib::get_diff      {:8.2} / {:8.2}", ms(ours.0), ms(ours.1));
         println!(
             "  similar unified (Myers)   {:8.2} / {:8.2}   ours/similar = {:.2} / {:.2}",
             ms(sim.0),

@@ -18,8 +18,8 @@
 //! them would change difflib's answer (the autojunk counts and the longest-match choice both
 //! depend on them). `benches/diff.rs` measures a 100,000-line file with one changed line.
 
-mod matcher;
 mod line_diff;
+mod matcher;
 mod unified;
 
 pub use matcher::{Match, Opcode, SequenceMatcher, Tag};

@@ -144,9 +144,7 @@ pub(crate) fn get_diff_text(old: &str, new: &str, path: &str) -> String {
     a_ids.extend(a_mid.iter().map(|line| interner.id_of(&b, *line)));
     a_ids.extend_from_slice(&interner.b_ids[lb - suf..]);
     debug_assert_eq!(a_ids.len(), la);
-    debug_assert!(a_ids
-        .iter()
-        .all(|&id| id == ABSENT || (id as usize) < interner.counts.len()));
+    debug_assert!(a_ids.iter().all(|&id| id == ABSENT || (id as usize) < interner.counts.len()));
 
     let BInterner { b_ids, counts, .. } = interner;
     let index = Index::from_ids(a_ids, b_ids, &counts, true);
@@ -168,12 +166,7 @@ pub(crate) fn get_diff_text(old: &str, new: &str, path: &str) -> String {
 
 /// `unified_diff(..., fromfile=path, tofile=path, n=0)`, as `get_diff` calls it.
 pub(crate) fn get_diff_options(path: &str) -> UnifiedDiffOptions<'_> {
-    UnifiedDiffOptions {
-        fromfile: path,
-        tofile: path,
-        n: 0,
-        ..Default::default()
-    }
+    UnifiedDiffOptions { fromfile: path, tofile: path, n: 0, ..Default::default() }
 }
 
 /// A sink for `emit_groups` that appends each line right-stripped (Python `str.rstrip()`),

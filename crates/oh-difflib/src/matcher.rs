@@ -79,13 +79,7 @@ pub struct Opcode {
 
 impl Opcode {
     fn new(tag: Tag, i1: usize, i2: usize, j1: usize, j2: usize) -> Self {
-        Opcode {
-            tag,
-            i1,
-            i2,
-            j1,
-            j2,
-        }
+        Opcode { tag, i1, i2, j1, j2 }
     }
 }
 
@@ -112,10 +106,7 @@ struct Scratch {
 
 impl Scratch {
     fn new(lb: usize) -> Self {
-        Scratch {
-            runs: vec![0; lb],
-            stamp: 0,
-        }
+        Scratch { runs: vec![0; lb], stamp: 0 }
     }
 }
 
@@ -158,11 +149,7 @@ impl BInterner {
         let x = b[j];
         let state = &self.state;
         let hash = state.hash_one(x);
-        let entry = self.table.entry(
-            hash,
-            |&first| b[first as usize] == x,
-            |&first| state.hash_one(b[first as usize]),
-        );
+        let entry = self.table.entry(hash, |&first| b[first as usize] == x, |&first| state.hash_one(b[first as usize]));
         match entry {
             hashbrown::hash_table::Entry::Occupied(o) => {
                 let id = self.b_ids[*o.get() as usize];
@@ -221,12 +208,7 @@ impl Index {
 
     /// Builds the index from integer ids: `b_ids[j] < counts.len()`, `counts[k]` = occurrences of
     /// `k` in `b_ids`; `a_ids[i]` is an id of `b` or [`ABSENT`].
-    pub(crate) fn from_ids(
-        a_ids: Vec<u32>,
-        b_ids: Vec<u32>,
-        counts: &[u32],
-        autojunk: bool,
-    ) -> Index {
+    pub(crate) fn from_ids(a_ids: Vec<u32>, b_ids: Vec<u32>, counts: &[u32], autojunk: bool) -> Index {
         let lb = b_ids.len();
 
         // Positions of every id in `b`, as one flat array (CSR layout).
@@ -257,13 +239,7 @@ impl Index {
             }
         }
 
-        Index {
-            a: a_ids,
-            b: b_ids,
-            b2j_range,
-            b2j_pos,
-            popular,
-        }
+        Index { a: a_ids, b: b_ids, b2j_range, b2j_pos, popular }
     }
 
     #[inline]
@@ -275,14 +251,7 @@ impl Index {
         &self.b2j_pos[s as usize..e as usize]
     }
 
-    fn find_longest_match(
-        &self,
-        scratch: &mut Scratch,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
-    ) -> Match {
+    fn find_longest_match(&self, scratch: &mut Scratch, alo: usize, ahi: usize, blo: usize, bhi: usize) -> Match {
         let a = &self.a;
         let b = &self.b;
         let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
@@ -305,16 +274,8 @@ impl Index {
                     continue;
                 }
                 // Positions inside [blo, bhi).
-                let first = if blo32 <= pos[0] {
-                    0
-                } else {
-                    pos.partition_point(|&j| j < blo32)
-                };
-                let end = if pos[pos.len() - 1] < bhi32 {
-                    pos.len()
-                } else {
-                    pos.partition_point(|&j| j < bhi32)
-                };
+                let first = if blo32 <= pos[0] { 0 } else { pos.partition_point(|&j| j < blo32) };
+                let end = if pos[pos.len() - 1] < bhi32 { pos.len() } else { pos.partition_point(|&j| j < bhi32) };
                 let want = ((stamp - 1) as u64) << 32;
                 let tag = (stamp as u64) << 32;
                 // Descending `j`, so `runs[j - 1]` still holds row `i - 1` when it is read. The
@@ -350,17 +311,10 @@ impl Index {
             bestj -= 1;
             bestsize += 1;
         }
-        while besti + bestsize < ahi
-            && bestj + bestsize < bhi
-            && a[besti + bestsize] == b[bestj + bestsize]
-        {
+        while besti + bestsize < ahi && bestj + bestsize < bhi && a[besti + bestsize] == b[bestj + bestsize] {
             bestsize += 1;
         }
-        Match {
-            a: besti,
-            b: bestj,
-            size: bestsize,
-        }
+        Match { a: besti, b: bestj, size: bestsize }
     }
 
     pub(crate) fn matching_blocks(&self) -> Vec<Match> {
@@ -391,27 +345,15 @@ impl Index {
                 k1 += m.size;
             } else {
                 if k1 > 0 {
-                    out.push(Match {
-                        a: i1,
-                        b: j1,
-                        size: k1,
-                    });
+                    out.push(Match { a: i1, b: j1, size: k1 });
                 }
                 (i1, j1, k1) = (m.a, m.b, m.size);
             }
         }
         if k1 > 0 {
-            out.push(Match {
-                a: i1,
-                b: j1,
-                size: k1,
-            });
+            out.push(Match { a: i1, b: j1, size: k1 });
         }
-        out.push(Match {
-            a: la,
-            b: lb,
-            size: 0,
-        });
+        out.push(Match { a: la, b: lb, size: 0 });
         out
     }
 }
@@ -445,12 +387,7 @@ impl<'a, T: Hash + Eq> SequenceMatcher<'a, T> {
 
     /// `SequenceMatcher(None, a, b, autojunk=autojunk)`.
     pub fn with_autojunk(a: &'a [T], b: &'a [T], autojunk: bool) -> Self {
-        SequenceMatcher {
-            a,
-            b,
-            index: Index::build(a, b, autojunk),
-            blocks: OnceCell::new(),
-        }
+        SequenceMatcher { a, b, index: Index::build(a, b, autojunk), blocks: OnceCell::new() }
     }
 
     /// The first sequence.
@@ -477,8 +414,7 @@ impl<'a, T: Hash + Eq> SequenceMatcher<'a, T> {
         assert!(alo <= ahi && ahi <= self.a.len(), "a range out of bounds");
         assert!(blo <= bhi && bhi <= self.b.len(), "b range out of bounds");
         let mut scratch = Scratch::new(self.b.len());
-        self.index
-            .find_longest_match(&mut scratch, alo, ahi, blo, bhi)
+        self.index.find_longest_match(&mut scratch, alo, ahi, blo, bhi)
     }
 
     /// `get_matching_blocks()`: non-adjacent matching blocks in increasing order, ending with the
@@ -558,13 +494,7 @@ pub(crate) fn group_opcodes(mut codes: Vec<Opcode>, n: usize) -> Vec<Vec<Opcode>
     let mut groups = Vec::new();
     let mut group: Vec<Opcode> = Vec::new();
     for c in codes {
-        let Opcode {
-            tag,
-            mut i1,
-            i2,
-            mut j1,
-            j2,
-        } = c;
+        let Opcode { tag, mut i1, i2, mut j1, j2 } = c;
         if tag == Tag::Equal && i2 - i1 > nn {
             group.push(Opcode::new(tag, i1, i2.min(i1 + n), j1, j2.min(j1 + n)));
             groups.push(std::mem::take(&mut group));

@@ -24,14 +24,7 @@ pub struct UnifiedDiffOptions<'s> {
 
 impl Default for UnifiedDiffOptions<'_> {
     fn default() -> Self {
-        UnifiedDiffOptions {
-            fromfile: "",
-            tofile: "",
-            fromfiledate: "",
-            tofiledate: "",
-            n: 3,
-            lineterm: "\n",
-        }
+        UnifiedDiffOptions { fromfile: "", tofile: "", fromfiledate: "", tofiledate: "", n: 3, lineterm: "\n" }
     }
 }
 
@@ -43,11 +36,7 @@ pub fn format_range_unified(start: usize, stop: usize) -> String {
     if length == 1 {
         return beginning.to_string();
     }
-    let beginning = if length == 0 {
-        beginning - 1
-    } else {
-        beginning
-    };
+    let beginning = if length == 0 { beginning - 1 } else { beginning };
     format!("{beginning},{length}")
 }
 
@@ -68,24 +57,11 @@ pub fn unified_diff<S: AsRef<str> + Hash + Eq>(
     tofile: &str,
     n: usize,
 ) -> Vec<String> {
-    unified_diff_with(
-        a,
-        b,
-        &UnifiedDiffOptions {
-            fromfile,
-            tofile,
-            n,
-            ..Default::default()
-        },
-    )
+    unified_diff_with(a, b, &UnifiedDiffOptions { fromfile, tofile, n, ..Default::default() })
 }
 
 /// `difflib.unified_diff` with every argument given explicitly.
-pub fn unified_diff_with<S: AsRef<str> + Hash + Eq>(
-    a: &[S],
-    b: &[S],
-    opts: &UnifiedDiffOptions<'_>,
-) -> Vec<String> {
+pub fn unified_diff_with<S: AsRef<str> + Hash + Eq>(a: &[S], b: &[S], opts: &UnifiedDiffOptions<'_>) -> Vec<String> {
     let mut out = Vec::new();
     emit_unified(a, b, opts, |pieces| out.push(pieces.concat()));
     out
@@ -115,19 +91,9 @@ pub(crate) fn emit_groups<'x>(
     if groups.is_empty() {
         return;
     }
-    let fromdate = if opts.fromfiledate.is_empty() {
-        ""
-    } else {
-        "\t"
-    };
+    let fromdate = if opts.fromfiledate.is_empty() { "" } else { "\t" };
     let todate = if opts.tofiledate.is_empty() { "" } else { "\t" };
-    sink(&[
-        "--- ",
-        opts.fromfile,
-        fromdate,
-        opts.fromfiledate,
-        opts.lineterm,
-    ]);
+    sink(&["--- ", opts.fromfile, fromdate, opts.fromfiledate, opts.lineterm]);
     sink(&["+++ ", opts.tofile, todate, opts.tofiledate, opts.lineterm]);
     for group in groups {
         let (first, last) = (group[0], group[group.len() - 1]);

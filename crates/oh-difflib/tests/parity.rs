@@ -1,9 +1,7 @@
 //! Differential tests against CPython's difflib / openhands_aci's get_diff, using the fixture
 //! written by `tests/gen_cases.py` (see that script for the format).
 
-use oh_difflib::{
-    get_diff, unified_diff, unified_diff_with, Match, SequenceMatcher, UnifiedDiffOptions,
-};
+use oh_difflib::{get_diff, unified_diff, unified_diff_with, Match, SequenceMatcher, UnifiedDiffOptions};
 use serde_json::Value;
 
 fn fixture() -> Value {
@@ -53,11 +51,7 @@ fn get_diff_parity() {
         let path = s(&case["path"]);
         let got = get_diff(old, &new, path);
         let want = s(&case["expected"]);
-        assert_eq!(
-            oh_difflib::get_diff_reference(old, &new, path),
-            want,
-            "case {n}: generic path"
-        );
+        assert_eq!(oh_difflib::get_diff_reference(old, &new, path), want, "case {n}: generic path");
         if got == want {
             ok += 1;
         } else if failures.len() < 5 {
@@ -104,11 +98,7 @@ fn unified_diff_parity() {
         let want = strings(&case["expected"]);
         assert_eq!(got, want, "unified case {n}");
         if fd.is_empty() && td.is_empty() && lt == "\n" {
-            assert_eq!(
-                unified_diff(&a, &b, &ff, &tf, opts.n),
-                want,
-                "unified case {n}"
-            );
+            assert_eq!(unified_diff(&a, &b, &ff, &tf, opts.n), want, "unified case {n}");
         }
         ok += 1;
     }
@@ -124,17 +114,9 @@ fn sequence_matcher_parity() {
         let a: Vec<char> = s(&case["a"]).chars().collect();
         let b: Vec<char> = s(&case["b"]).chars().collect();
         let sm = SequenceMatcher::with_autojunk(&a, &b, case["autojunk"].as_bool().unwrap());
-        let blocks: Vec<Vec<usize>> = sm
-            .get_matching_blocks()
-            .iter()
-            .map(|m: &Match| vec![m.a, m.b, m.size])
-            .collect();
-        let want_blocks: Vec<Vec<usize>> = case["blocks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m.as_array().unwrap().iter().map(u).collect())
-            .collect();
+        let blocks: Vec<Vec<usize>> = sm.get_matching_blocks().iter().map(|m: &Match| vec![m.a, m.b, m.size]).collect();
+        let want_blocks: Vec<Vec<usize>> =
+            case["blocks"].as_array().unwrap().iter().map(|m| m.as_array().unwrap().iter().map(u).collect()).collect();
         assert_eq!(blocks, want_blocks, "opcodes case {n}: blocks");
 
         let op = |o: &Value| {
@@ -152,11 +134,8 @@ fn sequence_matcher_parity() {
             .iter()
             .map(|g| g.as_array().unwrap().iter().map(op).collect())
             .collect();
-        let got_groups: Vec<Vec<_>> = sm
-            .get_grouped_opcodes(u(&case["n"]))
-            .iter()
-            .map(|g| g.iter().map(mine).collect())
-            .collect();
+        let got_groups: Vec<Vec<_>> =
+            sm.get_grouped_opcodes(u(&case["n"])).iter().map(|g| g.iter().map(mine).collect()).collect();
         assert_eq!(got_groups, want_groups, "opcodes case {n}: grouped");
 
         // Stored as Python's repr: parsing it with Rust's (correctly rounded) parser gives the
@@ -172,11 +151,7 @@ fn sequence_matcher_parity() {
 #[test]
 fn spec_examples() {
     assert_eq!(
-        get_diff(
-            "",
-            "def f():\n    return 1\n\nprint(f())\n",
-            "/workspace/f.py"
-        ),
+        get_diff("", "def f():\n    return 1\n\nprint(f())\n", "/workspace/f.py"),
         "--- /workspace/f.py\n+++ /workspace/f.py\n\
          @@ -0,0 +1,2 @@\n+def f():\n+    return 1\n@@ -1,0 +4,2 @@\n+print(f())\n+"
     );
@@ -206,37 +181,17 @@ fn large_inputs() {
     let mut new_lines = lines.clone();
     new_lines[19_990] = "changed".into();
     let new = new_lines.join("\n") + "\n";
-    assert_eq!(
-        get_diff(&old, &new, "/f"),
-        "--- /f\n+++ /f\n@@ -19991 +19991 @@\n-line 19990\n+changed"
-    );
+    assert_eq!(get_diff(&old, &new, "/f"), "--- /f\n+++ /f\n@@ -19991 +19991 @@\n-line 19990\n+changed");
 
     // 300 items, "x" is popular (more than 4 occurrences): Python gives these blocks.
-    let a: Vec<&str> = std::iter::repeat_n("x", 150)
-        .chain(["u"])
-        .chain(std::iter::repeat_n("x", 149))
-        .collect();
+    let a: Vec<&str> = std::iter::repeat_n("x", 150).chain(["u"]).chain(std::iter::repeat_n("x", 149)).collect();
     let b: Vec<&str> = std::iter::repeat_n("x", 300).collect();
     let sm = SequenceMatcher::new(&a, &b);
     assert_eq!(sm.popular_count(), 1);
     // No element of b can seed a match, so the empty match at (0, 0) grows forward over the
     // 150 leading x's; the right-hand remainder starts with `u`, which matches nothing, so
     // nothing more is found.
-    assert_eq!(
-        sm.get_matching_blocks(),
-        &[
-            Match {
-                a: 0,
-                b: 0,
-                size: 150
-            },
-            Match {
-                a: 300,
-                b: 300,
-                size: 0
-            }
-        ]
-    );
+    assert_eq!(sm.get_matching_blocks(), &[Match { a: 0, b: 0, size: 150 }, Match { a: 300, b: 300, size: 0 }]);
 }
 
 /// The text-specialised `get_diff` (byte-level prefix/suffix shortcuts) against the plain

@@ -66,7 +66,8 @@ impl Checkpoints {
     }
 
     pub(crate) async fn run(&self, action: &CheckpointAction) -> Observation {
-        let (store, roots, dir, settings, action) = (self.store.clone(), self.roots.clone(), self.dir.clone(), self.settings.clone(), action.clone());
+        let (store, roots, dir, settings, action) =
+            (self.store.clone(), self.roots.clone(), self.dir.clone(), self.settings.clone(), action.clone());
         let op = action.op();
         let outcome = tokio::task::spawn_blocking(move || {
             let mut guard = store.lock().unwrap_or_else(|p| p.into_inner());
@@ -78,7 +79,9 @@ impl Checkpoints {
         })
         .await;
         match outcome {
-            Ok(Ok((content, result))) => Observation { content, extras: Extras::Checkpoint { op: op.to_string(), result } },
+            Ok(Ok((content, result))) => {
+                Observation { content, extras: Extras::Checkpoint { op: op.to_string(), result } }
+            }
             Ok(Err(e)) => Observation::error(format!("checkpoint_{op} failed: {e}")),
             Err(e) => Observation::error(format!("checkpoint_{op} failed: {e}")),
         }
@@ -94,16 +97,30 @@ fn perform(store: &mut Store, roots: &[PathBuf], action: &CheckpointAction) -> o
     Ok(match action {
         CheckpointAction::Take { label } => {
             let s = store.take(roots, label)?;
-            let text = format!("Checkpoint {} taken: {} files ({} bytes) in {} folder(s), {} path(s) not captured.", s.id, s.files, s.bytes, s.roots.len(), s.skipped);
+            let text = format!(
+                "Checkpoint {} taken: {} files ({} bytes) in {} folder(s), {} path(s) not captured.",
+                s.id,
+                s.files,
+                s.bytes,
+                s.roots.len(),
+                s.skipped
+            );
             (text, to_json(&s))
         }
         CheckpointAction::List => {
             let list = store.list();
-            (format!("{} checkpoint(s) kept.", list.len()), json!({"checkpoints": to_json(&list), "store": store.dir(), "store_bytes": store.size()}))
+            (
+                format!("{} checkpoint(s) kept.", list.len()),
+                json!({"checkpoints": to_json(&list), "store": store.dir(), "store_bytes": store.size()}),
+            )
         }
         CheckpointAction::Plan { id } => {
             let plan = store.plan(*id)?;
-            let text = format!("Restoring checkpoint {id} would change {} path(s) and leave {} alone.", plan.changes.len(), plan.left.len());
+            let text = format!(
+                "Restoring checkpoint {id} would change {} path(s) and leave {} alone.",
+                plan.changes.len(),
+                plan.left.len()
+            );
             (text, to_json(&plan))
         }
         CheckpointAction::Restore { id, skip } => {
@@ -122,7 +139,9 @@ fn perform(store: &mut Store, roots: &[PathBuf], action: &CheckpointAction) -> o
             let size = bytes.len();
             match String::from_utf8(bytes) {
                 Ok(text) => (format!("{size} bytes of text."), json!({"hash": hash, "size": size, "text": text})),
-                Err(_) => (format!("{size} bytes, not text."), json!({"hash": hash, "size": size, "text": Value::Null})),
+                Err(_) => {
+                    (format!("{size} bytes, not text."), json!({"hash": hash, "size": size, "text": Value::Null}))
+                }
             }
         }
     })

@@ -55,7 +55,9 @@ impl ActionHandler for ExecutorHandler {
     async fn execute(&self, job: &Delegated) -> ObservationEvent {
         match self.core().await {
             Ok(core) => core.execute(&job.event, &job.action).await,
-            Err(e) => ObservationEvent::reply(Some(job.id), Observation::error(format!("Cannot start the bash session: {e}"))),
+            Err(e) => {
+                ObservationEvent::reply(Some(job.id), Observation::error(format!("Cannot start the bash session: {e}")))
+            }
         }
     }
 

@@ -19,8 +19,8 @@ use oh_shell::{BashSession, ShellConfig};
 
 pub use checkpoints::{default_store_dir, CheckpointConfig};
 pub use handler::ExecutorHandler;
+pub use oh_files::{FsError, LocalFs};
 pub use oh_protocol::ActionHandler;
-pub use oh_files::{LocalFs, FsError};
 pub use oh_shell::OutputSink;
 
 /// The host's IDE tools (VS Code's language intelligence, editors, diffs; docs/ide-tools.md):
@@ -29,7 +29,12 @@ pub use oh_shell::OutputSink;
 #[async_trait::async_trait]
 pub trait IdeTools: Send + Sync {
     /// Run one call; `call_id` names it for [`IdeTools::cancel`] (unique within this executor).
-    async fn call(&self, call_id: u64, name: &str, arguments: &serde_json::Map<String, serde_json::Value>) -> Result<String, String>;
+    async fn call(
+        &self,
+        call_id: u64,
+        name: &str,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<String, String>;
     /// The runtime gave up on call `call_id`: stop it (close what it opened, stop waiting) and
     /// let `call` resolve, as cancelled, soon. An unknown or finished call is no error.
     fn cancel(&self, _call_id: u64) {}
@@ -257,7 +262,11 @@ mod ide_tool_tests {
 
     #[tokio::test]
     async fn an_ide_tool_call_goes_to_the_host_and_comes_back_as_an_mcp_observation() {
-        let r = run(Some(Arc::new(EchoTools)), json!({"id": 4, "action": "call_tool_mcp", "args": {"name": "hover", "arguments": {"line": 2}}})).await;
+        let r = run(
+            Some(Arc::new(EchoTools)),
+            json!({"id": 4, "action": "call_tool_mcp", "args": {"name": "hover", "arguments": {"line": 2}}}),
+        )
+        .await;
         assert_eq!(r["observation"], "mcp");
         assert_eq!(r["cause"], 4);
         assert_eq!(r["extras"], json!({"name": "hover", "arguments": {"line": 2}}));
@@ -267,14 +276,17 @@ mod ide_tool_tests {
 
     #[tokio::test]
     async fn a_host_failure_is_an_error_observation_naming_the_tool() {
-        let r = run(Some(Arc::new(EchoTools)), json!({"id": 5, "action": "call_tool_mcp", "args": {"name": "broken"}})).await;
+        let r = run(Some(Arc::new(EchoTools)), json!({"id": 5, "action": "call_tool_mcp", "args": {"name": "broken"}}))
+            .await;
         assert_eq!(r["observation"], "error");
         assert_eq!(r["content"], "The IDE tool \"broken\" failed: the host went away");
     }
 
     #[tokio::test]
     async fn without_ide_tools_a_call_is_a_clear_error() {
-        let r = run(None, json!({"id": 6, "action": "call_tool_mcp", "args": {"name": "diagnostics", "arguments": {}}})).await;
+        let r =
+            run(None, json!({"id": 6, "action": "call_tool_mcp", "args": {"name": "diagnostics", "arguments": {}}}))
+                .await;
         assert_eq!(r["observation"], "error");
         assert_eq!(r["content"], no_ide_tools_message("diagnostics"));
         assert!(r["content"].as_str().unwrap().contains("needs VS Code"));
@@ -303,7 +315,10 @@ mod ide_tool_tests {
         config.ide_tools = Some(tools.clone());
         let ex = Arc::new(Executor::start(config, Arc::new(LocalFs)).await.unwrap());
         assert!(!ex.cancel(9), "nothing runs yet: a cancel that arrives first is a no-op");
-        let decoded = oh_protocol::decode_action_json(&json!({"id": 9, "action": "call_tool_mcp", "args": {"name": "open_diff"}}).to_string()).unwrap();
+        let decoded = oh_protocol::decode_action_json(
+            &json!({"id": 9, "action": "call_tool_mcp", "args": {"name": "open_diff"}}).to_string(),
+        )
+        .unwrap();
         let running = tokio::spawn({
             let ex = ex.clone();
             async move { ex.execute(&decoded.event, &decoded.action).await }
@@ -313,7 +328,10 @@ mod ide_tool_tests {
         }
         assert!(!ex.cancel(8), "another id is not cancelled");
         assert!(ex.cancel(9));
-        let reply: Value = serde_json::from_str(&tokio::time::timeout(std::time::Duration::from_secs(10), running).await.unwrap().unwrap().to_json()).unwrap();
+        let reply: Value = serde_json::from_str(
+            &tokio::time::timeout(std::time::Duration::from_secs(10), running).await.unwrap().unwrap().to_json(),
+        )
+        .unwrap();
         assert_eq!(reply["cause"], 9);
         assert!(reply["content"].as_str().unwrap().contains("open_diff cancelled"));
         assert!(!ex.cancel(9), "a finished call is no longer cancellable");

@@ -15,11 +15,12 @@
 //! "extras": {...V1 fields...}}`.
 
 use oh_files::{TextRule, WholeFileEdit};
-use oh_shell::SplitRule;
 use oh_protocol::{
-    CmdOutputMetadata, CmdRunAction, Extras, FileEditAction, ImplSource, Observation, V1FileEditorAction, V1TerminalAction,
+    CmdOutputMetadata, CmdRunAction, Extras, FileEditAction, ImplSource, Observation, V1FileEditorAction,
+    V1TerminalAction,
 };
 use oh_pysem::{lstrip, repr_str, strip};
+use oh_shell::SplitRule;
 use serde_json::{Map, Value};
 
 use crate::Executor;
@@ -73,7 +74,13 @@ fn metadata_json(md: &CmdOutputMetadata) -> Value {
 }
 
 /// A `TerminalObservation` as the wire carries it.
-fn terminal_obs(text: String, is_error: bool, command: &str, exit_code: Option<i64>, md: &CmdOutputMetadata) -> Observation {
+fn terminal_obs(
+    text: String,
+    is_error: bool,
+    command: &str,
+    exit_code: Option<i64>,
+    md: &CmdOutputMetadata,
+) -> Observation {
     let mut f = Map::new();
     f.insert("is_error".into(), is_error.into());
     f.insert("command".into(), command.into());
@@ -160,7 +167,15 @@ fn v1_cat_n(text: &str) -> String {
     lines.iter().zip(drop).filter(|(_, d)| !d).map(|(l, _)| *l).collect::<Vec<_>>().join("\n")
 }
 
-fn editor_obs(text: String, is_error: bool, command: &str, path: Option<&str>, prev_exist: bool, old: Option<String>, new: Option<String>) -> Observation {
+fn editor_obs(
+    text: String,
+    is_error: bool,
+    command: &str,
+    path: Option<&str>,
+    prev_exist: bool,
+    old: Option<String>,
+    new: Option<String>,
+) -> Observation {
     let mut f = Map::new();
     f.insert("is_error".into(), is_error.into());
     f.insert("command".into(), command.into());
@@ -209,12 +224,23 @@ impl Executor {
             if strip(&a.command).is_empty() {
                 return terminal_obs(RESET_TEXT.into(), false, "[RESET]", Some(0), &CmdOutputMetadata::default());
             }
-            let obs = terminal_from_v0(self.shell.execute_with(&run(a.command.clone(), false, a.timeout), SplitRule::V1).await, &a.command);
-            let Extras::V1 { mut fields, kind } = obs.extras else { unreachable!("terminal_from_v0 builds V1 observations") };
+            let obs = terminal_from_v0(
+                self.shell.execute_with(&run(a.command.clone(), false, a.timeout), SplitRule::V1).await,
+                &a.command,
+            );
+            let Extras::V1 { mut fields, kind } = obs.extras else {
+                unreachable!("terminal_from_v0 builds V1 observations")
+            };
             fields.insert("command".into(), format!("[RESET] {}", a.command).into());
-            return Observation { content: format!("{RESET_TEXT}\n\n{}", obs.content), extras: Extras::V1 { kind, fields } };
+            return Observation {
+                content: format!("{RESET_TEXT}\n\n{}", obs.content),
+                extras: Extras::V1 { kind, fields },
+            };
         }
-        terminal_from_v0(self.shell.execute_with(&run(a.command.clone(), a.is_input, a.timeout), SplitRule::V1).await, strip(&a.command))
+        terminal_from_v0(
+            self.shell.execute_with(&run(a.command.clone(), a.is_input, a.timeout), SplitRule::V1).await,
+            strip(&a.command),
+        )
     }
 
     /// A fresh shell in the workspace (V1's reset starts the new session in the original
@@ -274,13 +300,15 @@ impl Executor {
             insert_line: a.insert_line.map(Value::from),
             ..FileEditAction::oh_aci(a.path.clone(), a.command.clone())
         };
-        let WholeFileEdit { content, old_content, new_content } = self.files.edit_whole_file(&edit, TextRule::V1, self.v1_contents_limit).await;
+        let WholeFileEdit { content, old_content, new_content } =
+            self.files.edit_whole_file(&edit, TextRule::V1, self.v1_contents_limit).await;
         if content.starts_with("ERROR:\n") {
             return error(&content);
         }
         // V1's FileEditorObservation carries the whole file before and after the edit: `create`
         // the new text only, `view` neither (the editor gives none for it).
-        let (prev_exist, old, new) = if command == "create" { (false, None, new_content) } else { (true, old_content, new_content) };
+        let (prev_exist, old, new) =
+            if command == "create" { (false, None, new_content) } else { (true, old_content, new_content) };
         editor_obs(v1_cat_n(&content), false, &command, Some(&v1_path), prev_exist, old, new)
     }
 }
@@ -391,11 +419,18 @@ mod executor_tests {
         std::fs::write(&p, "one\r\ntwo\nthree\n").unwrap();
         let path = p.to_str().unwrap();
         let ex = executor(dir.path()).await;
-        let (_, f) = run(&ex, "v1_file_editor", json!({"command": "str_replace", "path": path, "old_str": "two", "new_str": "2"})).await;
+        let (_, f) = run(
+            &ex,
+            "v1_file_editor",
+            json!({"command": "str_replace", "path": path, "old_str": "two", "new_str": "2"}),
+        )
+        .await;
         // V1 reads with universal newlines: the CRLF is gone from the text before, too.
         assert_eq!(f["old_content"], "one\ntwo\nthree\n");
         assert_eq!(f["new_content"], "one\n2\nthree\n");
-        let (_, f) = run(&ex, "v1_file_editor", json!({"command": "insert", "path": path, "insert_line": 1, "new_str": "1.5"})).await;
+        let (_, f) =
+            run(&ex, "v1_file_editor", json!({"command": "insert", "path": path, "insert_line": 1, "new_str": "1.5"}))
+                .await;
         assert_eq!(f["old_content"], "one\n2\nthree\n");
         assert_eq!(f["new_content"], "one\n1.5\n2\nthree\n");
         let (_, f) = run(&ex, "v1_file_editor", json!({"command": "undo_edit", "path": path})).await;
@@ -423,12 +458,17 @@ mod executor_tests {
         let (text, f) = run(&ex, "v1_file_editor", json!({"command": "view", "path": path})).await;
         assert_eq!(f["is_error"], false, "{text}");
         assert!(text.contains("1\té"), "{text}");
-        let (text, f) = run(&ex, "v1_file_editor", json!({"command": "view", "path": path, "view_range": [1, 1]})).await;
+        let (text, f) =
+            run(&ex, "v1_file_editor", json!({"command": "view", "path": path, "view_range": [1, 1]})).await;
         assert_eq!(f["is_error"], false, "{text}");
-        let (_, f) = run(&ex, "v1_file_editor", json!({"command": "str_replace", "path": path, "old_str": "é", "new_str": "è"})).await;
+        let (_, f) =
+            run(&ex, "v1_file_editor", json!({"command": "str_replace", "path": path, "old_str": "é", "new_str": "è"}))
+                .await;
         assert_eq!((&f["old_content"], &f["new_content"]), (&json!("é"), &json!("è")));
         // Control bytes keep a file binary in V1 too, with the editor's message.
-        let (text, f) = run(&ex, "v1_file_editor", json!({"command": "view", "path": nul.to_str().unwrap(), "view_range": [1, 1]})).await;
+        let (text, f) =
+            run(&ex, "v1_file_editor", json!({"command": "view", "path": nul.to_str().unwrap(), "view_range": [1, 1]}))
+                .await;
         assert_eq!(f["is_error"], true);
         assert!(text.starts_with("File validation failed for "), "{text}");
         // V0 keeps OHEditor's verdict.
@@ -448,7 +488,8 @@ mod heredoc_tests {
     use crate::{Executor, ExecutorConfig, LocalFs};
 
     async fn terminal(ex: &Executor, command: &str) -> (String, serde_json::Map<String, serde_json::Value>) {
-        let event = ActionEvent::from_value(json!({"id": 1, "action": "v1_terminal", "args": {"command": command}})).unwrap();
+        let event =
+            ActionEvent::from_value(json!({"id": 1, "action": "v1_terminal", "args": {"command": command}})).unwrap();
         let obs = ex.observe(&event.parse().unwrap()).await;
         let Extras::V1 { fields, .. } = obs.extras else { panic!("not a V1 observation") };
         (obs.content, fields)
@@ -474,11 +515,17 @@ mod heredoc_tests {
         assert_eq!(text, "1");
         // C-c to a heredoc command that timed out: the key flushes the unread boundary line, and
         // the call ends at the prompt (not at the no-change timeout).
-        let event = ActionEvent::from_value(json!({"id": 2, "action": "v1_terminal", "args": {"command": "cat <<EOF\nx\nEOF\nsleep 30", "timeout": 1}})).unwrap();
+        let event = ActionEvent::from_value(
+            json!({"id": 2, "action": "v1_terminal", "args": {"command": "cat <<EOF\nx\nEOF\nsleep 30", "timeout": 1}}),
+        )
+        .unwrap();
         let obs = ex.observe(&event.parse().unwrap()).await;
         assert!(obs.content.contains("x"), "{:?}", obs.content);
         let t0 = std::time::Instant::now();
-        let event = ActionEvent::from_value(json!({"id": 3, "action": "v1_terminal", "args": {"command": "C-c", "is_input": true}})).unwrap();
+        let event = ActionEvent::from_value(
+            json!({"id": 3, "action": "v1_terminal", "args": {"command": "C-c", "is_input": true}}),
+        )
+        .unwrap();
         let obs = ex.observe(&event.parse().unwrap()).await;
         let Extras::V1 { fields, .. } = obs.extras else { panic!("not a V1 observation") };
         assert_eq!(fields["exit_code"], 130, "{:?}", obs.content);

@@ -114,7 +114,12 @@ fn a_restore_undoes_bash_and_editor_changes_in_every_root() {
     assert_ne!(after_agent, before);
 
     // The restore runs in a new executor (a later session) against the same store.
-    let replies = replay(&ws, &other, &store, &[json!({"action": "checkpoint_restore", "args": {"id": 1}}), json!({"action": "checkpoint_list"})]);
+    let replies = replay(
+        &ws,
+        &other,
+        &store,
+        &[json!({"action": "checkpoint_restore", "args": {"id": 1}}), json!({"action": "checkpoint_list"})],
+    );
     assert_eq!(replies[0]["observation"], "checkpoint", "{}", replies[0]);
     let report = &replies[0]["extras"]["result"];
     assert_eq!(report["left"], json!([]));
@@ -150,7 +155,10 @@ fn a_dirty_file_is_reported_and_a_bad_id_is_an_error_observation() {
         ],
     );
     assert_eq!(fs::read_to_string(ws.join("open.txt")).unwrap(), "agent\n");
-    assert_eq!(replies[2]["extras"]["result"]["left"], json!([{"path": ws.join("open.txt"), "why": "has unsaved changes in an editor"}]));
+    assert_eq!(
+        replies[2]["extras"]["result"]["left"],
+        json!([{"path": ws.join("open.txt"), "why": "has unsaved changes in an editor"}])
+    );
     assert_eq!(replies[3]["observation"], "error");
     assert_eq!(replies[3]["content"], "checkpoint_plan failed: no checkpoint 42");
     assert_eq!(replies[3]["cause"], 4);

@@ -21,21 +21,11 @@ fn edit(path: &str, command: &str) -> FileEditAction {
 }
 
 fn view(path: &str, range: Option<serde_json::Value>) -> FileReadAction {
-    FileReadAction {
-        path: path.to_string(),
-        start: 0,
-        end: -1,
-        impl_source: ImplSource::OhAci,
-        view_range: range,
-    }
+    FileReadAction { path: path.to_string(), start: 0, end: -1, impl_source: ImplSource::OhAci, view_range: range }
 }
 
 fn check(content: &str, what: &str) {
-    assert!(
-        !content.starts_with("ERROR"),
-        "{what}: {}",
-        &content[..content.len().min(300)]
-    );
+    assert!(!content.starts_with("ERROR"), "{what}: {}", &content[..content.len().min(300)]);
 }
 
 fn stats(v: &[f64]) -> (f64, f64) {
@@ -48,18 +38,13 @@ fn peak_rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
         })
         .unwrap_or(0)
 }
 
 fn main() {
-    let iters: usize = std::env::var("EDITOR_BENCH_ITERS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(15);
+    let iters: usize = std::env::var("EDITOR_BENCH_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(15);
     let dir = std::env::var("EDITOR_BENCH_DIR").unwrap_or_else(|_| {
         let d = std::env::temp_dir().join(format!("oh-files-bench-{}", std::process::id()));
         d.to_string_lossy().into_owned()
@@ -68,20 +53,12 @@ fn main() {
     let path = format!("{dir}/big.py");
     let mut text = String::with_capacity(6_300_000);
     for i in 0..100_000 {
-        text.push_str(&format!(
-            "value_{i:06} = compute_something(alpha, beta, gamma) + {i:06}\n"
-        ));
+        text.push_str(&format!("value_{i:06} = compute_something(alpha, beta, gamma) + {i:06}\n"));
     }
     std::fs::write(&path, &text).unwrap();
-    eprintln!(
-        "file: {path}, {} bytes, 100000 lines, {iters} iterations",
-        text.len()
-    );
+    eprintln!("file: {path}, {} bytes, 100000 lines, {iters} iterations", text.len());
 
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let fa = FileActions::new(Arc::new(LocalFs), dir.clone());
     if let Ok(op) = std::env::var("EDITOR_BENCH_PROFILE") {
         rt.block_on(profile_one(&fa, &dir, &path, &op, iters));
@@ -99,9 +76,7 @@ fn main() {
             t.entry(("view", true)).or_default().push(ms);
 
             let s = Instant::now();
-            let o = fa
-                .read(&view(&path, Some(json!([50000, 50100]))), &dir)
-                .await;
+            let o = fa.read(&view(&path, Some(json!([50000, 50100]))), &dir).await;
             let ms = s.elapsed().as_secs_f64() * 1e3;
             check(&o.content, "view_range");
             t.entry(("view_range", false)).or_default().push(ms);
@@ -112,11 +87,7 @@ fn main() {
                     let fa = &fa;
                     async move {
                         let s = Instant::now();
-                        let c = if full {
-                            fa.edit(&a).await.content
-                        } else {
-                            fa.edit_without_diff(&a).await
-                        };
+                        let c = if full { fa.edit(&a).await.content } else { fa.edit_without_diff(&a).await };
                         (s.elapsed().as_secs_f64() * 1e3, c)
                     }
                 };
@@ -161,11 +132,7 @@ async fn profile_one(fa: &FileActions, dir: &str, path: &str, op: &str, iters: u
         let s = Instant::now();
         let c = match op {
             "view" => fa.read(&view(path, None), dir).await.content,
-            "view_range" => {
-                fa.read(&view(path, Some(json!([50000, 50100]))), dir)
-                    .await
-                    .content
-            }
+            "view_range" => fa.read(&view(path, Some(json!([50000, 50100]))), dir).await.content,
             "str_replace" | "undo" => {
                 let mut a = edit(path, "str_replace");
                 a.old_str = Some("value_099990 = compute_something(alpha".into());
@@ -188,10 +155,7 @@ async fn profile_one(fa: &FileActions, dir: &str, path: &str, op: &str, iters: u
                 let c = fa.edit_without_diff(&a).await;
                 samples.push(s.elapsed().as_secs_f64() * 1e3);
                 check(&c, "insert");
-                check(
-                    &fa.edit_without_diff(&edit(path, "undo_edit")).await,
-                    "undo",
-                );
+                check(&fa.edit_without_diff(&edit(path, "undo_edit")).await, "undo");
                 continue;
             }
             other => panic!("EDITOR_BENCH_PROFILE: unknown operation {other}"),

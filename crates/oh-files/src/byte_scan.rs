@@ -72,18 +72,11 @@ fn scan<const FULL: bool>(b: &[u8]) -> Census {
     let rest = rows.remainder();
     newlines += rest.iter().filter(|&&c| c == b'\n').count();
     if !FULL {
-        return Census {
-            newlines,
-            ..Census::default()
-        };
+        return Census { newlines, ..Census::default() };
     }
     let any_cr = cr.iter().any(|&c| c != 0) || rest.contains(&b'\r');
     let high = or.iter().fold(0u8, |a, &c| a | c) | rest.iter().fold(0u8, |a, &c| a | c);
-    Census {
-        newlines,
-        has_cr: any_cr,
-        ascii: high < 0x80,
-    }
+    Census { newlines, has_cr: any_cr, ascii: high < 0x80 }
 }
 
 #[cfg(test)]
@@ -91,31 +84,20 @@ mod tests {
     use super::*;
 
     fn slow(b: &[u8]) -> Census {
-        Census {
-            newlines: b.iter().filter(|&&c| c == b'\n').count(),
-            has_cr: b.contains(&b'\r'),
-            ascii: b.is_ascii(),
-        }
+        Census { newlines: b.iter().filter(|&&c| c == b'\n').count(), has_cr: b.contains(&b'\r'), ascii: b.is_ascii() }
     }
 
     /// Both compiled versions agree with the obvious loop, at every length around the row size
     /// and past the counters' overflow point, with the odd byte anywhere.
     #[test]
     fn agrees_with_the_obvious_loop() {
-        let base: Vec<u8> = (0..40_000u32)
-            .map(|i| if i % 7 == 0 { b'\n' } else { b'a' })
-            .collect();
+        let base: Vec<u8> = (0..40_000u32).map(|i| if i % 7 == 0 { b'\n' } else { b'a' }).collect();
         for len in (0..100).chain([8159, 8160, 8161, 8192, 40_000]) {
             let b = &base[..len];
             assert_eq!(census(b), slow(b), "len {len}");
             assert_eq!(scan::<true>(b), slow(b), "portable, len {len}");
             assert_eq!(count_newlines(b), slow(b).newlines);
-            for (pos, byte) in [
-                (0, b'\r'),
-                (len / 2, 0xc3),
-                (len.saturating_sub(1), b'\r'),
-                (len / 3, 0x80),
-            ] {
+            for (pos, byte) in [(0, b'\r'), (len / 2, 0xc3), (len.saturating_sub(1), b'\r'), (len / 3, 0x80)] {
                 if pos >= len {
                     continue;
                 }

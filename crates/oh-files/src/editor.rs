@@ -27,9 +27,7 @@ const TOOL_NAME: &str = "oh_editor";
 pub(crate) const VIEW_HEAD: usize = 1024 * 1024;
 pub(crate) const MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
 const MAX_HISTORY_PER_FILE: usize = 10;
-const SUPPORTED_BINARY_EXTENSIONS: [&str; 8] = [
-    ".docx", ".xlsx", ".pptx", ".pdf", ".mp3", ".wav", ".m4a", ".flac",
-];
+const SUPPORTED_BINARY_EXTENSIONS: [&str; 8] = [".docx", ".xlsx", ".pptx", ".pdf", ".mp3", ".wav", ".m4a", ".flac"];
 
 /// What the editor returns: its output and the before/after texts the server diffs.
 pub(crate) struct EditorResult {
@@ -40,11 +38,7 @@ pub(crate) struct EditorResult {
 
 impl EditorResult {
     fn output(output: String) -> Self {
-        EditorResult {
-            output,
-            old_content: None,
-            new_content: None,
-        }
+        EditorResult { output, old_content: None, new_content: None }
     }
 }
 
@@ -156,10 +150,7 @@ struct Written {
 
 impl Written {
     fn of(rule: TextRule, path: &str, data: &[u8]) -> Self {
-        Written {
-            size: data.len() as u64,
-            text_check: check_text(rule, path, data),
-        }
+        Written { size: data.len() as u64, text_check: check_text(rule, path, data) }
     }
 
     fn revalidate(self, path: &str) -> Result<(), String> {
@@ -178,12 +169,7 @@ struct Loaded {
 
 impl Editor {
     pub fn new(fs: Arc<dyn FileSystem>, workspace_root: Option<String>) -> Self {
-        Editor {
-            fs,
-            workspace_root,
-            history: Mutex::new(HashMap::new()),
-            buffers: buffers::Buffers::default(),
-        }
+        Editor { fs, workspace_root, history: Mutex::new(HashMap::new()), buffers: buffers::Buffers::default() }
     }
 
     fn push_history(&self, key: &str, text: Arc<String>) {
@@ -242,8 +228,7 @@ impl Editor {
                 }
             }
         };
-        self.validate_path(command, &path, stat.as_ref().ok())
-            .await?;
+        self.validate_path(command, &path, stat.as_ref().ok()).await?;
         let stat = stat.ok();
         match command {
             "view" => {
@@ -292,12 +277,7 @@ impl Editor {
         }
     }
 
-    async fn validate_path(
-        &self,
-        command: &str,
-        path: &str,
-        stat: Option<&FileStat>,
-    ) -> Result<(), String> {
+    async fn validate_path(&self, command: &str, path: &str, stat: Option<&FileStat>) -> Result<(), String> {
         if !path.starts_with('/') {
             let mut hint = "The path should be an absolute path, starting with `/`.".to_string();
             if let Some(root) = &self.workspace_root {
@@ -345,20 +325,10 @@ impl Editor {
     }
 
     /// `validate_file` + `read_file` in one read: size, binary check, decode.
-    async fn load(
-        &self,
-        rule: TextRule,
-        path: &str,
-        stat: &FileStat,
-        pre: Option<Vec<u8>>,
-    ) -> Result<Loaded, String> {
+    async fn load(&self, rule: TextRule, path: &str, stat: &FileStat, pre: Option<Vec<u8>>) -> Result<Loaded, String> {
         let bytes = self.load_bytes(rule, path, stat, pre).await?;
         let (enc, text, verbatim) = file_text::read_text_verbatim(bytes);
-        Ok(Loaded {
-            enc,
-            text,
-            verbatim,
-        })
+        Ok(Loaded { enc, text, verbatim })
     }
 
     /// [`Self::load`] up to the decoding: size check, read, binary check.
@@ -374,12 +344,10 @@ impl Editor {
             Some(b) => b,
             None => {
                 let mut buf = self.buffers.take(stat.size as usize);
-                self.fs.read_into(path, &mut buf).await.map_err(|e| {
-                    format!(
-                        "Ran into {} while trying to read {path}",
-                        os_error_str(&e, path)
-                    )
-                })?;
+                self.fs
+                    .read_into(path, &mut buf)
+                    .await
+                    .map_err(|e| format!("Ran into {} while trying to read {path}", os_error_str(&e, path)))?;
                 buf
             }
         };
@@ -397,9 +365,7 @@ impl Editor {
         enc: Encoding,
         unchanged: usize,
     ) -> Result<Written, String> {
-        let data = enc
-            .encode(text)
-            .map_err(|e| format!("Ran into {e} while trying to write to {path}"))?;
+        let data = enc.encode(text).map_err(|e| format!("Ran into {e} while trying to write to {path}"))?;
         let unchanged = match enc {
             Encoding::Utf8 => unchanged,
             Encoding::Utf8Sig if unchanged > 0 => unchanged + file_text::UTF8_BOM.len(),
@@ -408,12 +374,7 @@ impl Editor {
         self.fs
             .write_after(path, &data, unchanged)
             .await
-            .map_err(|e| {
-                format!(
-                    "Ran into {} while trying to write to {path}",
-                    os_error_str(&e, path)
-                )
-            })?;
+            .map_err(|e| format!("Ran into {} while trying to write to {path}", os_error_str(&e, path)))?;
         Ok(Written::of(rule, path, &data))
     }
 }

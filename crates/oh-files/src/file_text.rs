@@ -82,11 +82,7 @@ pub fn universal_newlines(s: &str) -> Cow<'_, str> {
         let p = i + off;
         out.push_str(&s[last..p]);
         out.push('\n');
-        i = if b.get(p + 1) == Some(&b'\n') {
-            p + 2
-        } else {
-            p + 1
-        };
+        i = if b.get(p + 1) == Some(&b'\n') { p + 2 } else { p + 1 };
         last = i;
     }
     out.push_str(&s[last..]);
@@ -119,10 +115,7 @@ pub fn read_text_verbatim(bytes: Vec<u8>) -> (Encoding, String, bool) {
                 (Encoding::Utf8, s)
             }
         }
-        Err(e) => (
-            Encoding::Latin1,
-            e.into_bytes().iter().map(|&b| b as char).collect(),
-        ),
+        Err(e) => (Encoding::Latin1, e.into_bytes().iter().map(|&b| b as char).collect()),
     };
     let (text, verbatim) = match universal_newlines(&decoded) {
         Cow::Borrowed(_) => (decoded, enc != Encoding::Latin1),
@@ -139,11 +132,7 @@ pub fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     while i + BLOCK <= n && a[i..i + BLOCK] == b[i..i + BLOCK] {
         i += BLOCK;
     }
-    i + a[i..n]
-        .iter()
-        .zip(&b[i..n])
-        .position(|(x, y)| x != y)
-        .unwrap_or(n - i)
+    i + a[i..n].iter().zip(&b[i..n]).position(|(x, y)| x != y).unwrap_or(n - i)
 }
 
 /// Drops an incomplete UTF-8 sequence at the end of a file head.
@@ -288,8 +277,7 @@ pub fn is_binary_chunk(chunk: &[u8]) -> bool {
         return false;
     }
     let n = chunk.len() as f64;
-    let textish =
-        |b: u8| matches!(b, b'\n' | b'\r' | b'\t' | 0x0c | 0x08) || (0x20..0x7f).contains(&b);
+    let textish = |b: u8| matches!(b, b'\n' | b'\r' | b'\t' | 0x0c | 0x08) || (0x20..0x7f).contains(&b);
     let r1 = chunk.iter().filter(|&&b| !textish(b)).count() as f64 / n;
     let r2 = chunk.iter().filter(|&&b| b < 0x7f).count() as f64 / n;
     let likely_binary = (r1 > 0.3 && r2 < 0.05) || (r1 > 0.8 && r2 > 0.8);
@@ -359,9 +347,7 @@ fn chardet_utf8_mb_chars(chunk: &[u8]) -> Option<usize> {
     fn next(state: u8, c: usize) -> u8 {
         let cont = (2..=5).contains(&c);
         match state {
-            0 => [
-                ERR, START, ERR, ERR, ERR, ERR, 12, 10, 9, 11, 8, 7, 6, 5, 4, 3,
-            ][c],
+            0 => [ERR, START, ERR, ERR, ERR, ERR, 12, 10, 9, 11, 8, 7, 6, 5, 4, 3][c],
             3 if cont => 5,
             4 if (3..=5).contains(&c) => 5,
             5 if cont => 7,
@@ -399,13 +385,16 @@ fn decodes_utf16(chunk: &[u8]) -> bool {
         return false;
     }
     let be = chunk[0] == 0xfe;
-    let units = chunk[2..].chunks(2).map(|p| {
-        if be {
-            u16::from_be_bytes([p[0], p[1]])
-        } else {
-            u16::from_le_bytes([p[0], p[1]])
-        }
-    });
+    let units =
+        chunk[2..].chunks(2).map(
+            |p| {
+                if be {
+                    u16::from_be_bytes([p[0], p[1]])
+                } else {
+                    u16::from_le_bytes([p[0], p[1]])
+                }
+            },
+        );
     char::decode_utf16(units).all(|r| r.is_ok())
 }
 
@@ -444,16 +433,8 @@ pub fn base64(data: &[u8]) -> String {
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         out.push(T[(n >> 18) as usize & 63] as char);
         out.push(T[(n >> 12) as usize & 63] as char);
-        out.push(if c.len() > 1 {
-            T[(n >> 6) as usize & 63] as char
-        } else {
-            '='
-        });
-        out.push(if c.len() > 2 {
-            T[n as usize & 63] as char
-        } else {
-            '='
-        });
+        out.push(if c.len() > 1 { T[(n >> 6) as usize & 63] as char } else { '=' });
+        out.push(if c.len() > 2 { T[n as usize & 63] as char } else { '=' });
     }
     out
 }
@@ -494,14 +475,8 @@ mod tests {
 
     #[test]
     fn output() {
-        assert_eq!(
-            make_output("", "p", 1),
-            "Here's the result of running `cat -n` on p:\n     1\t\n"
-        );
-        assert_eq!(
-            make_output("x\n", "p", 9),
-            "Here's the result of running `cat -n` on p:\n     9\tx\n    10\t\n"
-        );
+        assert_eq!(make_output("", "p", 1), "Here's the result of running `cat -n` on p:\n     1\t\n");
+        assert_eq!(make_output("x\n", "p", 9), "Here's the result of running `cat -n` on p:\n     9\tx\n    10\t\n");
     }
 
     #[test]
@@ -531,10 +506,8 @@ mod fuzz {
         let (mut total, mut bad) = (0, 0);
         for line in data.lines() {
             let (hex, exp) = line.split_once(' ').unwrap();
-            let bytes: Vec<u8> = (0..hex.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-                .collect();
+            let bytes: Vec<u8> =
+                (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
             total += 1;
             if super::is_binary_chunk(&bytes) != (exp == "1") {
                 bad += 1;

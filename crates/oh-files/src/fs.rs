@@ -40,10 +40,7 @@ pub struct FsError {
 
 impl FsError {
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        FsError {
-            code: code.into(),
-            message: message.into(),
-        }
+        FsError { code: code.into(), message: message.into() }
     }
 }
 
@@ -150,11 +147,7 @@ fn blocking_here<T>(f: impl FnOnce() -> T) -> Option<T> {
 /// instead of dropping and re-allocating it; the length is fixed afterwards.
 fn overwrite(path: &str, data: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)?;
+    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(path)?;
     f.write_all(data)?;
     f.set_len(data.len() as u64)
 }
@@ -199,10 +192,7 @@ fn read_whole_into(path: &str, buf: &mut Vec<u8>) -> std::io::Result<()> {
     })
 }
 
-fn read_in_pieces(
-    path: &str,
-    sink: &mut (dyn for<'b> FnMut(&'b [u8]) -> bool + Send),
-) -> std::io::Result<()> {
+fn read_in_pieces(path: &str, sink: &mut (dyn for<'b> FnMut(&'b [u8]) -> bool + Send)) -> std::io::Result<()> {
     read_file_in_pieces(std::fs::File::open(path)?, sink)
 }
 
@@ -306,12 +296,7 @@ impl FileSystem for LocalFs {
         };
         #[cfg(not(unix))]
         let mode = None;
-        Ok(FileStat {
-            kind,
-            size: m.len(),
-            mtime_ms,
-            mode,
-        })
+        Ok(FileStat { kind, size: m.len(), mtime_ms, mode })
     }
     async fn read_dir(&self, path: &str) -> Result<Vec<DirEntry>, FsError> {
         let mut rd = tokio::fs::read_dir(path).await?;
@@ -323,10 +308,7 @@ impl FileSystem for LocalFs {
                 Ok(m) if m.is_file() => FileKind::File,
                 _ => FileKind::Other,
             };
-            out.push(DirEntry {
-                name: e.file_name().to_string_lossy().into_owned(),
-                kind,
-            });
+            out.push(DirEntry { name: e.file_name().to_string_lossy().into_owned(), kind });
         }
         Ok(out)
     }

@@ -7,8 +7,8 @@
 //! openhands-aci 0.3.3's `OHEditor`; see `README.md` in this crate for the deviations.
 mod byte_scan;
 mod editor;
-mod fs;
 mod file_text;
+mod fs;
 mod pypath;
 
 pub use fs::{DirEntry, FileKind, FileStat, FileSystem, FsError, LocalFs};
@@ -16,13 +16,11 @@ pub use fs::{DirEntry, FileKind, FileStat, FileSystem, FsError, LocalFs};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use oh_protocol::{
-    Extras, FileEditAction, FileReadAction, FileWriteAction, ImplSource, Observation,
-};
+use oh_protocol::{Extras, FileEditAction, FileReadAction, FileWriteAction, ImplSource, Observation};
 use serde_json::Value;
 
-use editor::{Editor, EditorResult, InsertLine, Preloaded};
 pub use editor::TextRule;
+use editor::{Editor, EditorResult, InsertLine, Preloaded};
 
 /// [`FileActions::edit_whole_file`]'s result.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,10 +43,7 @@ pub struct FileActions {
 }
 
 fn read_obs(content: String, path: String, impl_source: ImplSource) -> Observation {
-    Observation {
-        content,
-        extras: Extras::Read { path, impl_source },
-    }
+    Observation { content, extras: Extras::Read { path, impl_source } }
 }
 
 /// `read_lines(all_lines, start, end)` of `openhands/runtime/utils/files.py`.
@@ -76,11 +71,7 @@ fn py_int(s: &str) -> Option<i64> {
         Some(b'+') => (false, &t[1..]),
         _ => (false, t),
     };
-    if digits.is_empty()
-        || digits.starts_with('_')
-        || digits.ends_with('_')
-        || digits.contains("__")
-    {
+    if digits.is_empty() || digits.starts_with('_') || digits.ends_with('_') || digits.contains("__") {
         return None;
     }
     let mut v: i64 = 0;
@@ -98,19 +89,8 @@ impl FileActions {
     pub fn new(fs: Arc<dyn FileSystem>, workspace_root: impl Into<PathBuf>) -> Self {
         let workspace_root = workspace_root.into();
         let root = workspace_root.to_string_lossy().into_owned();
-        let editor = Editor::new(
-            fs.clone(),
-            if root.starts_with('/') {
-                Some(root)
-            } else {
-                None
-            },
-        );
-        FileActions {
-            fs,
-            workspace_root,
-            editor,
-        }
+        let editor = Editor::new(fs.clone(), if root.starts_with('/') { Some(root) } else { None });
+        FileActions { fs, workspace_root, editor }
     }
 
     /// `FileReadAction`; relative paths resolve against the shell's cwd.
@@ -132,11 +112,7 @@ impl FileActions {
         // reads it again. One stat and one read serve both here.
         let precheck = rule == TextRule::OhEditor;
         let norm = pypath::norm_path(&action.path);
-        let ranged = action
-            .view_range
-            .as_ref()
-            .filter(|v| editor::py_truthy(v))
-            .and_then(editor::range_bounds);
+        let ranged = action.view_range.as_ref().filter(|v| editor::py_truthy(v)).and_then(editor::range_bounds);
         let mut lines = None;
         let pre = if norm.starts_with('/') {
             let stat = self.fs.stat(&norm).await;
@@ -155,11 +131,7 @@ impl FileActions {
                         && s.size > editor::VIEW_HEAD as u64
                         && !action.view_range.as_ref().is_some_and(editor::py_truthy) =>
                 {
-                    self.fs
-                        .read_head(&norm, editor::VIEW_HEAD)
-                        .await
-                        .ok()
-                        .map(file_text::trim_partial_utf8)
+                    self.fs.read_head(&norm, editor::VIEW_HEAD).await.ok().map(file_text::trim_partial_utf8)
                 }
                 // A range streams the file: the line count and the lines asked for, not the
                 // whole text (editor::RangeScan).
@@ -188,11 +160,7 @@ impl FileActions {
             if precheck && bytes.is_none() && action.path.ends_with(".pyc") {
                 return Observation::error("ERROR_BINARY_FILE");
             }
-            Some(Preloaded {
-                stat,
-                bytes,
-                lines,
-            })
+            Some(Preloaded { stat, bytes, lines })
         } else {
             if precheck && action.path.ends_with(".pyc") {
                 return Observation::error("ERROR_BINARY_FILE");
@@ -200,24 +168,11 @@ impl FileActions {
             None
         };
         let vr = action.view_range.as_ref().filter(|v| !v.is_null());
-        let content = match self
-            .editor
-            .call(
-                "view",
-                &action.path,
-                None,
-                vr,
-                None,
-                None,
-                InsertLine::Missing,
-                pre,
-                rule,
-            )
-            .await
-        {
-            Ok(r) => r.output,
-            Err(e) => format!("ERROR:\n{e}"),
-        };
+        let content =
+            match self.editor.call("view", &action.path, None, vr, None, None, InsertLine::Missing, pre, rule).await {
+                Ok(r) => r.output,
+                Err(e) => format!("ERROR:\n{e}"),
+            };
         read_obs(content, action.path.clone(), ImplSource::OhAci)
     }
 
@@ -258,10 +213,7 @@ impl FileActions {
             };
             format!("data:{mime};base64,{}", file_text::base64(&bytes))
         };
-        if [".png", ".jpg", ".jpeg", ".bmp", ".gif"]
-            .iter()
-            .any(|s| lower.ends_with(s))
-        {
+        if [".png", ".jpg", ".jpeg", ".bmp", ".gif"].iter().any(|s| lower.ends_with(s)) {
             return read_obs(data_url("image/png"), filepath, ImplSource::Default);
         }
         if lower.ends_with(".pdf") {
@@ -295,9 +247,7 @@ impl FileActions {
         let (data, is_new) = match self.fs.read(&filepath).await {
             Ok(old) => {
                 let Ok(old) = std::str::from_utf8(&old) else {
-                    return Observation::error(format!(
-                        "File could not be decoded as utf-8: {filepath}"
-                    ));
+                    return Observation::error(format!("File could not be decoded as utf-8: {filepath}"));
                 };
                 let old = file_text::universal_newlines(old);
                 let lines = file_text::readlines(&old);
@@ -326,27 +276,17 @@ impl FileActions {
                 (inserted, true)
             }
             Err(e) if e.code == "EISDIR" => {
-                return Observation::error(format!(
-                    "Path is a directory: {filepath}. You can only write to files"
-                ));
+                return Observation::error(format!("Path is a directory: {filepath}. You can only write to files"));
             }
             Err(e) => {
-                return Observation::error(format!(
-                    "Internal server error: {}",
-                    pypath::os_error_str(&e, &filepath)
-                ))
+                return Observation::error(format!("Internal server error: {}", pypath::os_error_str(&e, &filepath)))
             }
         };
         if let Err(e) = self.fs.write(&filepath, data.as_bytes()).await {
             return match e.code.as_str() {
                 "ENOENT" => Observation::error(format!("File not found: {filepath}")),
-                "EISDIR" => Observation::error(format!(
-                    "Path is a directory: {filepath}. You can only write to files"
-                )),
-                _ => Observation::error(format!(
-                    "Internal server error: {}",
-                    pypath::os_error_str(&e, &filepath)
-                )),
+                "EISDIR" => Observation::error(format!("Path is a directory: {filepath}. You can only write to files")),
+                _ => Observation::error(format!("Internal server error: {}", pypath::os_error_str(&e, &filepath))),
             };
         }
         if is_new {
@@ -359,10 +299,7 @@ impl FileActions {
                 }
             }
         }
-        Observation {
-            content: String::new(),
-            extras: Extras::Write { path: filepath },
-        }
+        Observation { content: String::new(), extras: Extras::Write { path: filepath } }
     }
 
     /// `FileEditAction` (OH_ACI).
@@ -409,7 +346,12 @@ impl FileActions {
     /// reply could not carry them (the transport drops them above its reply limit) then neither
     /// pays for the copy nor leaves the pool empty (the next edit of a 6 MB file would read into
     /// and build in fresh memory that the kernel faults in page by page). `usize::MAX`: always.
-    pub async fn edit_whole_file(&self, action: &FileEditAction, rule: TextRule, contents_limit: usize) -> WholeFileEdit {
+    pub async fn edit_whole_file(
+        &self,
+        action: &FileEditAction,
+        rule: TextRule,
+        contents_limit: usize,
+    ) -> WholeFileEdit {
         let (content, before, after) = self.run_editor(action, rule).await;
         let len = |t: &Option<Arc<String>>| t.as_ref().map_or(0, |t| t.len());
         if len(&before).saturating_add(len(&after)) > contents_limit {
@@ -432,16 +374,10 @@ impl FileActions {
             Some(Value::String(s)) => match py_int(s) {
                 Some(n) => InsertLine::Int(n, n.to_string()),
                 None => {
-                    return (
-                        format!("ERROR:\nInvalid insert_line value: '{s}'. Expected an integer."),
-                        None,
-                        None,
-                    );
+                    return (format!("ERROR:\nInvalid insert_line value: '{s}'. Expected an integer."), None, None);
                 }
             },
-            Some(Value::Bool(b)) => {
-                InsertLine::Int(i64::from(*b), if *b { "True" } else { "False" }.to_string())
-            }
+            Some(Value::Bool(b)) => InsertLine::Int(i64::from(*b), if *b { "True" } else { "False" }.to_string()),
             Some(Value::Number(n)) => match n.as_i64() {
                 Some(i) => InsertLine::Int(i, i.to_string()),
                 None => {
@@ -468,11 +404,7 @@ impl FileActions {
         match result {
             Err(e) => (format!("ERROR:\n{e}"), None, None),
             Ok(EditorResult { output, .. }) if output.is_empty() => (String::new(), None, None),
-            Ok(EditorResult {
-                output,
-                old_content,
-                new_content,
-            }) => (output, old_content, new_content),
+            Ok(EditorResult { output, old_content, new_content }) => (output, old_content, new_content),
         }
     }
 }
@@ -504,14 +436,17 @@ mod tests {
         let limit = before.len() + after.len() - 1;
         let edit = files.edit_whole_file(&replace("OLD", "NEW"), TextRule::V1, limit).await;
         assert!(edit.content.contains("has been edited"), "{}", edit.content);
-        let lens = |e: &WholeFileEdit| (e.old_content.as_ref().map(String::len), e.new_content.as_ref().map(String::len));
+        let lens =
+            |e: &WholeFileEdit| (e.old_content.as_ref().map(String::len), e.new_content.as_ref().map(String::len));
         assert_eq!(lens(&edit), (None, None), "left out over the limit");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), after);
         assert_eq!(files.editor.kept_buffers(), 1, "the edited text is back in the pool");
 
         let edit = files.edit_whole_file(&replace("NEW", "OLD"), TextRule::V1, limit + 1).await;
         assert_eq!(lens(&edit), (Some(after.len()), Some(before.len())), "whole at the limit");
-        assert!(edit.old_content.as_deref() == Some(after.as_str()) && edit.new_content.as_deref() == Some(before.as_str()));
+        assert!(
+            edit.old_content.as_deref() == Some(after.as_str()) && edit.new_content.as_deref() == Some(before.as_str())
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -522,12 +457,7 @@ mod tests {
     #[test]
     fn read_lines_quirks() {
         let lines = ["l0\n", "l1\n", "l2\n", "l3\n", "l4\n"];
-        let r = |s, e| {
-            read_lines(&lines, s, e)
-                .iter()
-                .map(|x| x.trim_end().to_string())
-                .collect::<Vec<_>>()
-        };
+        let r = |s, e| read_lines(&lines, s, e).iter().map(|x| x.trim_end().to_string()).collect::<Vec<_>>();
         assert_eq!(r(0, -1), l(&["l0", "l1", "l2", "l3", "l4"]));
         assert_eq!(r(2, -1), l(&["l2", "l3", "l4"]));
         assert_eq!(r(10, -1), l(&[]));

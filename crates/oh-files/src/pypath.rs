@@ -14,16 +14,9 @@ pub fn norm_path(s: &str) -> String {
         2 => "//",
         _ => "/",
     };
-    let parts: Vec<&str> = s
-        .split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect();
+    let parts: Vec<&str> = s.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
     if parts.is_empty() {
-        return if prefix.is_empty() {
-            ".".to_string()
-        } else {
-            prefix.to_string()
-        };
+        return if prefix.is_empty() { ".".to_string() } else { prefix.to_string() };
     }
     let mut out = String::with_capacity(s.len());
     out.push_str(prefix);

@@ -96,9 +96,11 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
             "--conversation" => &mut conversation,
             "--workspace" => &mut workspace,
             "--session-api-key" => {
-                return Err("--session-api-key is gone: a key on the command line is readable by every local user (ps, \
+                return Err(
+                    "--session-api-key is gone: a key on the command line is readable by every local user (ps, \
                             /proc/PID/cmdline); pass it in $OH_SESSION_API_KEY or --session-api-key-file PATH"
-                    .into())
+                        .into(),
+                )
             }
             "--session-api-key-file" => &mut session_api_key_file,
             "--no-change-timeout" => &mut no_change,
@@ -162,19 +164,24 @@ mod tests {
 
     #[test]
     fn both_forms_and_rounding() {
-        let Ok(Parsed::Run(a)) = p(&["--url=http://x", "--conversation", "c", "--workspace", "/w", "--no-change-timeout", "0.4"]) else {
+        let Ok(Parsed::Run(a)) =
+            p(&["--url=http://x", "--conversation", "c", "--workspace", "/w", "--no-change-timeout", "0.4"])
+        else {
             panic!("expected Run")
         };
         assert_eq!(a.url, "http://x");
         assert_eq!(a.conversation, "c");
         assert_eq!(a.no_change_timeout, Some(1));
         assert_eq!(a.log_level, "info");
-        let Ok(Parsed::Run(b)) = p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--no-change-timeout=2.5"]) else {
+        let Ok(Parsed::Run(b)) =
+            p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--no-change-timeout=2.5"])
+        else {
             panic!("expected Run")
         };
         assert_eq!(b.no_change_timeout, Some(3));
         assert!(!b.exit_on_stdin_eof);
-        let Ok(Parsed::Run(c)) = p(&["--exit-on-stdin-eof", "--url", "u", "--conversation", "c", "--workspace", "/w"]) else {
+        let Ok(Parsed::Run(c)) = p(&["--exit-on-stdin-eof", "--url", "u", "--conversation", "c", "--workspace", "/w"])
+        else {
             panic!("expected Run")
         };
         assert!(c.exit_on_stdin_eof);
@@ -182,12 +189,20 @@ mod tests {
 
     #[test]
     fn extra_roots_in_order() {
-        let Ok(Parsed::Run(a)) = p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--root", "/a", "--root=/b"]) else {
+        let Ok(Parsed::Run(a)) =
+            p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--root", "/a", "--root=/b"])
+        else {
             panic!("expected Run")
         };
         assert_eq!(a.roots, vec!["/a".to_string(), "/b".to_string()]);
-        assert_eq!(p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--root"]), Err("--root needs a value".into()));
-        assert_eq!(p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--root="]), Err("--root needs a folder".into()));
+        assert_eq!(
+            p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--root"]),
+            Err("--root needs a value".into())
+        );
+        assert_eq!(
+            p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--root="]),
+            Err("--root needs a folder".into())
+        );
     }
 
     #[test]
@@ -203,7 +218,9 @@ mod tests {
         let err = p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--session-api-key", "k"]).unwrap_err();
         assert!(err.contains("--session-api-key is gone") && !err.contains(" k "), "{err}");
         assert!(p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--session-api-key=k"]).is_err());
-        let Ok(Parsed::Run(a)) = p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--session-api-key-file", "/k"]) else {
+        let Ok(Parsed::Run(a)) =
+            p(&["--url", "u", "--conversation", "c", "--workspace", "/w", "--session-api-key-file", "/k"])
+        else {
             panic!("expected Run")
         };
         assert_eq!(a.session_api_key_file.as_deref(), Some("/k"));

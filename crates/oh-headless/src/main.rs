@@ -71,13 +71,14 @@ fn main() -> ExitCode {
     }
     // Read the key once, then take it out of the environment: nothing this process starts (the
     // agent's bash) inherits it. Single-threaded here, before the async runtime starts.
-    let session_api_key = match args::session_key(args.session_api_key_file.as_deref(), std::env::var("OH_SESSION_API_KEY").ok()) {
-        Ok(k) => k,
-        Err(msg) => {
-            eprintln!("openhands-vscode-executor: {msg}");
-            return ExitCode::from(66);
-        }
-    };
+    let session_api_key =
+        match args::session_key(args.session_api_key_file.as_deref(), std::env::var("OH_SESSION_API_KEY").ok()) {
+            Ok(k) => k,
+            Err(msg) => {
+                eprintln!("openhands-vscode-executor: {msg}");
+                return ExitCode::from(66);
+            }
+        };
     // No other thread exists yet (the tokio runtime is built below).
     std::env::remove_var("OH_SESSION_API_KEY");
     log::install(&args.log_level);

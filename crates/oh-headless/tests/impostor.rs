@@ -16,9 +16,14 @@ fn python() -> PathBuf {
     if let Ok(p) = std::env::var("OH_TEST_PYTHON") {
         return PathBuf::from(p);
     }
-    let venv = std::env::var("OH_VENV").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/openhands-vscode-runtime/venv"));
+    let venv = std::env::var("OH_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/openhands-vscode-runtime/venv"));
     let p = venv.join("bin/python");
-    assert!(p.exists(), "these tests need a python with python-socketio and uvicorn: run `make deps-python` or set OH_TEST_PYTHON");
+    assert!(
+        p.exists(),
+        "these tests need a python with python-socketio and uvicorn: run `make deps-python` or set OH_TEST_PYTHON"
+    );
     p
 }
 
@@ -107,7 +112,10 @@ fn an_impostor_on_the_configured_port_learns_nothing_and_runs_nothing() {
         let out = executor(server.port, ws.path(), KEY).output().unwrap();
         let log = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{mode}: {log}");
-        assert!(log.contains("could not prove it holds the session key: not the OpenHands you configured?"), "{mode}: {log}");
+        assert!(
+            log.contains("could not prove it holds the session key: not the OpenHands you configured?"),
+            "{mode}: {log}"
+        );
         server.drain(Duration::from_millis(1500));
         let received: Vec<&Value> = server.seen.iter().filter(|v| v["ev"] == "received").collect();
         assert!(received.iter().any(|v| v["what"] == "connect"), "{mode}: {:#?}", server.seen);

@@ -5,6 +5,7 @@
 
 use std::sync::RwLock;
 
+use crate::dto::{DirEntry as JsDirEntry, FileStat as JsFileStat, Ignored};
 use async_trait::async_trait;
 use napi::bindgen_prelude::{CallbackContext, FnArgs, FromNapiValue, PromiseRaw, Uint8Array};
 use napi::sys;
@@ -12,7 +13,6 @@ use napi::threadsafe_function::ThreadsafeFunction;
 use napi::Status;
 use napi_derive::napi;
 use oh_files::{DirEntry, FileStat, FileSystem, FsError};
-use crate::dto::{DirEntry as JsDirEntry, FileStat as JsFileStat, Ignored};
 
 type Tsfn<A, R> = ThreadsafeFunction<A, R, A, Status, false>;
 
@@ -24,7 +24,13 @@ pub struct FsCallbacks {
     #[napi(ts_type = "(path: string) => Promise<Uint8Array>")]
     pub read_file: ThreadsafeFunction<String, FsPromise<Uint8Array>, String, Status, false>,
     #[napi(ts_type = "(path: string, data: Uint8Array) => Promise<void>")]
-    pub write_file: ThreadsafeFunction<FnArgs<(String, Uint8Array)>, FsPromise<Ignored>, FnArgs<(String, Uint8Array)>, Status, false>,
+    pub write_file: ThreadsafeFunction<
+        FnArgs<(String, Uint8Array)>,
+        FsPromise<Ignored>,
+        FnArgs<(String, Uint8Array)>,
+        Status,
+        false,
+    >,
     /// Stat, following symlinks.
     #[napi(ts_type = "(path: string) => Promise<FileStat>")]
     pub stat: ThreadsafeFunction<String, FsPromise<JsFileStat>, String, Status, false>,
@@ -38,12 +44,14 @@ pub struct FsCallbacks {
     #[napi(ts_type = "(path: string) => Promise<unknown>")]
     pub delete: ThreadsafeFunction<String, FsPromise<Ignored>, String, Status, false>,
     #[napi(ts_type = "(from: string, to: string) => Promise<unknown>")]
-    pub rename: ThreadsafeFunction<FnArgs<(String, String)>, FsPromise<Ignored>, FnArgs<(String, String)>, Status, false>,
+    pub rename:
+        ThreadsafeFunction<FnArgs<(String, String)>, FsPromise<Ignored>, FnArgs<(String, String)>, Status, false>,
     /// Optional `chmod`: a `write` that creates a file sets it to 0o664, as the action server
     /// does. Without it (e.g. `vscode.workspace.fs`, which has no modes) new files keep the
     /// filesystem's default mode.
     #[napi(ts_type = "(path: string, mode: number) => Promise<unknown>")]
-    pub set_mode: Option<ThreadsafeFunction<FnArgs<(String, u32)>, FsPromise<Ignored>, FnArgs<(String, u32)>, Status, false>>,
+    pub set_mode:
+        Option<ThreadsafeFunction<FnArgs<(String, u32)>, FsPromise<Ignored>, FnArgs<(String, u32)>, Status, false>>,
 }
 
 /// `FileSystem` over [`FsCallbacks`]; [`NodeFs::dispose`] drops the callbacks so Node can exit.
@@ -157,8 +165,23 @@ fn fs_error(e: napi::Error) -> FsError {
 /// else is `EIO`.
 pub fn posix_code(code: &str) -> &'static str {
     const POSIX: &[&str] = &[
-        "ENOENT", "EEXIST", "EISDIR", "ENOTDIR", "EACCES", "EPERM", "ENOTEMPTY", "EBUSY", "EROFS", "ENOSPC", "EMFILE", "ENAMETOOLONG",
-        "ELOOP", "EINVAL", "EXDEV", "EFBIG", "EIO",
+        "ENOENT",
+        "EEXIST",
+        "EISDIR",
+        "ENOTDIR",
+        "EACCES",
+        "EPERM",
+        "ENOTEMPTY",
+        "EBUSY",
+        "EROFS",
+        "ENOSPC",
+        "EMFILE",
+        "ENAMETOOLONG",
+        "ELOOP",
+        "EINVAL",
+        "EXDEV",
+        "EFBIG",
+        "EIO",
     ];
     // The codes of vscode.FileSystemError.
     const VSCODE: &[(&str, &str)] = &[

@@ -51,7 +51,14 @@ macro_rules! napi_connection_state {
 }
 oh_transport::connection_states!(napi_connection_state);
 
-type StatusFn = ThreadsafeFunction<FnArgs<(ConnectionState, Option<String>)>, Unknown<'static>, FnArgs<(ConnectionState, Option<String>)>, Status, false, true>;
+type StatusFn = ThreadsafeFunction<
+    FnArgs<(ConnectionState, Option<String>)>,
+    Unknown<'static>,
+    FnArgs<(ConnectionState, Option<String>)>,
+    Status,
+    false,
+    true,
+>;
 type DataFn = ThreadsafeFunction<Uint8Array, Unknown<'static>, Uint8Array, Status, false, true>;
 type JsonFn = ThreadsafeFunction<String, Unknown<'static>, String, Status, false, true>;
 
@@ -63,7 +70,16 @@ pub struct ExecutorHooks {
     pub on_terminal_data: Option<ThreadsafeFunction<Uint8Array, Unknown<'static>, Uint8Array, Status, false, true>>,
     /// Log records (`level` is `error`/`warn`/`info`/`debug`/`trace`).
     #[napi(ts_type = "(level: string, target: string, message: string) => void")]
-    pub on_log: Option<ThreadsafeFunction<FnArgs<(String, String, String)>, Unknown<'static>, FnArgs<(String, String, String)>, Status, false, true>>,
+    pub on_log: Option<
+        ThreadsafeFunction<
+            FnArgs<(String, String, String)>,
+            Unknown<'static>,
+            FnArgs<(String, String, String)>,
+            Status,
+            false,
+            true,
+        >,
+    >,
     /// Each change of the connection state; `executing` carries `<action> <command or path>`.
     #[napi(ts_type = "(status: ConnectionState, message: string | null) => void")]
     pub on_status: Option<StatusFn>,
@@ -85,7 +101,14 @@ pub struct ExecutorHooks {
     pub on_ide_tool_cancel: Option<IdeCancelFn>,
 }
 
-type IdeToolFn = ThreadsafeFunction<FnArgs<(String, String, f64)>, fs::FsPromise<String>, FnArgs<(String, String, f64)>, Status, false, true>;
+type IdeToolFn = ThreadsafeFunction<
+    FnArgs<(String, String, f64)>,
+    fs::FsPromise<String>,
+    FnArgs<(String, String, f64)>,
+    Status,
+    false,
+    true,
+>;
 type IdeCancelFn = ThreadsafeFunction<f64, Unknown<'static>, f64, Status, false, true>;
 
 /// The executor core's `IdeTools` over the `onIdeTool` and `onIdeToolCancel` hooks; emptied by
@@ -94,11 +117,19 @@ struct NodeIdeTools(RwLock<Option<Arc<IdeToolFn>>>, RwLock<Option<Arc<IdeCancelF
 
 #[async_trait::async_trait]
 impl oh_executor::IdeTools for NodeIdeTools {
-    async fn call(&self, call_id: u64, name: &str, arguments: &serde_json::Map<String, serde_json::Value>) -> std::result::Result<String, String> {
+    async fn call(
+        &self,
+        call_id: u64,
+        name: &str,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+    ) -> std::result::Result<String, String> {
         let f = self.0.read().unwrap_or_else(|p| p.into_inner()).clone().ok_or("the executor was stopped")?;
         let args = serde_json::Value::Object(arguments.clone()).to_string();
         // A JS number holds every id this executor will ever allocate (counted from 1).
-        let promise = f.call_async_catch(FnArgs::from((name.to_string(), args, call_id as f64))).await.map_err(|e| e.reason.clone())?;
+        let promise = f
+            .call_async_catch(FnArgs::from((name.to_string(), args, call_id as f64)))
+            .await
+            .map_err(|e| e.reason.clone())?;
         match promise.0.await {
             Ok(Ok(json)) => Ok(json),
             Ok(Err(e)) => Err(e.message),
@@ -149,7 +180,10 @@ impl Inner {
         *self.status.lock().unwrap_or_else(|p| p.into_inner()) = (ConnectionState::from(ev.state), ev.message.clone());
         let f = self.status_fn.read().ok().and_then(|f| f.clone());
         if let Some(f) = f {
-            let _ = f.call(FnArgs::from((ConnectionState::from(ev.state), ev.message.clone())), ThreadsafeFunctionCallMode::NonBlocking);
+            let _ = f.call(
+                FnArgs::from((ConnectionState::from(ev.state), ev.message.clone())),
+                ThreadsafeFunctionCallMode::NonBlocking,
+            );
         }
     }
 }
@@ -188,12 +222,26 @@ pub struct Executor {
 impl Executor {
     /// `fs` `null`: file actions use Rust's own filesystem (the headless CLI); VS Code passes
     /// callbacks over `vscode.workspace.fs`.
-    #[napi(constructor, ts_args_type = "options: ExecutorOptions, fs: FsCallbacks | null, hooks?: ExecutorHooks | undefined | null")]
+    #[napi(
+        constructor,
+        ts_args_type = "options: ExecutorOptions, fs: FsCallbacks | null, hooks?: ExecutorHooks | undefined | null"
+    )]
     pub fn new(options: ExecutorOptions, fs: Option<FsCallbacks>, hooks: Option<ExecutorHooks>) -> Result<Self> {
         if !options.workspace_root.starts_with('/') && !options.workspace_root.contains(":\\") {
-            return Err(Error::new(Status::InvalidArg, format!("workspaceRoot must be absolute, got {:?}", options.workspace_root)));
+            return Err(Error::new(
+                Status::InvalidArg,
+                format!("workspaceRoot must be absolute, got {:?}", options.workspace_root),
+            ));
         }
-        let hooks = hooks.unwrap_or(ExecutorHooks { on_terminal_data: None, on_log: None, on_status: None, on_action: None, on_observation: None, on_ide_tool: None, on_ide_tool_cancel: None });
+        let hooks = hooks.unwrap_or(ExecutorHooks {
+            on_terminal_data: None,
+            on_log: None,
+            on_status: None,
+            on_action: None,
+            on_observation: None,
+            on_ide_tool: None,
+            on_ide_tool_cancel: None,
+        });
         if let Some(on_log) = hooks.on_log {
             log::set_sink(Some(on_log), dto::level_from(options.log_level.as_deref()));
         }
@@ -204,9 +252,13 @@ impl Executor {
         };
         let data_fn = Arc::new(RwLock::new(hooks.on_terminal_data.map(Arc::new)));
         let cancel = hooks.on_ide_tool_cancel.map(Arc::new);
-        let ide_tools = hooks.on_ide_tool.map(|f| Arc::new(NodeIdeTools(RwLock::new(Some(Arc::new(f))), RwLock::new(cancel))));
+        let ide_tools =
+            hooks.on_ide_tool.map(|f| Arc::new(NodeIdeTools(RwLock::new(Some(Arc::new(f))), RwLock::new(cancel))));
         if ide_tools.is_none() && options.ide_tools.as_ref().is_some_and(|t| !t.is_empty()) {
-            return Err(Error::new(Status::InvalidArg, "options.ideTools needs hooks.onIdeTool to run them".to_string()));
+            return Err(Error::new(
+                Status::InvalidArg,
+                "options.ideTools needs hooks.onIdeTool to run them".to_string(),
+            ));
         }
         let mut config = executor_config(&options, data_fn.clone());
         config.ide_tools = ide_tools.clone().map(|t| t as Arc<dyn oh_executor::IdeTools>);
@@ -246,9 +298,14 @@ impl Executor {
             cfg.executor_id = inner.executor_id.clone();
             // Announced only when this host runs them (an empty list is announced as such).
             if inner.ide_tools.is_some() {
-                cfg.ide_tools = Some(serde_json::Value::Array(o.ide_tools.iter().flatten().map(dto::IdeToolInfo::to_mcp).collect()));
+                cfg.ide_tools = Some(serde_json::Value::Array(
+                    o.ide_tools.iter().flatten().map(dto::IdeToolInfo::to_mcp).collect(),
+                ));
             }
-            cfg.client = o.client_name.clone().unwrap_or_else(|| format!("openhands-vscode-executor/{}", env!("CARGO_PKG_VERSION")));
+            cfg.client = o
+                .client_name
+                .clone()
+                .unwrap_or_else(|| format!("openhands-vscode-executor/{}", env!("CARGO_PKG_VERSION")));
             let weak = Arc::downgrade(&inner);
             let sink: oh_transport::StatusSink = Arc::new(move |ev: &StatusEvent| {
                 if let Some(i) = weak.upgrade() {
@@ -259,7 +316,9 @@ impl Executor {
             let (on_action, on_observation) = (inner.on_action.clone(), inner.on_observation.clone());
             let observers = Observers {
                 on_status: Some(sink),
-                on_action: Some(Arc::new(move |ev: &ActionEvent| notify(&on_action, || serde_json::to_string(ev).unwrap_or_default()))),
+                on_action: Some(Arc::new(move |ev: &ActionEvent| {
+                    notify(&on_action, || serde_json::to_string(ev).unwrap_or_default())
+                })),
                 on_reply: Some(Arc::new(move |json: &str| notify(&on_observation, || json.to_string()))),
             };
             let transport = Transport::connect_observed(cfg, inner.handler.clone(), observers).await.map_err(|e| {
@@ -317,7 +376,10 @@ impl Executor {
         }
         let errored = inner.status.lock().unwrap_or_else(|p| p.into_inner()).0 == ConnectionState::Error;
         if !errored {
-            inner.report(&StatusEvent { state: oh_transport::ConnectionState::Disconnected, message: Some("stopped".into()) });
+            inner.report(&StatusEvent {
+                state: oh_transport::ConnectionState::Disconnected,
+                message: Some("stopped".into()),
+            });
         }
         inner.status_fn.write().unwrap_or_else(|p| p.into_inner()).take();
         inner.data_fn.write().unwrap_or_else(|p| p.into_inner()).take();
@@ -349,7 +411,10 @@ impl Executor {
     pub fn execute<'env>(&self, env: &'env Env, action_json: String) -> Result<PromiseRaw<'env, String>> {
         let handler = self.inner.handler.clone();
         errors::coded_promise(env, async move {
-            let core = handler.core().await.map_err(|e| CodedError::new(ErrorCode::Shell, format!("cannot start the bash session: {e}")))?;
+            let core = handler
+                .core()
+                .await
+                .map_err(|e| CodedError::new(ErrorCode::Shell, format!("cannot start the bash session: {e}")))?;
             let reply = match oh_protocol::decode_action_json(&action_json) {
                 Ok(decoded) => core.execute(&decoded.event, &decoded.action).await,
                 Err(refusal) => refusal,
@@ -362,7 +427,16 @@ impl Executor {
 /// Route log records to `callback` (or stop logging with `null`), at `level` and above.
 #[napi(ts_args_type = "callback: ((level: string, target: string, message: string) => void) | null, level?: string")]
 pub fn set_log_handler(
-    callback: Option<ThreadsafeFunction<FnArgs<(String, String, String)>, Unknown<'static>, FnArgs<(String, String, String)>, Status, false, true>>,
+    callback: Option<
+        ThreadsafeFunction<
+            FnArgs<(String, String, String)>,
+            Unknown<'static>,
+            FnArgs<(String, String, String)>,
+            Status,
+            false,
+            true,
+        >,
+    >,
     level: Option<String>,
 ) {
     match callback {

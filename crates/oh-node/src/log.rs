@@ -12,7 +12,14 @@ use tracing::{Event, Level, Metadata, Subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 
-pub type LogFn = ThreadsafeFunction<FnArgs<(String, String, String)>, napi::bindgen_prelude::Unknown<'static>, FnArgs<(String, String, String)>, Status, false, true>;
+pub type LogFn = ThreadsafeFunction<
+    FnArgs<(String, String, String)>,
+    napi::bindgen_prelude::Unknown<'static>,
+    FnArgs<(String, String, String)>,
+    Status,
+    false,
+    true,
+>;
 
 static SINK: RwLock<Option<std::sync::Arc<LogFn>>> = RwLock::new(None);
 static LEVEL: AtomicU8 = AtomicU8::new(3);

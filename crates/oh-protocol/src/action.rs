@@ -170,8 +170,20 @@ pub enum Action {
 
 impl Action {
     /// The `action` values this executor runs; any other kind is refused as unsupported.
-    pub const KINDS: &'static [&'static str] = &["run", "read", "write", "edit", V1_TERMINAL, V1_FILE_EDITOR, V1_INTERRUPT, MCP_TOOL,
-        "checkpoint_take", "checkpoint_list", "checkpoint_plan", "checkpoint_restore", "checkpoint_blob",
+    pub const KINDS: &'static [&'static str] = &[
+        "run",
+        "read",
+        "write",
+        "edit",
+        V1_TERMINAL,
+        V1_FILE_EDITOR,
+        V1_INTERRUPT,
+        MCP_TOOL,
+        "checkpoint_take",
+        "checkpoint_list",
+        "checkpoint_plan",
+        "checkpoint_restore",
+        "checkpoint_blob",
     ];
 
     /// A shell command: commands share one bash session and run one at a time, in arrival
@@ -184,7 +196,8 @@ impl Action {
 /// Arguments every action dataclass accepts besides its own.
 const COMMON_ARGS: &[&str] = &["thought", "security_risk", "confirmation_state"];
 /// Legacy arguments `event_from_dict` drops silently.
-const LEGACY_DROPPED: &[&str] = &["timestamp", "keep_prompt", "task_completed", "translated_ipython_code", "is_confirmed"];
+const LEGACY_DROPPED: &[&str] =
+    &["timestamp", "keep_prompt", "task_completed", "translated_ipython_code", "is_confirmed"];
 
 struct Args<'a> {
     action: &'a str,
@@ -245,7 +258,9 @@ impl<'a> Args<'a> {
         match self.get(key) {
             None => Ok(default),
             Some(Value::Number(n)) if n.is_i64() => Ok(n.as_i64().unwrap_or(default)),
-            Some(Value::Number(n)) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => Ok(n.as_f64().unwrap_or(0.0) as i64),
+            Some(Value::Number(n)) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => {
+                Ok(n.as_f64().unwrap_or(0.0) as i64)
+            }
             Some(other) => Err(self.bad(format!("argument '{key}' must be an integer, not {other}"))),
         }
     }
@@ -255,7 +270,10 @@ impl<'a> Args<'a> {
             None => Ok(default),
             Some(Value::String(s)) if s == "default" => Ok(ImplSource::Default),
             Some(Value::String(s)) if s == "oh_aci" => Ok(ImplSource::OhAci),
-            Some(other) => Err(self.bad(format!("'{}' is not a valid FileReadSource", other.as_str().unwrap_or(&other.to_string())))),
+            Some(other) => {
+                Err(self
+                    .bad(format!("'{}' is not a valid FileReadSource", other.as_str().unwrap_or(&other.to_string()))))
+            }
         }
     }
 }
@@ -313,7 +331,8 @@ impl ActionEvent {
                 }
             }
         }
-        serde_json::from_value(value).map_err(|e| ProtocolError::BadArguments { action: "?".into(), detail: e.to_string() })
+        serde_json::from_value(value)
+            .map_err(|e| ProtocolError::BadArguments { action: "?".into(), detail: e.to_string() })
     }
 
     /// The typed action, or why it cannot be run here.
@@ -354,7 +373,15 @@ impl ActionEvent {
             }
             "edit" => {
                 a.check_known(&[
-                    "path", "command", "file_text", "old_str", "new_str", "insert_line", "content", "start", "end",
+                    "path",
+                    "command",
+                    "file_text",
+                    "old_str",
+                    "new_str",
+                    "insert_line",
+                    "content",
+                    "start",
+                    "end",
                     "impl_source",
                 ])?;
                 Ok(Action::Edit(FileEditAction {
@@ -382,7 +409,9 @@ impl ActionEvent {
                 };
                 Ok(Action::McpTool(McpToolAction { name: a.required_str("name")?, arguments }))
             }
-            kind if crate::checkpoint::CHECKPOINT_KINDS.contains(&kind) => Ok(Action::Checkpoint(crate::checkpoint::parse(kind, &self.args)?)),
+            kind if crate::checkpoint::CHECKPOINT_KINDS.contains(&kind) => {
+                Ok(Action::Checkpoint(crate::checkpoint::parse(kind, &self.args)?))
+            }
             other => Err(ProtocolError::UnsupportedAction(other.to_string())),
         }
     }
@@ -398,19 +427,29 @@ mod tests {
         let ev = ActionEvent::from_value(json!({"id": 3, "action": "call_tool_mcp", "args": {"name": "hover", "arguments": {"path": "a.ts", "line": 2}, "thought": ""}})).unwrap();
         let Action::McpTool(t) = ev.parse().unwrap() else { panic!("not an MCP tool call") };
         assert_eq!((t.name.as_str(), t.arguments.get("line")), ("hover", Some(&json!(2))));
-        let ev = ActionEvent::from_value(json!({"id": 3, "action": "call_tool_mcp", "args": {"name": "hover"}})).unwrap();
+        let ev =
+            ActionEvent::from_value(json!({"id": 3, "action": "call_tool_mcp", "args": {"name": "hover"}})).unwrap();
         assert!(matches!(ev.parse(), Ok(Action::McpTool(t)) if t.arguments.is_empty()));
-        let ev = ActionEvent::from_value(json!({"id": 3, "action": "call_tool_mcp", "args": {"name": "hover", "arguments": [1]}})).unwrap();
+        let ev = ActionEvent::from_value(
+            json!({"id": 3, "action": "call_tool_mcp", "args": {"name": "hover", "arguments": [1]}}),
+        )
+        .unwrap();
         assert!(ev.parse().unwrap_err().to_string().contains("arguments must be an object"));
-        let ev = ActionEvent::from_value(json!({"id": 3, "action": "call_tool_mcp", "args": {"arguments": {}}})).unwrap();
+        let ev =
+            ActionEvent::from_value(json!({"id": 3, "action": "call_tool_mcp", "args": {"arguments": {}}})).unwrap();
         assert!(ev.parse().is_err());
-        let ev = ActionEvent::from_value(json!({"id": 3, "action": "call_tool_mcp", "args": {"name": "x", "url": "y"}})).unwrap();
+        let ev =
+            ActionEvent::from_value(json!({"id": 3, "action": "call_tool_mcp", "args": {"name": "x", "url": "y"}}))
+                .unwrap();
         assert!(ev.parse().unwrap_err().to_string().contains("unexpected keyword argument 'url'"));
     }
 
     #[test]
     fn run_action_parses_with_defaults_and_timeout() {
-        let ev = ActionEvent::from_value(json!({"id": 7, "action": "run", "args": {"command": "ls", "is_input": "true"}, "timeout": 2.5})).unwrap();
+        let ev = ActionEvent::from_value(
+            json!({"id": 7, "action": "run", "args": {"command": "ls", "is_input": "true"}, "timeout": 2.5}),
+        )
+        .unwrap();
         let Action::Run(run) = ev.parse().unwrap() else { panic!("not run") };
         assert_eq!(run.command, "ls");
         assert!(run.is_input);
@@ -434,7 +473,10 @@ mod tests {
 
     #[test]
     fn edit_refuses_view_range_like_the_dataclass() {
-        let ev = ActionEvent::from_value(json!({"action": "edit", "args": {"path": "/x", "command": "view", "view_range": [1, 2]}})).unwrap();
+        let ev = ActionEvent::from_value(
+            json!({"action": "edit", "args": {"path": "/x", "command": "view", "view_range": [1, 2]}}),
+        )
+        .unwrap();
         assert!(ev.parse().unwrap_err().to_string().contains("'view_range'"));
     }
 
@@ -446,13 +488,17 @@ mod tests {
 
     #[test]
     fn numeric_string_ids_are_read_as_ints() {
-        let ev = ActionEvent::from_value(json!({"id": "12", "cause": "3", "action": "read", "args": {"path": "/x"}})).unwrap();
+        let ev = ActionEvent::from_value(json!({"id": "12", "cause": "3", "action": "read", "args": {"path": "/x"}}))
+            .unwrap();
         assert_eq!((ev.id, ev.cause), (Some(12), Some(3)));
     }
 
     #[test]
     fn observations_are_not_actions() {
-        assert!(matches!(ActionEvent::from_value(json!({"observation": "run"})), Err(ProtocolError::UnknownEventType(_))));
+        assert!(matches!(
+            ActionEvent::from_value(json!({"observation": "run"})),
+            Err(ProtocolError::UnknownEventType(_))
+        ));
     }
 
     #[test]

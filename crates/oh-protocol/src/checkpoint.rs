@@ -16,7 +16,8 @@ pub const CHECKPOINT_BLOB: &str = "checkpoint_blob";
 /// The observation kind every checkpoint action is answered with.
 pub const CHECKPOINT_OBSERVATION: &str = "checkpoint";
 
-pub const CHECKPOINT_KINDS: [&str; 5] = [CHECKPOINT_TAKE, CHECKPOINT_LIST, CHECKPOINT_PLAN, CHECKPOINT_RESTORE, CHECKPOINT_BLOB];
+pub const CHECKPOINT_KINDS: [&str; 5] =
+    [CHECKPOINT_TAKE, CHECKPOINT_LIST, CHECKPOINT_PLAN, CHECKPOINT_RESTORE, CHECKPOINT_BLOB];
 
 /// One checkpoint operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +54,9 @@ fn bad(kind: &str, detail: impl Into<String>) -> ProtocolError {
 fn id(kind: &str, args: &Map<String, Value>) -> Result<u64, ProtocolError> {
     match args.get("id") {
         Some(Value::Number(n)) if n.as_u64().is_some() => Ok(n.as_u64().unwrap_or_default()),
-        Some(other) => Err(bad(kind, format!("argument 'id' must be a checkpoint id (a non-negative integer), not {other}"))),
+        Some(other) => {
+            Err(bad(kind, format!("argument 'id' must be a checkpoint id (a non-negative integer), not {other}")))
+        }
         None => Err(bad(kind, "missing 1 required argument: 'id'")),
     }
 }
@@ -91,7 +94,11 @@ pub fn parse(kind: &str, args: &Map<String, Value>) -> Result<CheckpointAction, 
                 None | Some(Value::Null) => Vec::new(),
                 Some(Value::Array(items)) => items
                     .iter()
-                    .map(|v| v.as_str().map(str::to_string).ok_or_else(|| bad(kind, format!("'skip' holds paths (strings), not {v}"))))
+                    .map(|v| {
+                        v.as_str()
+                            .map(str::to_string)
+                            .ok_or_else(|| bad(kind, format!("'skip' holds paths (strings), not {v}")))
+                    })
                     .collect::<Result<_, _>>()?,
                 Some(other) => return Err(bad(kind, format!("argument 'skip' must be a list of paths, not {other}"))),
             };
@@ -120,9 +127,15 @@ mod tests {
 
     #[test]
     fn checkpoint_actions_parse_with_their_arguments() {
-        assert_eq!(parsed(json!({"action": "checkpoint_take", "args": {"label": "before 3"}})).unwrap(), Action::Checkpoint(CheckpointAction::Take { label: "before 3".into() }));
+        assert_eq!(
+            parsed(json!({"action": "checkpoint_take", "args": {"label": "before 3"}})).unwrap(),
+            Action::Checkpoint(CheckpointAction::Take { label: "before 3".into() })
+        );
         assert_eq!(parsed(json!({"action": "checkpoint_list"})).unwrap(), Action::Checkpoint(CheckpointAction::List));
-        assert_eq!(parsed(json!({"action": "checkpoint_plan", "args": {"id": 4}})).unwrap(), Action::Checkpoint(CheckpointAction::Plan { id: 4 }));
+        assert_eq!(
+            parsed(json!({"action": "checkpoint_plan", "args": {"id": 4}})).unwrap(),
+            Action::Checkpoint(CheckpointAction::Plan { id: 4 })
+        );
         assert_eq!(
             parsed(json!({"action": "checkpoint_restore", "args": {"id": 4, "skip": ["/w/a.txt"]}})).unwrap(),
             Action::Checkpoint(CheckpointAction::Restore { id: 4, skip: vec!["/w/a.txt".into()] })

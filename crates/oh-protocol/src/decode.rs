@@ -54,7 +54,9 @@ pub fn excerpt(v: &Value, max: usize) -> String {
 /// The delegated id: an int, an integral float, or a numeric string (Python reads ids through `int()`).
 pub fn extract_id(obj: &Map<String, Value>) -> Option<i64> {
     match obj.get("id")? {
-        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.is_finite() && f.abs() < 9.0e15).map(|f| f as i64)),
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.is_finite() && f.abs() < 9.0e15).map(|f| f as i64)),
         Value::String(s) => s.trim().parse().ok(),
         _ => None,
     }
@@ -66,7 +68,9 @@ pub fn decode_delegated(payload: &Value) -> Incoming {
     if let Value::String(s) = payload {
         return match serde_json::from_str::<Value>(s) {
             Ok(v @ Value::Object(_)) => decode_delegated(&v),
-            _ => Incoming::Drop { reason: format!("payload is a string, not a JSON object: {}", excerpt(payload, 120)) },
+            _ => {
+                Incoming::Drop { reason: format!("payload is a string, not a JSON object: {}", excerpt(payload, 120)) }
+            }
         };
     }
     let Value::Object(obj) = payload else {
@@ -78,7 +82,10 @@ pub fn decode_delegated(payload: &Value) -> Incoming {
     let kind = match obj.get("action") {
         Some(Value::String(k)) => k,
         Some(other) => {
-            return Incoming::Refuse { id, reason: format!("Unknown event type: action must be a string, got {}", excerpt(other, 80)) }
+            return Incoming::Refuse {
+                id,
+                reason: format!("Unknown event type: action must be a string, got {}", excerpt(other, 80)),
+            }
         }
         None => return Incoming::Refuse { id, reason: format!("Unknown event type: {}", excerpt(payload, 200)) },
     };
@@ -116,7 +123,8 @@ pub fn decode_action_json(action_json: &str) -> Result<DecodedAction, Observatio
         Err(e) => return Err(ObservationEvent::reply(None, Observation::error(format!("Invalid action JSON: {e}")))),
     };
     let cause = value.as_object().and_then(extract_id);
-    let event = ActionEvent::from_value(value).map_err(|e| ObservationEvent::reply(cause, Observation::error(e.to_string())))?;
+    let event = ActionEvent::from_value(value)
+        .map_err(|e| ObservationEvent::reply(cause, Observation::error(e.to_string())))?;
     match event.parse() {
         Ok(action) => Ok(DecodedAction { event, action }),
         Err(e) => {
@@ -149,14 +157,20 @@ mod tests {
     #[test]
     fn unsupported_kinds_are_refused() {
         let p = json!({"id": 3, "action": "browse", "args": {"url": "x"}});
-        assert_eq!(decode_delegated(&p), Incoming::Refuse { id: 3, reason: "Action browse is not supported in the current runtime.".into() });
+        assert_eq!(
+            decode_delegated(&p),
+            Incoming::Refuse { id: 3, reason: "Action browse is not supported in the current runtime.".into() }
+        );
         let p = json!({"id": 4, "observation": "run", "content": ""});
         assert!(matches!(decode_delegated(&p), Incoming::Refuse { id: 4, .. }));
     }
 
     #[test]
     fn no_id_is_dropped() {
-        assert!(matches!(decode_delegated(&json!({"action": "run", "args": {"command": "ls"}})), Incoming::Drop { .. }));
+        assert!(matches!(
+            decode_delegated(&json!({"action": "run", "args": {"command": "ls"}})),
+            Incoming::Drop { .. }
+        ));
         assert!(matches!(decode_delegated(&json!([1, 2])), Incoming::Drop { .. }));
         assert!(matches!(decode_delegated(&json!("nope")), Incoming::Drop { .. }));
     }
@@ -164,8 +178,14 @@ mod tests {
     #[test]
     fn bad_shapes_with_id_are_refused() {
         assert!(matches!(decode_delegated(&json!({"id": 1, "action": 5})), Incoming::Refuse { id: 1, .. }));
-        assert!(matches!(decode_delegated(&json!({"id": 1, "action": "run", "args": 5})), Incoming::Refuse { id: 1, .. }));
-        assert!(matches!(decode_delegated(&json!({"id": 1, "action": "run", "args": {}})), Incoming::Refuse { id: 1, .. }));
+        assert!(matches!(
+            decode_delegated(&json!({"id": 1, "action": "run", "args": 5})),
+            Incoming::Refuse { id: 1, .. }
+        ));
+        assert!(matches!(
+            decode_delegated(&json!({"id": 1, "action": "run", "args": {}})),
+            Incoming::Refuse { id: 1, .. }
+        ));
     }
 
     #[test]

@@ -21,13 +21,16 @@ mod handler;
 mod observation;
 pub mod v1;
 
-pub use action::{Action, ActionEvent, CmdRunAction, FileEditAction, FileReadAction, FileWriteAction, ImplSource, McpToolAction, MCP_TOOL};
-pub use handler::ActionHandler;
+pub use action::{
+    Action, ActionEvent, CmdRunAction, FileEditAction, FileReadAction, FileWriteAction, ImplSource, McpToolAction,
+    MCP_TOOL,
+};
 pub use decode::{decode_action_json, decode_delegated, DecodedAction, Delegated, Incoming};
-pub use v1::{V1FileEditorAction, V1TerminalAction};
+pub use handler::ActionHandler;
 pub use observation::{
     truncate_cmd_output, CmdOutputMetadata, Extras, Observation, ObservationEvent, MAX_CMD_OUTPUT_SIZE,
 };
+pub use v1::{V1FileEditorAction, V1TerminalAction};
 
 /// Errors raised while decoding an event.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]

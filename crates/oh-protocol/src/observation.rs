@@ -53,9 +53,18 @@ impl Default for CmdOutputMetadata {
 /// The observation-specific part of an observation (its `extras`, plus which class it is).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Extras {
-    Run { command: String, metadata: CmdOutputMetadata, hidden: bool },
-    Read { path: String, impl_source: ImplSource },
-    Write { path: String },
+    Run {
+        command: String,
+        metadata: CmdOutputMetadata,
+        hidden: bool,
+    },
+    Read {
+        path: String,
+        impl_source: ImplSource,
+    },
+    Write {
+        path: String,
+    },
     Edit {
         path: String,
         prev_exist: bool,
@@ -64,15 +73,26 @@ pub enum Extras {
         impl_source: ImplSource,
         diff: Option<String>,
     },
-    Error { error_id: String },
+    Error {
+        error_id: String,
+    },
     /// An OpenHands V1 (software-agent-sdk) observation: `kind` is `v1_terminal` or
     /// `v1_file_editor`, `fields` the V1 observation's fields (wire format: docs/protocol.md).
-    V1 { kind: &'static str, fields: Map<String, Value> },
+    V1 {
+        kind: &'static str,
+        fields: Map<String, Value>,
+    },
     /// OpenHands' `MCPObservation` (`mcp`): `content` is the tool's MCP `CallToolResult` as JSON.
-    Mcp { name: String, arguments: Map<String, Value> },
+    Mcp {
+        name: String,
+        arguments: Map<String, Value>,
+    },
     /// The answer to a `checkpoint_*` action (`checkpoint`): `op` is `take`, `list`, ...,
     /// `result` its JSON result (docs/checkpoints.md).
-    Checkpoint { op: String, result: Value },
+    Checkpoint {
+        op: String,
+        result: Value,
+    },
 }
 
 /// An observation without its event envelope.
@@ -101,7 +121,12 @@ pub fn truncate_cmd_output(content: String) -> String {
 
 impl Observation {
     /// `CmdOutputObservation(content, command, metadata, hidden)`; truncates unless hidden.
-    pub fn cmd_output(content: impl Into<String>, command: impl Into<String>, metadata: CmdOutputMetadata, hidden: bool) -> Self {
+    pub fn cmd_output(
+        content: impl Into<String>,
+        command: impl Into<String>,
+        metadata: CmdOutputMetadata,
+        hidden: bool,
+    ) -> Self {
         let content = content.into();
         let content = if hidden { content } else { truncate_cmd_output(content) };
         Observation { content, extras: Extras::Run { command: command.into(), metadata, hidden } }
@@ -148,7 +173,9 @@ impl Observation {
             Extras::Read { path, .. } => format!("I read the file {path}."),
             Extras::Write { path } => format!("I wrote to the file {path}."),
             Extras::Edit { path, .. } => format!("I edited the file {path}."),
-            Extras::Error { .. } | Extras::V1 { .. } | Extras::Mcp { .. } | Extras::Checkpoint { .. } => self.content.clone(),
+            Extras::Error { .. } | Extras::V1 { .. } | Extras::Mcp { .. } | Extras::Checkpoint { .. } => {
+                self.content.clone()
+            }
         }
     }
 
@@ -217,7 +244,10 @@ impl Observation {
     /// Missing extras take the dataclass defaults; `message` and `success` are ignored (derived).
     pub fn from_value(v: &Value) -> Result<Self, ProtocolError> {
         let obj = v.as_object().ok_or_else(|| ProtocolError::UnknownEventType(v.to_string()))?;
-        let kind = obj.get("observation").and_then(Value::as_str).ok_or_else(|| ProtocolError::UnknownEventType(v.to_string()))?;
+        let kind = obj
+            .get("observation")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ProtocolError::UnknownEventType(v.to_string()))?;
         let content = obj.get("content").and_then(Value::as_str).unwrap_or("").to_string();
         let empty = Map::new();
         let ex = obj.get("extras").and_then(Value::as_object).unwrap_or(&empty);
@@ -243,9 +273,15 @@ impl Observation {
                     metadata.pid = pid;
                 }
                 // Built directly (not via cmd_output): the content was already truncated by the sender.
-                return Ok(Observation { content, extras: Extras::Run { command: s("command").unwrap_or_default(), metadata, hidden: b("hidden") } });
+                return Ok(Observation {
+                    content,
+                    extras: Extras::Run { command: s("command").unwrap_or_default(), metadata, hidden: b("hidden") },
+                });
             }
-            "read" => Extras::Read { path: s("path").unwrap_or_default(), impl_source: src("impl_source", ImplSource::Default) },
+            "read" => Extras::Read {
+                path: s("path").unwrap_or_default(),
+                impl_source: src("impl_source", ImplSource::Default),
+            },
             "write" => Extras::Write { path: s("path").unwrap_or_default() },
             "edit" => Extras::Edit {
                 path: s("path").unwrap_or_default(),
@@ -262,7 +298,10 @@ impl Observation {
                 name: s("name").unwrap_or_default(),
                 arguments: ex.get("arguments").and_then(Value::as_object).cloned().unwrap_or_default(),
             },
-            "checkpoint" => Extras::Checkpoint { op: s("op").unwrap_or_default(), result: ex.get("result").cloned().unwrap_or(Value::Null) },
+            "checkpoint" => Extras::Checkpoint {
+                op: s("op").unwrap_or_default(),
+                result: ex.get("result").cloned().unwrap_or(Value::Null),
+            },
             other => return Err(ProtocolError::UnknownEventType(format!("observation {other}"))),
         };
         Ok(Observation { content, extras })

@@ -125,7 +125,10 @@ mod tests {
         let t = parse_terminal(&args(json!({"command": "ls", "timeout": 3, "summary": "x"}))).unwrap();
         assert_eq!(t, V1TerminalAction { command: "ls".into(), is_input: false, timeout: Some(3.0), reset: false });
         assert!(parse_terminal(&args(json!({"command": "ls", "timeout": -1}))).is_err());
-        assert!(parse_terminal(&args(json!({"command": "ls", "bogus": 1}))).unwrap_err().to_string().contains("'bogus'"));
+        assert!(parse_terminal(&args(json!({"command": "ls", "bogus": 1})))
+            .unwrap_err()
+            .to_string()
+            .contains("'bogus'"));
         assert!(parse_terminal(&args(json!({"is_input": true}))).unwrap_err().to_string().contains("'command'"));
     }
 

@@ -164,7 +164,10 @@ pub fn repr(v: &Value) -> String {
         }
         Value::String(s) => repr_str(s),
         Value::Array(a) => format!("[{}]", a.iter().map(repr).collect::<Vec<_>>().join(", ")),
-        Value::Object(o) => format!("{{{}}}", o.iter().map(|(k, v)| format!("{}: {}", repr_str(k), repr(v))).collect::<Vec<_>>().join(", ")),
+        Value::Object(o) => format!(
+            "{{{}}}",
+            o.iter().map(|(k, v)| format!("{}: {}", repr_str(k), repr(v))).collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 
@@ -234,7 +237,10 @@ mod tests {
     fn reprs() {
         assert_eq!(repr_str("a'b"), "\"a'b\"");
         assert_eq!(repr_str("a\nb\x01\u{200b}"), "'a\\nb\\x01\\u200b'");
-        assert_eq!(repr(&serde_json::json!([1, "2", 1.0, true, null, {"k": 2.5}])), "[1, '2', 1.0, True, None, {'k': 2.5}]");
+        assert_eq!(
+            repr(&serde_json::json!([1, "2", 1.0, true, null, {"k": 2.5}])),
+            "[1, '2', 1.0, True, None, {'k': 2.5}]"
+        );
         assert_eq!(str_of(&serde_json::json!("s")), "s");
         assert_eq!(type_name(&serde_json::json!(1.5)), "float");
         assert_eq!(int_list(&[1, -2]), "[1, -2]");

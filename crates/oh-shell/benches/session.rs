@@ -70,15 +70,8 @@ impl Drop for PipeBash {
 }
 
 fn main() {
-    let iters: usize = std::env::var("BENCH_ITERS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2000);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let iters: usize = std::env::var("BENCH_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let dir = std::env::temp_dir();
     if let Some(n) = std::env::var("SESSION_BENCH_ECHO_LOOP").ok().and_then(|v| v.parse().ok()) {
         // For `perf`: only `echo hi` in one session, n times, then the p50.
@@ -122,14 +115,8 @@ fn main() {
     let pty_seq = {
         use portable_pty::{native_pty_system, CommandBuilder, PtySize};
         use std::io::Read;
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows: 1000,
-                cols: 1000,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
+        let pair =
+            native_pty_system().openpty(PtySize { rows: 1000, cols: 1000, pixel_width: 0, pixel_height: 0 }).unwrap();
         let mut cmd = CommandBuilder::new("seq");
         cmd.args(["1", "1000000"]);
         let t = Instant::now();
@@ -148,9 +135,7 @@ fn main() {
         assert!(n > 6_000_000);
         t.elapsed()
     };
-    let seq_bytes: Vec<u8> = (1..=1_000_000)
-        .flat_map(|i| format!("{i}\r\n").into_bytes())
-        .collect();
+    let seq_bytes: Vec<u8> = (1..=1_000_000).flat_map(|i| format!("{i}\r\n").into_bytes()).collect();
     let t = Instant::now();
     let mut term = oh_shell::term::Term::new();
     for chunk in seq_bytes.chunks(4096) {
@@ -175,15 +160,11 @@ fn main() {
     let mut start = Vec::new();
     for _ in 0..20 {
         let t = Instant::now();
-        let s = rt
-            .block_on(BashSession::start(ShellConfig::new(&dir)))
-            .unwrap();
+        let s = rt.block_on(BashSession::start(ShellConfig::new(&dir))).unwrap();
         start.push(t.elapsed());
         rt.block_on(s.close());
     }
-    let s = rt
-        .block_on(BashSession::start(ShellConfig::new(&dir)))
-        .unwrap();
+    let s = rt.block_on(BashSession::start(ShellConfig::new(&dir))).unwrap();
     let echo = CmdRunAction::new("echo hi");
     for _ in 0..50 {
         rt.block_on(s.execute(&echo));
@@ -201,11 +182,7 @@ fn main() {
     let t = Instant::now();
     let o = rt.block_on(s.execute(&CmdRunAction::new("seq 1 1000000")));
     let seq = t.elapsed();
-    assert!(
-        o.content.ends_with("1000000"),
-        "{}",
-        &o.content[o.content.len().saturating_sub(50)..]
-    );
+    assert!(o.content.ends_with("1000000"), "{}", &o.content[o.content.len().saturating_sub(50)..]);
     let seq_peak = status_kb("VmHWM:");
 
     reset_peak();
@@ -231,25 +208,20 @@ fn main() {
     let r = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
     println!("oh-shell session bench ({iters} iterations)");
     println!("  floor  bash over pipes `true; echo MARK$?`: p50 {f50:?}  p90 {f90:?}");
-    println!("  echo hi round trip:                      p50 {e50:?}  p90 {e90:?}   (x{:.2} / x{:.2} the floor)", r(e50, f50), r(e90, f90));
-    println!("  session start (incl. alias init):        p50 {s50:?}   floor (pipe bash + 1 cmd) p50 {fs50:?}   (x{:.2})", r(s50, fs50));
     println!(
-        "  seq 1 1000000: {seq:?}   floor {floor_seq:?}   (x{:.2})",
-        r(seq, floor_seq)
+        "  echo hi round trip:                      p50 {e50:?}  p90 {e90:?}   (x{:.2} / x{:.2} the floor)",
+        r(e50, f50),
+        r(e90, f90)
     );
+    println!(
+        "  session start (incl. alias init):        p50 {s50:?}   floor (pipe bash + 1 cmd) p50 {fs50:?}   (x{:.2})",
+        r(s50, fs50)
+    );
+    println!("  seq 1 1000000: {seq:?}   floor {floor_seq:?}   (x{:.2})", r(seq, floor_seq));
     println!("  seq 1 1000000 on a bare PTY (read to EOF, no rendering): {pty_seq:?};  renderer alone on the same bytes: {render_seq:?}");
-    println!(
-        "  renderer alone, 100 MB of short lines: peak RSS growth {} MB",
-        render_mem / 1024
-    );
+    println!("  renderer alone, 100 MB of short lines: peak RSS growth {} MB", render_mem / 1024);
     println!("  RSS before big outputs: {} MB", rss0 / 1024);
     println!("  peak RSS during seq 1 1000000: {} MB", seq_peak / 1024);
-    println!(
-        "  100 MB in one line (wraps to 100 000 rows): {big_t:?}, peak RSS {} MB",
-        big_peak / 1024
-    );
-    println!(
-        "  100 MB of short lines (yes | head -c 100M): {big2_t:?}, peak RSS {} MB",
-        big2_peak / 1024
-    );
+    println!("  100 MB in one line (wraps to 100 000 rows): {big_t:?}, peak RSS {} MB", big_peak / 1024);
+    println!("  100 MB of short lines (yes | head -c 100M): {big2_t:?}, peak RSS {} MB", big2_peak / 1024);
 }

@@ -37,11 +37,7 @@ pub(crate) fn tmux_arg(s: &str) -> String {
 
 /// What is actually typed for `original` (sent as `escaped` to tmux by the reference).
 pub(crate) fn typed_text(original: &str, escaped: &str, is_input: bool) -> String {
-    if !is_input
-        && escaped.ends_with("\\\\;")
-        && original.ends_with("\\;")
-        && !original.ends_with("\\\\;")
-    {
+    if !is_input && escaped.ends_with("\\\\;") && original.ends_with("\\;") && !original.ends_with("\\\\;") {
         original.to_string()
     } else {
         tmux_arg(original)
@@ -104,11 +100,7 @@ impl Inner {
             }
         };
         if parts.len() > 1 {
-            let list: Vec<String> = parts
-                .iter()
-                .enumerate()
-                .map(|(i, c)| format!("({}) {}", i + 1, c))
-                .collect();
+            let list: Vec<String> = parts.iter().enumerate().map(|(i, c)| format!("({}) {}", i + 1, c)).collect();
             return Observation::error(format!(
                 "ERROR: Cannot execute multiple commands at once.\nPlease run each command separately OR chain them into a single command via && or ;\nProvided commands:\n{}",
                 list.join("\n")
@@ -226,7 +218,8 @@ impl Inner {
             let now = Instant::now();
             if !action.blocking && now.duration_since(last_change) >= Duration::from_secs(nct) {
                 self.status = Status::NoChangeTimeout;
-                let suffix = format!("\n[The command has no new output after {nct} seconds. {TIMEOUT_MESSAGE_TEMPLATE}]");
+                let suffix =
+                    format!("\n[The command has no new output after {nct} seconds. {TIMEOUT_MESSAGE_TEMPLATE}]");
                 return self.timed_out(&command, suffix);
             }
             if let Some(t) = hard {
@@ -254,11 +247,7 @@ impl Inner {
             let proc = self.proc.as_mut().expect("a running shell");
             match deadline {
                 Some(d) => {
-                    let _ = tokio::time::timeout_at(
-                        tokio::time::Instant::from_std(d),
-                        proc.notify.changed(),
-                    )
-                    .await;
+                    let _ = tokio::time::timeout_at(tokio::time::Instant::from_std(d), proc.notify.changed()).await;
                 }
                 None => {
                     let _ = proc.notify.changed().await;
@@ -267,13 +256,7 @@ impl Inner {
         }
     }
 
-    pub(crate) fn completed(
-        &mut self,
-        command: &str,
-        cap: String,
-        m: Vec<Ps1Match>,
-        hidden: bool,
-    ) -> Observation {
+    pub(crate) fn completed(&mut self, command: &str, cap: String, m: Vec<Ps1Match>, hidden: bool) -> Observation {
         let Some(last) = m.last() else {
             self.status = Status::Idle;
             self.prev_output.clear();
@@ -296,15 +279,8 @@ impl Inner {
             );
         }
         md.suffix = if is_special_key(command) {
-            let k: String = command
-                .chars()
-                .last()
-                .map(|c| c.to_uppercase().collect())
-                .unwrap_or_default();
-            format!(
-                "\n[The command completed with exit code {}. CTRL+{k} was sent.]",
-                md.exit_code
-            )
+            let k: String = command.chars().last().map(|c| c.to_uppercase().collect()).unwrap_or_default();
+            format!("\n[The command completed with exit code {}. CTRL+{k} was sent.]", md.exit_code)
         } else {
             format!("\n[The command completed with exit code {}.]", md.exit_code)
         };
@@ -319,25 +295,14 @@ impl Inner {
     }
 
     pub(crate) fn timed_out(&mut self, command: &str, suffix: String) -> Observation {
-        let cap = self
-            .proc
-            .as_ref()
-            .expect("a running shell")
-            .pane
-            .lock()
-            .expect("pane lock")
-            .term
-            .capture();
+        let cap = self.proc.as_ref().expect("a running shell").pane.lock().expect("pane lock").term.capture();
         let cap = match &self.boundary {
             Some(b) => b.strip(&cap),
             None => cap,
         };
         let m = find_ps1(&cap);
         let raw = combine_outputs(&cap, &m, false);
-        let mut md = CmdOutputMetadata {
-            suffix,
-            ..CmdOutputMetadata::default()
-        };
+        let mut md = CmdOutputMetadata { suffix, ..CmdOutputMetadata::default() };
         let content = self.get_command_output(command, &raw, &mut md, CONTINUE_PREFIX, true);
         Observation::cmd_output(content, command, md, false)
     }
@@ -367,7 +332,9 @@ impl Inner {
         let mut md = CmdOutputMetadata {
             exit_code: code,
             working_dir: Some(self.cwd.clone()),
-            suffix: format!("\n[The command completed with exit code {code}. The shell exited; a new one will be started.]"),
+            suffix: format!(
+                "\n[The command completed with exit code {code}. The shell exited; a new one will be started.]"
+            ),
             ..CmdOutputMetadata::default()
         };
         let content = self.get_command_output(command, &raw, &mut md, "", false);

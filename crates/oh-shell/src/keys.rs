@@ -99,11 +99,7 @@ fn lookup_key(arg: &str, app_cursor: bool) -> Option<Vec<u8>> {
     let first = chars.next()?;
     let mut out = if chars.next().is_none() {
         // A single character key.
-        let c = if shift {
-            first.to_ascii_uppercase()
-        } else {
-            first
-        };
+        let c = if shift { first.to_ascii_uppercase() } else { first };
         if is_ctrl {
             ctrl(c)
         } else {

@@ -100,8 +100,7 @@ use tokio::sync::{watch, Mutex};
 
 use command::*;
 use oh_pysem::{
-    repr_float as python_float_str, rstrip as py_rstrip, splitlines_count as py_splitlines_count,
-    strip as py_strip,
+    repr_float as python_float_str, rstrip as py_rstrip, splitlines_count as py_splitlines_count, strip as py_strip,
 };
 use proc_table::ProcState;
 use process::Proc;
@@ -131,12 +130,7 @@ pub struct ShellConfig {
 
 impl ShellConfig {
     pub fn new(work_dir: impl Into<PathBuf>) -> Self {
-        ShellConfig {
-            work_dir: work_dir.into(),
-            no_change_timeout_secs: 10,
-            env: Vec::new(),
-            output_sink: None,
-        }
+        ShellConfig { work_dir: work_dir.into(), no_change_timeout_secs: 10, env: Vec::new(), output_sink: None }
     }
 }
 
@@ -186,7 +180,10 @@ impl Boundary {
 
     /// Where the mark (the token followed by the exit status) is on the screen, if it is.
     fn mark_at(&self, screen: &str) -> Option<usize> {
-        screen.match_indices(&self.token).map(|(i, _)| i).find(|&i| screen[i + self.token.len()..].starts_with(|c: char| c.is_ascii_digit()))
+        screen
+            .match_indices(&self.token)
+            .map(|(i, _)| i)
+            .find(|&i| screen[i + self.token.len()..].starts_with(|c: char| c.is_ascii_digit()))
     }
 
     /// The screen without the typed line and the mark.
@@ -229,10 +226,7 @@ impl BashSession {
     }
 
     async fn start_with(cfg: ShellConfig, init_commands: bool) -> std::io::Result<Self> {
-        let cwd = std::path::absolute(&cfg.work_dir)
-            .unwrap_or_else(|_| cfg.work_dir.clone())
-            .display()
-            .to_string();
+        let cwd = std::path::absolute(&cfg.work_dir).unwrap_or_else(|_| cfg.work_dir.clone()).display().to_string();
         let session = BashSession {
             no_change_timeout: AtomicU64::new(cfg.no_change_timeout_secs),
             cwd: StdMutex::new(cwd.clone()),
@@ -309,17 +303,13 @@ impl BashSession {
                     inner.status = Status::Idle;
                     inner.prev_output.clear();
                 }
-                Err(e) => {
-                    return Observation::error(format!("Failed to restart the bash session: {e}"))
-                }
+                Err(e) => return Observation::error(format!("Failed to restart the bash session: {e}")),
             }
         }
         let nct = self.no_change_timeout.load(Ordering::Relaxed);
         let obs = inner.execute(action, nct, rule).await;
         let alive = match inner.proc.as_mut() {
-            Some(p) => {
-                !p.pane.lock().expect("pane lock").exited && matches!(p.child.try_wait(), Ok(None))
-            }
+            Some(p) => !p.pane.lock().expect("pane lock").exited && matches!(p.child.try_wait(), Ok(None)),
             None => false,
         };
         if !alive {

@@ -90,11 +90,7 @@ mod linux {
 
     pub(super) fn all_pids() -> Option<Vec<i32>> {
         let dir = std::fs::read_dir("/proc").ok()?;
-        Some(
-            dir.flatten()
-                .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-                .collect(),
-        )
+        Some(dir.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()).collect())
     }
 
     /// `/proc/PID/stat`: the name is in parentheses and may itself contain `)` and spaces, so
@@ -132,11 +128,7 @@ mod linux {
     /// `/proc/PID/syscall` names the call a sleeping process is in ("running" otherwise).
     pub(super) fn waits_for_input(pid: i32) -> Option<bool> {
         let text = std::fs::read_to_string(format!("/proc/{pid}/syscall")).ok()?;
-        let Some(nr) = text
-            .split_whitespace()
-            .next()
-            .and_then(|n| n.parse::<libc::c_long>().ok())
-        else {
+        let Some(nr) = text.split_whitespace().next().and_then(|n| n.parse::<libc::c_long>().ok()) else {
             return Some(false); // "running"
         };
         let mut waits = [libc::SYS_read, libc::SYS_pselect6, libc::SYS_ppoll].contains(&nr);
@@ -185,23 +177,12 @@ mod macos {
         let mut bsd: libc::proc_bsdinfo = unsafe { std::mem::zeroed() };
         let size = std::mem::size_of::<libc::proc_bsdinfo>() as libc::c_int;
         let got = unsafe {
-            libc::proc_pidinfo(
-                pid,
-                libc::PROC_PIDTBSDINFO,
-                0,
-                (&mut bsd as *mut libc::proc_bsdinfo).cast(),
-                size,
-            )
+            libc::proc_pidinfo(pid, libc::PROC_PIDTBSDINFO, 0, (&mut bsd as *mut libc::proc_bsdinfo).cast(), size)
         };
         if got != size {
             return None;
         }
-        let comm: Vec<u8> = bsd
-            .pbi_comm
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
-            .collect();
+        let comm: Vec<u8> = bsd.pbi_comm.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
         let state = match bsd.pbi_status {
             libc::SZOMB => ProcState::Dead,
             libc::SSTOP => ProcState::Stopped,
@@ -218,11 +199,7 @@ mod macos {
             ppid: bsd.pbi_ppid as i32,
             pgrp: bsd.pbi_pgid as i32,
             sid,
-            exit_status: Some(if state == ProcState::Dead {
-                bsd.pbi_xstatus as i32
-            } else {
-                0
-            }),
+            exit_status: Some(if state == ProcState::Dead { bsd.pbi_xstatus as i32 } else { 0 }),
         })
     }
 

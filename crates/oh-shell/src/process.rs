@@ -59,12 +59,7 @@ impl Proc {
         }
         let pty = native_pty_system();
         let pair = pty
-            .openpty(PtySize {
-                rows: term::ROWS as u16,
-                cols: term::COLS as u16,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
+            .openpty(PtySize { rows: term::ROWS as u16, cols: term::COLS as u16, pixel_width: 0, pixel_height: 0 })
             .map_err(io_err)?;
         let mut cmd = CommandBuilder::new("/bin/bash");
         cmd.args(["--norc", "--noprofile", "-i"]);
@@ -73,9 +68,8 @@ impl Proc {
             let ks = k.to_string_lossy();
             // The executor's own credential (and OpenHands' keys, should the executor's process
             // have them) is for the executor's connection, not for the agent's commands.
-            let credential = ks == "OH_SESSION_API_KEY"
-                || ks == "SESSION_API_KEY"
-                || ks.starts_with("OH_SESSION_API_KEYS_");
+            let credential =
+                ks == "OH_SESSION_API_KEY" || ks == "SESSION_API_KEY" || ks.starts_with("OH_SESSION_API_KEYS_");
             if ks.starts_with("VSCODE_") || ks == "ELECTRON_RUN_AS_NODE" || credential {
                 cmd.env_remove(&k);
             }
@@ -104,84 +98,62 @@ impl Proc {
         let mut reader = pair.master.try_clone_reader().map_err(io_err)?;
         let mut writer = pair.master.take_writer().map_err(io_err)?;
 
-        let pane = Arc::new(StdMutex::new(Pane {
-            term: Term::new(),
-            last_output: Instant::now(),
-            exited: false,
-        }));
+        let pane = Arc::new(StdMutex::new(Pane { term: Term::new(), last_output: Instant::now(), exited: false }));
         let (tx, rx) = watch::channel(0u64);
         let sink = cfg.output_sink.clone();
         let pane2 = pane.clone();
-        std::thread::Builder::new()
-            .name("oh-shell-reader".into())
-            .spawn(move || {
-                let mut buf = vec![0u8; 64 * 1024];
-                loop {
-                    let n = match reader.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => n,
-                    };
-                    if let Some(sink) = &sink {
-                        sink(&buf[..n]);
-                    }
-                    // Only a new prompt marker wakes the session; the soft-timeout clock is
-                    // read from `last_output` when its deadline comes.
-                    let prompt = {
-                        let mut p = pane2.lock().expect("pane lock");
-                        let before = p.term.markers_seen;
-                        p.term.feed(&buf[..n]);
-                        p.last_output = Instant::now();
-                        p.term.markers_seen != before
-                    };
-                    if prompt {
-                        tx.send_modify(|g| *g += 1);
-                    }
+        std::thread::Builder::new().name("oh-shell-reader".into()).spawn(move || {
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                let n = match reader.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
+                if let Some(sink) = &sink {
+                    sink(&buf[..n]);
                 }
-                pane2.lock().expect("pane lock").exited = true;
-                tx.send_modify(|g| *g += 1);
-            })?;
-        let (in_tx, in_rx) =
-            std::sync::mpsc::channel::<(Vec<u8>, Option<tokio::sync::oneshot::Sender<()>>)>();
+                // Only a new prompt marker wakes the session; the soft-timeout clock is
+                // read from `last_output` when its deadline comes.
+                let prompt = {
+                    let mut p = pane2.lock().expect("pane lock");
+                    let before = p.term.markers_seen;
+                    p.term.feed(&buf[..n]);
+                    p.last_output = Instant::now();
+                    p.term.markers_seen != before
+                };
+                if prompt {
+                    tx.send_modify(|g| *g += 1);
+                }
+            }
+            pane2.lock().expect("pane lock").exited = true;
+            tx.send_modify(|g| *g += 1);
+        })?;
+        let (in_tx, in_rx) = std::sync::mpsc::channel::<(Vec<u8>, Option<tokio::sync::oneshot::Sender<()>>)>();
         // The writer thread owns a duplicate of the master fd to ask for the terminal's
         // foreground process group (closed when the thread ends).
-        let fg_fd = pair
-            .master
-            .as_raw_fd()
-            .map(|fd| unsafe { libc::dup(fd) })
-            .filter(|fd| *fd >= 0);
-        std::thread::Builder::new()
-            .name("oh-shell-writer".into())
-            .spawn(move || {
-                while let Ok((bytes, written)) = in_rx.recv() {
-                    let mut write = |b: &[u8]| writer.write_all(b).and_then(|_| writer.flush());
-                    let signal = bytes.iter().find_map(|b| signal_of(*b));
-                    let ok = match (fg_fd, signal) {
-                        (Some(fd), Some(sig)) if pid > 0 => {
-                            send_signal_key(fd, pid as i32, sig, || write(&bytes))
-                        }
-                        _ => write(&bytes),
-                    };
-                    if let Some(w) = written {
-                        let _ = w.send(());
-                    }
-                    if ok.is_err() {
-                        break;
-                    }
+        let fg_fd = pair.master.as_raw_fd().map(|fd| unsafe { libc::dup(fd) }).filter(|fd| *fd >= 0);
+        std::thread::Builder::new().name("oh-shell-writer".into()).spawn(move || {
+            while let Ok((bytes, written)) = in_rx.recv() {
+                let mut write = |b: &[u8]| writer.write_all(b).and_then(|_| writer.flush());
+                let signal = bytes.iter().find_map(|b| signal_of(*b));
+                let ok = match (fg_fd, signal) {
+                    (Some(fd), Some(sig)) if pid > 0 => send_signal_key(fd, pid as i32, sig, || write(&bytes)),
+                    _ => write(&bytes),
+                };
+                if let Some(w) = written {
+                    let _ = w.send(());
                 }
-                if let Some(fd) = fg_fd {
-                    unsafe {
-                        libc::close(fd);
-                    }
+                if ok.is_err() {
+                    break;
                 }
-            })?;
-        Ok(Proc {
-            pane,
-            notify: rx,
-            input: in_tx,
-            child,
-            _master: pair.master,
-            pid,
-        })
+            }
+            if let Some(fd) = fg_fd {
+                unsafe {
+                    libc::close(fd);
+                }
+            }
+        })?;
+        Ok(Proc { pane, notify: rx, input: in_tx, child, _master: pair.master, pid })
     }
 
     pub(crate) fn send(&self, bytes: Vec<u8>) {
@@ -213,10 +185,7 @@ impl Proc {
                     return false;
                 }
             }
-            if tokio::time::timeout_at(deadline, self.notify.changed())
-                .await
-                .is_err()
-            {
+            if tokio::time::timeout_at(deadline, self.notify.changed()).await.is_err() {
                 return false;
             }
         }

@@ -33,11 +33,7 @@ pub fn find_ps1(p: &str) -> Vec<Ps1Match> {
         let gend = gstart + rel;
         let end = gend + PS1_END.len();
         if serde_json::from_str::<serde_json::Value>(py_strip(&p[gstart..gend])).is_ok() {
-            out.push(Ps1Match {
-                start,
-                end,
-                group: (gstart, gend),
-            });
+            out.push(Ps1Match { start, end, group: (gstart, gend) });
         }
         pos = end;
     }
@@ -112,11 +108,7 @@ fn tail(p: &str, from: usize) -> &str {
 }
 
 /// `_combine_outputs_between_matches`.
-pub fn combine_outputs<'a>(
-    p: &'a str,
-    m: &[Ps1Match],
-    before_last: bool,
-) -> std::borrow::Cow<'a, str> {
+pub fn combine_outputs<'a>(p: &'a str, m: &[Ps1Match], before_last: bool) -> std::borrow::Cow<'a, str> {
     match m.len() {
         0 => p.into(),
         1 => {

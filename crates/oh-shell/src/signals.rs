@@ -63,9 +63,7 @@ pub(crate) fn send_signal_key(
     let mut stopped = false;
     let mut members = Vec::new();
     while Instant::now() < deadline {
-        let Some(pgrp) =
-            wait_for_settled_foreground(fd, shell_pid, shell_comm.as_deref(), deadline)
-        else {
+        let Some(pgrp) = wait_for_settled_foreground(fd, shell_pid, shell_comm.as_deref(), deadline) else {
             break;
         };
         stopped = stop_process(shell_pid);
@@ -86,11 +84,7 @@ pub(crate) fn send_signal_key(
         std::thread::sleep(Duration::from_micros(300));
     }
     let result = write();
-    let lost = if result.is_ok() && !members.is_empty() {
-        wait_for_delivery(&members, sig)
-    } else {
-        false
-    };
+    let lost = if result.is_ok() && !members.is_empty() { wait_for_delivery(&members, sig) } else { false };
     if stopped {
         unsafe {
             libc::kill(shell_pid, libc::SIGCONT);
@@ -98,8 +92,7 @@ pub(crate) fn send_signal_key(
     }
     if lost {
         let again = Instant::now() + SIGNAL_KEY_WAIT;
-        if let Some(next) = wait_for_settled_foreground(fd, shell_pid, shell_comm.as_deref(), again)
-        {
+        if let Some(next) = wait_for_settled_foreground(fd, shell_pid, shell_comm.as_deref(), again) {
             unsafe {
                 libc::kill(-next, sig);
             }

@@ -80,8 +80,7 @@ impl Row {
             self.cells[to] = ' ';
         }
         if !self.combining.is_empty() {
-            self.combining
-                .retain(|&(c, _)| (c as usize) < from || (c as usize) >= to);
+            self.combining.retain(|&(c, _)| (c as usize) < from || (c as usize) >= to);
         }
     }
 
@@ -307,11 +306,7 @@ impl Term {
         let mut blank = VecDeque::with_capacity(ROWS);
         blank.resize_with(ROWS, Row::default);
         let main = std::mem::replace(&mut self.screen, blank);
-        self.alt = Some(Saved {
-            screen: main,
-            cx: self.cx,
-            cy: self.cy,
-        });
+        self.alt = Some(Saved { screen: main, cx: self.cx, cy: self.cy });
     }
 
     fn alternate_off(&mut self) {
@@ -324,12 +319,7 @@ impl Term {
 
     /// tmux `scroll-on-clear`: the used part of the screen goes to the history, then it is cleared.
     fn clear_screen_to_history(&mut self) {
-        let used = self
-            .screen
-            .iter()
-            .rposition(|r| !r.cells.is_empty())
-            .map(|i| i + 1)
-            .unwrap_or(0);
+        let used = self.screen.iter().rposition(|r| !r.cells.is_empty()).map(|i| i + 1).unwrap_or(0);
         for _ in 0..used {
             let row = self.screen.pop_front().expect("screen row");
             self.push_history(row);
@@ -356,10 +346,7 @@ impl Term {
             let t = text.trim_end_matches(' ').len();
             text.truncate(t);
         }
-        self.history.push_back(HistRow {
-            text: text.into_boxed_str(),
-            wrapped,
-        });
+        self.history.push_back(HistRow { text: text.into_boxed_str(), wrapped });
     }
 
     fn scroll_up(&mut self) {
@@ -490,14 +477,13 @@ impl Term {
         let mut raw_nonempty = false;
         let mut keep_to = 0usize;
         let mut first = true;
-        let finish =
-            |out: &mut String, line_start: usize, raw_nonempty: bool, keep_to: &mut usize| {
-                let trimmed = oh_pysem::rstrip(&out[line_start..]).len();
-                out.truncate(line_start + trimmed);
-                if raw_nonempty {
-                    *keep_to = out.len();
-                }
-            };
+        let finish = |out: &mut String, line_start: usize, raw_nonempty: bool, keep_to: &mut usize| {
+            let trimmed = oh_pysem::rstrip(&out[line_start..]).len();
+            out.truncate(line_start + trimmed);
+            if raw_nonempty {
+                *keep_to = out.len();
+            }
+        };
         let rows = self
             .history
             .iter()

@@ -53,20 +53,14 @@ fn erase_and_cursor_sequences() {
     assert_eq!(render(b"12345\x1b[2G\x1b[2P\r\n"), "145");
     assert_eq!(render(b"line1\r\nline2\x1b[A\rL\r\n\r\n"), "Line1\nline2");
     // OSC title and charset designations vanish.
-    assert_eq!(
-        render(b"\x1b]0;title\x07a\x1b(Bb\x1bkname\x1b\\c\r\n"),
-        "abc"
-    );
+    assert_eq!(render(b"\x1b]0;title\x07a\x1b(Bb\x1bkname\x1b\\c\r\n"), "abc");
     // Backspace.
     assert_eq!(render(b"abc\x08\x08X\r\n"), "aXc");
 }
 
 #[test]
 fn alternate_screen_is_restored() {
-    assert_eq!(
-        render(b"before\r\n\x1b[?1049hfull screen\x1b[?1049lafter\r\n"),
-        "before\nafter"
-    );
+    assert_eq!(render(b"before\r\n\x1b[?1049hfull screen\x1b[?1049lafter\r\n"), "before\nafter");
 }
 
 #[test]
@@ -89,11 +83,7 @@ fn history_drops_a_tenth_when_full() {
     // n + 1 rows written (the cursor row), the screen holds ROWS: n+1-ROWS scrolled out; at the
     // limit tmux frees HISTORY_LIMIT/10 at once before adding the next row.
     let scrolled = n + 1 - ROWS;
-    let expect = if scrolled > HISTORY_LIMIT {
-        scrolled - HISTORY_LIMIT / 10
-    } else {
-        scrolled
-    };
+    let expect = if scrolled > HISTORY_LIMIT { scrolled - HISTORY_LIMIT / 10 } else { scrolled };
     assert_eq!(t.history_len(), expect);
 }
 
@@ -118,11 +108,7 @@ fn splitlines_counts_like_python() {
 }
 
 fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
 
 fn content(o: &Observation) -> &str {
@@ -141,33 +127,16 @@ fn session_prompt_values_match_the_shell() {
     rt().block_on(async {
         let dir = std::env::temp_dir();
         let s = BashSession::start(ShellConfig::new(&dir)).await.unwrap();
-        let o = s
-            .execute(&CmdRunAction::new("echo $USER-$(hostname -s)"))
-            .await;
+        let o = s.execute(&CmdRunAction::new("echo $USER-$(hostname -s)")).await;
         let m = md(&o);
         assert_eq!(m.exit_code, 0);
         assert_eq!(m.pid, -1);
-        assert_eq!(
-            m.working_dir.as_deref(),
-            Some(dir.to_str().unwrap().trim_end_matches('/'))
-        );
-        let want_py = std::process::Command::new("sh")
-            .arg("-c")
-            .arg("which python 2>/dev/null || echo \"\"")
-            .output()
-            .unwrap();
-        assert_eq!(
-            m.py_interpreter_path.as_deref(),
-            Some(String::from_utf8_lossy(&want_py.stdout).trim_end())
-        );
-        let host = std::process::Command::new("hostname")
-            .arg("-s")
-            .output()
-            .unwrap();
-        assert_eq!(
-            m.hostname.as_deref(),
-            Some(String::from_utf8_lossy(&host.stdout).trim())
-        );
+        assert_eq!(m.working_dir.as_deref(), Some(dir.to_str().unwrap().trim_end_matches('/')));
+        let want_py =
+            std::process::Command::new("sh").arg("-c").arg("which python 2>/dev/null || echo \"\"").output().unwrap();
+        assert_eq!(m.py_interpreter_path.as_deref(), Some(String::from_utf8_lossy(&want_py.stdout).trim_end()));
+        let host = std::process::Command::new("hostname").arg("-s").output().unwrap();
+        assert_eq!(m.hostname.as_deref(), Some(String::from_utf8_lossy(&host.stdout).trim()));
         // The alias from the init command is there.
         let o = s.execute(&CmdRunAction::new("alias git")).await;
         assert_eq!(content(&o), "alias git='git --no-pager'");
@@ -181,20 +150,10 @@ fn session_prompt_values_match_the_shell() {
 #[test]
 fn pane_is_reset_to_one_prompt_after_completion() {
     rt().block_on(async {
-        let s = BashSession::start(ShellConfig::new(std::env::temp_dir()))
-            .await
-            .unwrap();
+        let s = BashSession::start(ShellConfig::new(std::env::temp_dir())).await.unwrap();
         s.execute(&CmdRunAction::new("seq 1 50")).await;
         let inner = s.inner.lock().await;
-        let cap = inner
-            .proc
-            .as_ref()
-            .unwrap()
-            .pane
-            .lock()
-            .unwrap()
-            .term
-            .capture();
+        let cap = inner.proc.as_ref().unwrap().pane.lock().unwrap().term.capture();
         assert!(cap.starts_with("\n###PS1JSON###\n{"), "{cap:?}");
         assert!(cap.ends_with("}\n###PS1END###"), "{cap:?}");
         assert_eq!(find_ps1(&cap).len(), 1);
@@ -206,14 +165,7 @@ fn tmux_argument_rules() {
     assert_eq!(typed_text("echo hi;", "echo hi;", false), "echo hi");
     assert_eq!(typed_text("typed;", "typed;", true), "typed");
     // The escaped trailing `\\;` is typed as the original `\;`.
-    assert_eq!(
-        typed_text(
-            r"find . -exec echo {} \;",
-            r"find . -exec echo {} \\;",
-            false
-        ),
-        r"find . -exec echo {} \;"
-    );
+    assert_eq!(typed_text(r"find . -exec echo {} \;", r"find . -exec echo {} \\;", false), r"find . -exec echo {} \;");
     // Not escaped (quoted context): tmux turns the trailing `\;` into `;`.
     assert_eq!(typed_text(r"x\;", r"x\;", true), "x;");
     assert_eq!(typed_text("echo a", "echo a", false), "echo a");
@@ -225,11 +177,7 @@ fn tmux_argument_rules() {
 fn foreground_settled_rules() {
     use std::os::unix::process::CommandExt;
     let me = std::process::id() as i32;
-    let mut live = std::process::Command::new("sleep")
-        .arg("30")
-        .process_group(0)
-        .spawn()
-        .unwrap();
+    let mut live = std::process::Command::new("sleep").arg("30").process_group(0).spawn().unwrap();
     let live_pg = live.id() as i32;
     let t = Instant::now();
     while proc_table::info(live_pg).map(|s| s.comm) != Some("sleep".into()) {
@@ -244,10 +192,7 @@ fn foreground_settled_rules() {
     assert!(!foreground_settled(live_pg, me, Some("sleep")));
     // A group whose only member has exited (a zombie not reaped yet): the key would signal
     // nobody.
-    let mut zombie = std::process::Command::new("/bin/true")
-        .process_group(0)
-        .spawn()
-        .unwrap();
+    let mut zombie = std::process::Command::new("/bin/true").process_group(0).spawn().unwrap();
     let zpg = zombie.id() as i32;
     let t = Instant::now();
     while proc_table::info(zpg).map(|s| s.state) != Some(ProcState::Dead) {
@@ -263,10 +208,7 @@ fn foreground_settled_rules() {
     // unreaped child rather than asserting on one instant.
     let t = Instant::now();
     while !foreground_settled(live_pg, me, Some("no-such-comm")) {
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "never settled after the reap"
-        );
+        assert!(t.elapsed() < Duration::from_secs(10), "never settled after the reap");
         std::thread::sleep(Duration::from_millis(5));
     }
     live.kill().unwrap();
@@ -280,8 +222,22 @@ fn foreground_settled_rules() {
 #[test]
 fn the_prompt_hook_uses_nothing_newer_than_bash_3_2() {
     let newer = [
-        "local -;", "local - ", "declare -A", "declare -n", "local -n", "mapfile", "readarray",
-        "coproc", ",,}", "^^}", ";;&", "|&", "&>>", "BASHPID", "EPOCHREALTIME", "${var@",
+        "local -;",
+        "local - ",
+        "declare -A",
+        "declare -n",
+        "local -n",
+        "mapfile",
+        "readarray",
+        "coproc",
+        ",,}",
+        "^^}",
+        ";;&",
+        "|&",
+        "&>>",
+        "BASHPID",
+        "EPOCHREALTIME",
+        "${var@",
     ];
     for construct in newer {
         assert!(!process::PS1_FUNCTION.contains(construct), "the prompt hook uses {construct:?}");
@@ -300,18 +256,12 @@ fn process_table_reports_ids_states_and_wait_status() {
     assert_eq!(p.state, ProcState::Alive);
     assert!(proc_table::all_pids().unwrap().contains(&me));
 
-    let mut child = std::process::Command::new("sleep")
-        .arg("1000")
-        .spawn()
-        .unwrap();
+    let mut child = std::process::Command::new("sleep").arg("1000").spawn().unwrap();
     let pid = child.id() as i32;
     let settle = |want: ProcState| {
         let t = Instant::now();
         while proc_table::info(pid).map(|p| p.state) != Some(want) {
-            assert!(
-                t.elapsed() < Duration::from_secs(10),
-                "{pid} never became {want:?}"
-            );
+            assert!(t.elapsed() < Duration::from_secs(10), "{pid} never became {want:?}");
             std::thread::sleep(Duration::from_millis(5));
         }
     };
@@ -328,9 +278,7 @@ fn process_table_reports_ids_states_and_wait_status() {
     settle(ProcState::Dead);
     let dead = proc_table::info(pid).unwrap();
     assert_eq!(dead.exit_status.map(|w| w & 0x7f), Some(libc::SIGKILL));
-    assert!(proc_table::live_group_members(dead.pgrp)
-        .iter()
-        .all(|&m| m != pid));
+    assert!(proc_table::live_group_members(dead.pgrp).iter().all(|&m| m != pid));
     child.wait().unwrap();
     assert!(proc_table::info(pid).is_none(), "a reaped process is gone");
 }
@@ -342,9 +290,7 @@ fn process_table_reports_ids_states_and_wait_status() {
 #[test]
 fn close_kills_every_process_of_the_session() {
     rt().block_on(async {
-        let s = BashSession::start(ShellConfig::new(std::env::temp_dir()))
-            .await
-            .unwrap();
+        let s = BashSession::start(ShellConfig::new(std::env::temp_dir())).await.unwrap();
         let sid = s.inner.lock().await.proc.as_ref().unwrap().pid as i32;
         let mut jobs = Vec::new();
         for cmd in [
@@ -357,19 +303,14 @@ fn close_kills_every_process_of_the_session() {
             let pid: i32 = content(&o).lines().last().unwrap().trim().parse().unwrap();
             jobs.push(pid);
         }
-        let o = s
-            .execute(&CmdRunAction::new("(setsid sleep 1004 & echo $!)"))
-            .await;
+        let o = s.execute(&CmdRunAction::new("(setsid sleep 1004 & echo $!)")).await;
         let escaped: i32 = content(&o).lines().last().unwrap().trim().parse().unwrap();
 
         let members = proc_table::session_members(sid);
         for &pid in &jobs {
             let p = proc_table::info(pid).unwrap();
             assert_eq!(p.sid, Some(sid), "job {pid} is in the shell's session");
-            assert_ne!(
-                p.pgrp, sid,
-                "job {pid} runs outside the shell's process group"
-            );
+            assert_ne!(p.pgrp, sid, "job {pid} runs outside the shell's process group");
             assert!(members.contains(&pid), "{pid} not among {members:?}");
         }
         assert!(!members.contains(&escaped));
@@ -390,10 +331,7 @@ fn close_kills_every_process_of_the_session() {
         unsafe { libc::kill(escaped, libc::SIGKILL) };
         assert_eq!(live(), Vec::<i32>::new(), "jobs {jobs:?} survived close()");
         for pid in jobs {
-            assert!(
-                proc_table::info(pid).is_none_or(|p| p.dead()),
-                "{pid} lives"
-            );
+            assert!(proc_table::info(pid).is_none_or(|p| p.dead()), "{pid} lives");
         }
     });
 }

@@ -26,7 +26,10 @@ async fn executor_credentials_not_inherited_by_bash() {
     // The plain variable shows the environment was inherited at all.
     assert!(o.content.contains("OH_SHELL_TEST_PLAIN=plain-value-4"), "{:?}", o);
     for (k, v) in &names[..3] {
-        assert!(!o.content.contains(v) && !o.content.contains(&format!("{k}=")),
-            "{k} reached the agent's shell:\n{}", o.content);
+        assert!(
+            !o.content.contains(v) && !o.content.contains(&format!("{k}=")),
+            "{k} reached the agent's shell:\n{}",
+            o.content
+        );
     }
 }

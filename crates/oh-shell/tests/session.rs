@@ -49,10 +49,7 @@ fn cmd_of(o: &Observation) -> &str {
 /// in the reference too (its conformance cases are identical on both, see tests/bash32).
 async fn bash_major(s: &BashSession) -> u32 {
     let o = s.execute(&run("echo ${BASH_VERSINFO[0]}")).await;
-    o.content
-        .trim()
-        .parse()
-        .unwrap_or_else(|_| panic!("no bash version: {o:?}"))
+    o.content.trim().parse().unwrap_or_else(|_| panic!("no bash version: {o:?}"))
 }
 
 fn nochange(n: u64) -> String {
@@ -74,22 +71,11 @@ async fn completed_command() {
     assert_eq!((o.content.as_str(), md(&o).exit_code), ("", 1));
     // cwd follows cd.
     let o = s.execute(&run("mkdir -p sub && cd sub")).await;
-    assert_eq!(
-        md(&o).working_dir.as_deref(),
-        Some(d.join("sub").to_str().unwrap())
-    );
+    assert_eq!(md(&o).working_dir.as_deref(), Some(d.join("sub").to_str().unwrap()));
     assert_eq!(s.cwd(), d.join("sub").to_str().unwrap());
     // Rendering: SGR, TAB, CR, trailing blanks, heredoc echo removal.
-    assert_eq!(
-        s.execute(&run(r"printf '\033[31mred\033[0m a\tb\rX\n\n'"))
-            .await
-            .content,
-        "Xed a   b"
-    );
-    assert_eq!(
-        s.execute(&run("cat <<EOF\nhello\nEOF")).await.content,
-        "hello"
-    );
+    assert_eq!(s.execute(&run(r"printf '\033[31mred\033[0m a\tb\rX\n\n'")).await.content, "Xed a   b");
+    assert_eq!(s.execute(&run("cat <<EOF\nhello\nEOF")).await.content, "hello");
     s.close().await;
 }
 
@@ -97,34 +83,21 @@ async fn completed_command() {
 async fn nothing_running_replies() {
     let (s, _) = session("idle", 10).await;
     let o = s.execute(&run("")).await;
-    assert_eq!(
-        o.content,
-        "ERROR: No previous running command to retrieve logs from."
-    );
+    assert_eq!(o.content, "ERROR: No previous running command to retrieve logs from.");
     assert_eq!(cmd_of(&o), "");
     assert_eq!(md(&o), &CmdOutputMetadata::default());
     let o = s.execute(&input("hello")).await;
-    assert_eq!(
-        o.content,
-        "ERROR: No previous running command to interact with."
-    );
+    assert_eq!(o.content, "ERROR: No previous running command to interact with.");
     assert_eq!(cmd_of(&o), "");
     // C-c while idle is sent: ^C, exit 130. On bash 3.2 (macOS) the reply is empty with exit code
     // 1: its readline 5.2 does not echo the `^C` (readline 6.1's `echo-control-characters` does)
     // and its `$?` after a SIGINT at the prompt is 1; the reference replies exactly so on bash 3.2
     // (conformance case bash/interactive/ctrl_c_idle_without_is_input_is_sent, identical there).
     let o = s.execute(&run("C-c")).await;
-    let (echo, status) = if bash_major(&s).await >= 4 {
-        ("^C", 130)
-    } else {
-        ("", 1)
-    };
+    let (echo, status) = if bash_major(&s).await >= 4 { ("^C", 130) } else { ("", 1) };
     assert_eq!(o.content, echo);
     assert_eq!(md(&o).exit_code, status, "{:?}", o);
-    assert_eq!(
-        md(&o).suffix,
-        format!("\n[The command completed with exit code {status}. CTRL+C was sent.]")
-    );
+    assert_eq!(md(&o).suffix, format!("\n[The command completed with exit code {status}. CTRL+C was sent.]"));
     s.close().await;
 }
 
@@ -156,22 +129,11 @@ async fn soft_timeout_continuation_not_executed_and_ctrl_c() {
     // Not executed while running.
     let o = s.execute(&run("echo new")).await;
     assert_eq!(o.content, "");
-    assert_eq!(
-        md(&o).prefix,
-        "[Below is the output of the previous command.]\n"
-    );
-    assert!(
-        md(&o)
-            .suffix
-            .starts_with("\n[Your command \"echo new\" is NOT executed."),
-        "{o:?}"
-    );
+    assert_eq!(md(&o).prefix, "[Below is the output of the previous command.]\n");
+    assert!(md(&o).suffix.starts_with("\n[Your command \"echo new\" is NOT executed."), "{o:?}");
     // Empty command polls again: continuation prefix, only new output.
     let o = s.execute(&run("")).await;
-    assert_eq!(
-        md(&o).prefix,
-        "[Below is the output of the previous command.]\n"
-    );
+    assert_eq!(md(&o).prefix, "[Below is the output of the previous command.]\n");
     assert_eq!(md(&o).suffix, nochange(1));
     // C-c interrupts.
     let o = s.execute(&input("C-c")).await;
@@ -202,24 +164,14 @@ async fn ctrl_c_after_a_hard_timeout_at_a_loop_boundary_ends_the_loop() {
         a.timeout = Some(2.0);
         let o = s.execute(&a).await;
         assert_eq!(md(&o).exit_code, -1, "iteration {i}: {o:?}");
-        assert!(
-            o.content.contains(&format!("Line 1 - Iteration {i}")),
-            "{o:?}"
-        );
+        assert!(o.content.contains(&format!("Line 1 - Iteration {i}")), "{o:?}");
         let o = s.execute(&run("ls")).await;
-        assert!(
-            md(&o)
-                .suffix
-                .contains("The previous command is still running"),
-            "{o:?}"
-        );
+        assert!(md(&o).suffix.contains("The previous command is still running"), "{o:?}");
         let o = s.execute(&input("C-c")).await;
         // Output printed since the timed-out reply may come first, and an `echo` already
         // running when the signal arrives may still print after the `^C`.
         assert!(
-            md(&o).exit_code == interrupted
-                && o.content.contains("^C")
-                && md(&o).suffix.ends_with("CTRL+C was sent.]"),
+            md(&o).exit_code == interrupted && o.content.contains("^C") && md(&o).suffix.ends_with("CTRL+C was sent.]"),
             "iteration {i}: the C-c was lost: {o:?}"
         );
         let o = s.execute(&run("ls")).await;
@@ -250,10 +202,7 @@ async fn hard_timeout_blocking_and_ctrl_z() {
     let t = Instant::now();
     let o = s.execute(&a).await;
     assert!(t.elapsed() >= Duration::from_secs(2));
-    assert_eq!(
-        md(&o).suffix,
-        format!("\n[The command timed out after 2.0 seconds. {TIMEOUT_MESSAGE_TEMPLATE}]")
-    );
+    assert_eq!(md(&o).suffix, format!("\n[The command timed out after 2.0 seconds. {TIMEOUT_MESSAGE_TEMPLATE}]"));
     assert_eq!(md(&o).exit_code, -1);
     let o = s.execute(&input("C-z")).await;
     assert_eq!(o.content, "^Z\n[1]+  Stopped                 sleep 30");
@@ -262,9 +211,7 @@ async fn hard_timeout_blocking_and_ctrl_z() {
     let mut a = run("sleep 5");
     a.timeout = Some(0.5);
     let o = s.execute(&a).await;
-    assert!(md(&o)
-        .suffix
-        .starts_with("\n[The command timed out after 0.5 seconds."));
+    assert!(md(&o).suffix.starts_with("\n[The command timed out after 0.5 seconds."));
     s.execute(&input("C-c")).await;
     s.close().await;
 }
@@ -276,17 +223,11 @@ async fn interactive_input_and_ctrl_d() {
     assert_eq!(o.content, "");
     let o = s.execute(&input("hello cat")).await;
     assert_eq!(o.content, "hello cat");
-    assert_eq!(
-        md(&o).prefix,
-        "[Below is the output of the previous command.]\n"
-    );
+    assert_eq!(md(&o).prefix, "[Below is the output of the previous command.]\n");
     let o = s.execute(&input("C-d")).await;
     assert_eq!(o.content, "");
     assert_eq!(md(&o).exit_code, 0);
-    assert_eq!(
-        md(&o).suffix,
-        "\n[The command completed with exit code 0. CTRL+D was sent.]"
-    );
+    assert_eq!(md(&o).suffix, "\n[The command completed with exit code 0. CTRL+D was sent.]");
     // An unterminated quote waits at the (empty) PS2 until the soft timeout.
     let o = s.execute(&run("echo \"abc")).await;
     assert_eq!(o.content, "");
@@ -298,16 +239,17 @@ async fn interactive_input_and_ctrl_d() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn escaped_semicolon_and_history_prefix() {
     let (s, d) = session("escape", 10).await;
-    let o = s
-        .execute(&run(r"find . -maxdepth 0 -exec echo {} \;"))
-        .await;
+    let o = s.execute(&run(r"find . -maxdepth 0 -exec echo {} \;")).await;
     if oh_bashlex::escape_bash_special_chars(r"a \;") == r"a \\;" {
         assert_eq!(cmd_of(&o), r"find . -maxdepth 0 -exec echo {} \\;");
         assert_eq!(o.content, "find . -maxdepth 0 -exec echo {} \\;\n.");
     }
     let _ = d;
     let o = s.execute(&run("seq 1 100000")).await;
-    assert_eq!(md(&o).prefix, "[Previous command outputs are truncated. Showing the last 10013 lines of the output below.]\n");
+    assert_eq!(
+        md(&o).prefix,
+        "[Previous command outputs are truncated. Showing the last 10013 lines of the output below.]\n"
+    );
     // Content is middle-truncated to 30 047 characters.
     assert_eq!(o.content.chars().count(), 30_047);
     assert!(o.content.ends_with("99999\n100000"));
@@ -333,9 +275,7 @@ async fn settings_sink_exit_and_close() {
     let seen = Arc::new(Mutex::new(Vec::<u8>::new()));
     let mut cfg = ShellConfig::new(&d);
     let seen2 = seen.clone();
-    cfg.output_sink = Some(Arc::new(move |b: &[u8]| {
-        seen2.lock().unwrap().extend_from_slice(b)
-    }));
+    cfg.output_sink = Some(Arc::new(move |b: &[u8]| seen2.lock().unwrap().extend_from_slice(b)));
     let s = BashSession::start(cfg).await.unwrap();
     s.set_no_change_timeout(1);
     let t = Instant::now();
@@ -355,11 +295,7 @@ async fn settings_sink_exit_and_close() {
     let pid: i32 = o.content.lines().last().unwrap().trim().parse().unwrap();
     s.close().await;
     // SIGKILL is asynchronous: wait for the job to be gone (or a zombie), bounded.
-    let alive = || {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|st| !st.contains(") Z "))
-            .unwrap_or(false)
-    };
+    let alive = || std::fs::read_to_string(format!("/proc/{pid}/stat")).map(|st| !st.contains(") Z ")).unwrap_or(false);
     let t = Instant::now();
     while alive() && t.elapsed() < Duration::from_secs(10) {
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -373,11 +309,7 @@ async fn exit_while_a_job_holds_the_terminal() {
     s.execute(&run("sleep 300 &")).await;
     let t = Instant::now();
     let o = s.execute(&run("exit")).await;
-    assert!(
-        t.elapsed() < Duration::from_secs(3),
-        "took {:?}",
-        t.elapsed()
-    );
+    assert!(t.elapsed() < Duration::from_secs(3), "took {:?}", t.elapsed());
     assert_eq!(md(&o).exit_code, 0);
     let o = s.execute(&run("echo back; pwd")).await;
     assert_eq!(o.content, format!("back\n{}", d.display()));
@@ -390,12 +322,7 @@ async fn cancelled_execute_leaves_the_command_running() {
     let r = tokio::time::timeout(Duration::from_millis(300), s.execute(&run("sleep 30"))).await;
     assert!(r.is_err());
     let o = s.execute(&run("echo x")).await;
-    assert!(
-        md(&o)
-            .suffix
-            .starts_with("\n[Your command \"echo x\" is NOT executed."),
-        "{o:?}"
-    );
+    assert!(md(&o).suffix.starts_with("\n[Your command \"echo x\" is NOT executed."), "{o:?}");
     let o = s.execute(&input("C-c")).await;
     assert_eq!(md(&o).exit_code, 130);
     s.close().await;
@@ -418,28 +345,15 @@ async fn interrupt_stops_the_running_command() {
             s.execute(&a).await
         })
     };
-    let pgrep = || {
-        std::process::Command::new("pgrep")
-            .args(["-f", "sleep 127.25"])
-            .output()
-            .unwrap()
-            .status
-            .success()
-    };
+    let pgrep = || std::process::Command::new("pgrep").args(["-f", "sleep 127.25"]).output().unwrap().status.success();
     let t0 = Instant::now();
     while !pgrep() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "the command did not start"
-        );
+        assert!(t0.elapsed() < Duration::from_secs(30), "the command did not start");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(s.interrupt(), "a command runs: C-c is typed");
     // Generous, well under the command's own 120 s timeout.
-    let o = tokio::time::timeout(Duration::from_secs(60), running)
-        .await
-        .expect("execute did not return")
-        .unwrap();
+    let o = tokio::time::timeout(Duration::from_secs(60), running).await.expect("execute did not return").unwrap();
     assert_eq!(md(&o).exit_code, 130, "{o:?}");
     assert!(!o.content.contains("after"), "{o:?}");
     assert_eq!(s.execute(&run("echo next")).await.content, "next");
@@ -475,9 +389,15 @@ async fn no_history_file_written_on_exit_or_sighup() {
         let written = std::fs::read_to_string(&hist).unwrap() != before;
         s.close().await;
         let after = std::fs::read_to_string(&hist).unwrap();
-        assert!(!written && after == before, "{last}: history file changed: {} lines, ends {:?}",
-            after.lines().count(), after.lines().rev().take(3).collect::<Vec<_>>());
-        let leaked: Vec<_> = std::fs::read_dir(&home).unwrap().flatten()
+        assert!(
+            !written && after == before,
+            "{last}: history file changed: {} lines, ends {:?}",
+            after.lines().count(),
+            after.lines().rev().take(3).collect::<Vec<_>>()
+        );
+        let leaked: Vec<_> = std::fs::read_dir(&home)
+            .unwrap()
+            .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|n| n != ".bash_history")
             .collect();

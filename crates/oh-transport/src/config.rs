@@ -54,7 +54,11 @@ pub struct TransportConfig {
 pub const MAX_REPLY_BYTES: usize = 4_000_000;
 
 impl TransportConfig {
-    pub fn new(server_url: impl Into<String>, conversation_id: impl Into<String>, workspace: impl Into<String>) -> Self {
+    pub fn new(
+        server_url: impl Into<String>,
+        conversation_id: impl Into<String>,
+        workspace: impl Into<String>,
+    ) -> Self {
         TransportConfig {
             server_url: server_url.into(),
             conversation_id: conversation_id.into(),

@@ -43,7 +43,10 @@ enum ConnEvent {
     Replaced(Value),
 }
 
-fn forward(tx: mpsc::UnboundedSender<ConnEvent>, f: fn(Vec<Value>) -> ConnEvent) -> impl FnMut(Payload, Client) -> futures_util::future::BoxFuture<'static, ()> + Send + Sync + 'static {
+fn forward(
+    tx: mpsc::UnboundedSender<ConnEvent>,
+    f: fn(Vec<Value>) -> ConnEvent,
+) -> impl FnMut(Payload, Client) -> futures_util::future::BoxFuture<'static, ()> + Send + Sync + 'static {
     move |payload: Payload, _client: Client| {
         let values = match payload {
             Payload::Text(v) => v,
@@ -69,7 +72,11 @@ async fn disconnect(client: &Client) {
 }
 
 /// One connection: connect, register, serve until it ends.
-pub(crate) async fn connection(shared: &Arc<Shared>, shutdown: &mut watch::Receiver<bool>, first: &mut Option<FirstRegistration>) -> Outcome {
+pub(crate) async fn connection(
+    shared: &Arc<Shared>,
+    shutdown: &mut watch::Receiver<bool>,
+    first: &mut Option<FirstRegistration>,
+) -> Outcome {
     let cfg = &shared.config;
     let (tx, rx) = mpsc::unbounded_channel::<ConnEvent>();
     let lost_tx = tx.clone();
@@ -96,7 +103,11 @@ pub(crate) async fn connection(shared: &Arc<Shared>, shutdown: &mut watch::Recei
         .on(Event::Close, forward(tx.clone(), |_| ConnEvent::Closed))
         .on(Event::Error, move |payload: Payload, _c: Client| {
             let text = match payload {
-                Payload::Text(v) => v.iter().map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string())).collect::<Vec<_>>().join(" "),
+                Payload::Text(v) => v
+                    .iter()
+                    .map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string()))
+                    .collect::<Vec<_>>()
+                    .join(" "),
                 #[allow(deprecated)]
                 Payload::String(s) => s,
                 Payload::Binary(_) => "binary error payload".into(),

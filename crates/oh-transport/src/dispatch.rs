@@ -157,7 +157,11 @@ impl Shared {
                 Admit::New => {
                     self.lock().stats.refused += 1;
                     tracing::warn!(id, "refusing oh_event: {reason}");
-                    let reply = encode_reply(ObservationEvent::reply(Some(id), Observation::error(reason)), id, self.config.max_reply_bytes);
+                    let reply = encode_reply(
+                        ObservationEvent::reply(Some(id), Observation::error(reason)),
+                        id,
+                        self.config.max_reply_bytes,
+                    );
                     self.finish(&session, id, reply);
                 }
                 Admit::Running => {}
@@ -247,7 +251,10 @@ impl Shared {
                     .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                     .unwrap_or_else(|| "unknown panic".into());
                 tracing::error!(parent: &span, "executor panicked: {msg}");
-                ObservationEvent::reply(Some(id), Observation::error(format!("The executor failed while running this action: {msg}")))
+                ObservationEvent::reply(
+                    Some(id),
+                    Observation::error(format!("The executor failed while running this action: {msg}")),
+                )
             }
         };
         let json = encode_reply(reply, id, self.config.max_reply_bytes);
@@ -269,7 +276,9 @@ impl Shared {
         tracing::warn!(id, "re-delivered long after finishing: reply no longer cached");
         let reply = ObservationEvent::reply(
             Some(id),
-            Observation::error(format!("This action (id {id}) was already executed; its result is no longer available.")),
+            Observation::error(format!(
+                "This action (id {id}) was already executed; its result is no longer available."
+            )),
         );
         self.enqueue(session, id, Arc::from(reply.to_json()));
     }

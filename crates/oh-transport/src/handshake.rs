@@ -47,9 +47,19 @@ pub fn proof(key: &str, label: &str, conversation_id: &str, first: &str, second:
 /// HMAC(key, server label | conversation | client nonce | server nonce). Every proof is checked
 /// in constant time (ring's `verify`) and none is skipped after a match. Returns the server
 /// nonce, or why the challenge does not prove anything.
-pub fn check_challenge(key: &str, conversation_id: &str, client_nonce: &str, challenge: &Value) -> Result<String, &'static str> {
-    let server_nonce = challenge.get("server_nonce").and_then(Value::as_str).filter(|n| is_nonce(n)).ok_or("the challenge has no valid server_nonce")?;
-    let proofs = challenge.get("server_proofs").and_then(Value::as_array).ok_or("the challenge has no server_proofs")?;
+pub fn check_challenge(
+    key: &str,
+    conversation_id: &str,
+    client_nonce: &str,
+    challenge: &Value,
+) -> Result<String, &'static str> {
+    let server_nonce = challenge
+        .get("server_nonce")
+        .and_then(Value::as_str)
+        .filter(|n| is_nonce(n))
+        .ok_or("the challenge has no valid server_nonce")?;
+    let proofs =
+        challenge.get("server_proofs").and_then(Value::as_array).ok_or("the challenge has no server_proofs")?;
     let k = hmac::Key::new(hmac::HMAC_SHA256, key.as_bytes());
     let msg = message(SERVER_LABEL, conversation_id, client_nonce, server_nonce);
     let mut matched = false;
@@ -76,7 +86,10 @@ mod tests {
     fn proof_matches_the_python_side() {
         let (c, s) = ("a".repeat(64), "b".repeat(64));
         // python: hmac.new(b'k', '\n'.join(('oh-executor/2 server','conv',c,s)).encode(), 'sha256').hexdigest()
-        assert_eq!(proof("k", SERVER_LABEL, "conv", &c, &s), "42926a7c5111e78799e83d14f443c3fc2c989116effaad351b5628d3f1eb0e5c");
+        assert_eq!(
+            proof("k", SERVER_LABEL, "conv", &c, &s),
+            "42926a7c5111e78799e83d14f443c3fc2c989116effaad351b5628d3f1eb0e5c"
+        );
     }
 
     #[test]

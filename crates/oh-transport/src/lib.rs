@@ -30,8 +30,8 @@ pub mod ledger;
 pub mod log_record;
 pub mod reply;
 pub mod status;
-mod vocabulary;
 mod supervisor;
+mod vocabulary;
 pub mod wire;
 
 use std::sync::{Arc, Mutex};
@@ -110,11 +110,7 @@ impl Transport {
 
     /// The last status.
     pub fn status(&self) -> StatusEvent {
-        self.shared
-            .lock()
-            .status
-            .clone()
-            .unwrap_or(StatusEvent { state: ConnectionState::Connecting, message: None })
+        self.shared.lock().status.clone().unwrap_or(StatusEvent { state: ConnectionState::Connecting, message: None })
     }
 
     pub fn stats(&self) -> TransportStats {

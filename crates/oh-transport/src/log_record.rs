@@ -56,13 +56,19 @@ pub fn record_span<S: Subscriber + for<'a> LookupSpan<'a>>(attrs: &Attributes<'_
 }
 
 /// The event's target and its line (without level and time).
-pub fn format_event<S: Subscriber + for<'a> LookupSpan<'a>>(event: &Event<'_>, ctx: &Context<'_, S>) -> (String, String) {
+pub fn format_event<S: Subscriber + for<'a> LookupSpan<'a>>(
+    event: &Event<'_>,
+    ctx: &Context<'_, S>,
+) -> (String, String) {
     let mut fields = Fields::default();
     event.record(&mut fields);
     // `log` records carry their real target in the `log.target` field; normalized_metadata knows it.
     let target = {
         use tracing_log::NormalizeEvent;
-        event.normalized_metadata().map(|m| m.target().to_string()).unwrap_or_else(|| event.metadata().target().to_string())
+        event
+            .normalized_metadata()
+            .map(|m| m.target().to_string())
+            .unwrap_or_else(|| event.metadata().target().to_string())
     };
     let mut line = fields.message;
     if let Some(scope) = ctx.event_scope(event) {
@@ -85,7 +91,9 @@ pub fn format_event<S: Subscriber + for<'a> LookupSpan<'a>>(event: &Event<'_>, c
 /// lines out of the extension's log (the headless CLI logs everything at the level asked for).
 pub fn is_chatty(meta: &Metadata<'_>) -> bool {
     *meta.level() > tracing::Level::WARN
-        && ["rust_socketio", "rust_engineio", "tungstenite", "tokio_tungstenite"].iter().any(|t| meta.target().starts_with(t))
+        && ["rust_socketio", "rust_engineio", "tungstenite", "tokio_tungstenite"]
+            .iter()
+            .any(|t| meta.target().starts_with(t))
 }
 
 #[cfg(test)]

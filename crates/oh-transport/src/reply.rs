@@ -131,7 +131,10 @@ mod tests {
         fields.insert("command".into(), "str_replace".into());
         fields.insert("old_content".into(), "a".repeat(3000).into());
         fields.insert("new_content".into(), "b".repeat(3000).into());
-        let obs = Observation { content: "The file /w/f has been edited.".into(), extras: Extras::V1 { kind: "v1_file_editor", fields } };
+        let obs = Observation {
+            content: "The file /w/f has been edited.".into(),
+            extras: Extras::V1 { kind: "v1_file_editor", fields },
+        };
         let v: Value = serde_json::from_str(&encode_reply(ObservationEvent::reply(Some(1), obs), 1, 2000)).unwrap();
         assert_eq!(v["observation"], "v1_file_editor");
         assert!(v["extras"]["old_content"].is_null() && v["extras"]["new_content"].is_null(), "{v}");

@@ -105,7 +105,11 @@ impl ErrorCode {
     /// supervisor should not simply restart), 1 for any other failure.
     pub fn exit_status(self) -> u8 {
         match self {
-            ErrorCode::NoRuntime | ErrorCode::Auth | ErrorCode::Refused | ErrorCode::Protocol | ErrorCode::Unreachable => 2,
+            ErrorCode::NoRuntime
+            | ErrorCode::Auth
+            | ErrorCode::Refused
+            | ErrorCode::Protocol
+            | ErrorCode::Unreachable => 2,
             ErrorCode::Stopped | ErrorCode::Shell => 1,
         }
     }
@@ -135,7 +139,15 @@ mod tests {
         let codes: Vec<_> = ErrorCode::ALL.iter().map(|c| (c.as_str(), c.exit_status())).collect();
         assert_eq!(
             codes,
-            [("ENORUNTIME", 2), ("EAUTH", 2), ("EREFUSED", 2), ("EPROTOCOL", 2), ("EUNREACHABLE", 2), ("ESTOPPED", 1), ("ESHELL", 1)]
+            [
+                ("ENORUNTIME", 2),
+                ("EAUTH", 2),
+                ("EREFUSED", 2),
+                ("EPROTOCOL", 2),
+                ("EUNREACHABLE", 2),
+                ("ESTOPPED", 1),
+                ("ESHELL", 1)
+            ]
         );
         let states: Vec<_> = ConnectionState::ALL.iter().map(|s| s.as_str()).collect();
         assert_eq!(states, ["connecting", "connected", "executing", "disconnected", "error"]);

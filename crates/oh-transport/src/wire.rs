@@ -36,7 +36,10 @@ mod tests {
     #[test]
     fn connect_errors_are_parsed() {
         assert_eq!(
-            connect_error_message(r#"Received an ConnectError frame: {"message":"oh-executor: invalid session_api_key"}"#).as_deref(),
+            connect_error_message(
+                r#"Received an ConnectError frame: {"message":"oh-executor: invalid session_api_key"}"#
+            )
+            .as_deref(),
             Some("oh-executor: invalid session_api_key")
         );
         assert_eq!(connect_error_message("EngineIO Error"), None);

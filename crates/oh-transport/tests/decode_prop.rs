@@ -14,14 +14,26 @@ fn arb_json() -> impl Strategy<Value = Value> {
         any::<i64>().prop_map(Value::from),
         any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null)),
         ".{0,12}".prop_map(Value::String),
-        prop_oneof![Just("run"), Just("read"), Just("write"), Just("edit"), Just("browse"), Just("7")].prop_map(|s| Value::String(s.into())),
+        prop_oneof![Just("run"), Just("read"), Just("write"), Just("edit"), Just("browse"), Just("7")]
+            .prop_map(|s| Value::String(s.into())),
     ];
     leaf.prop_recursive(4, 48, 6, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
             prop::collection::vec(
-                (prop_oneof![Just("id".to_string()), Just("action".to_string()), Just("args".to_string()), Just("command".to_string()),
-                    Just("path".to_string()), Just("timeout".to_string()), Just("observation".to_string()), "[a-z_]{1,8}"], inner),
+                (
+                    prop_oneof![
+                        Just("id".to_string()),
+                        Just("action".to_string()),
+                        Just("args".to_string()),
+                        Just("command".to_string()),
+                        Just("path".to_string()),
+                        Just("timeout".to_string()),
+                        Just("observation".to_string()),
+                        "[a-z_]{1,8}"
+                    ],
+                    inner
+                ),
                 0..6
             )
             .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map<_, _>>())),

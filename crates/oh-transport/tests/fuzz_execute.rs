@@ -34,9 +34,23 @@ fn arb_leaf() -> impl Strategy<Value = Value> {
         any::<i64>().prop_map(Value::from),
         any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null)),
         "\\PC{0,16}".prop_map(Value::String),
-        prop_oneof![Just("run"), Just("read"), Just("write"), Just("edit"), Just("browse"), Just("view"), Just("create"),
-            Just("str_replace"), Just("insert"), Just("undo_edit"), Just("oh_aci"), Just("default"), Just("7"), Just("-1")]
-            .prop_map(|s| Value::String(s.into())),
+        prop_oneof![
+            Just("run"),
+            Just("read"),
+            Just("write"),
+            Just("edit"),
+            Just("browse"),
+            Just("view"),
+            Just("create"),
+            Just("str_replace"),
+            Just("insert"),
+            Just("undo_edit"),
+            Just("oh_aci"),
+            Just("default"),
+            Just("7"),
+            Just("-1")
+        ]
+        .prop_map(|s| Value::String(s.into())),
     ]
 }
 
@@ -45,11 +59,29 @@ fn arb_json() -> impl Strategy<Value = Value> {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
             prop::collection::vec(
-                (prop_oneof![Just("id".to_string()), Just("action".to_string()), Just("args".to_string()), Just("command".to_string()),
-                    Just("path".to_string()), Just("timeout".to_string()), Just("view_range".to_string()), Just("start".to_string()),
-                    Just("end".to_string()), Just("insert_line".to_string()), Just("old_str".to_string()), Just("new_str".to_string()),
-                    Just("file_text".to_string()), Just("content".to_string()), Just("impl_source".to_string()),
-                    Just("is_input".to_string()), Just("blocking".to_string()), "[a-z_]{1,8}"], inner),
+                (
+                    prop_oneof![
+                        Just("id".to_string()),
+                        Just("action".to_string()),
+                        Just("args".to_string()),
+                        Just("command".to_string()),
+                        Just("path".to_string()),
+                        Just("timeout".to_string()),
+                        Just("view_range".to_string()),
+                        Just("start".to_string()),
+                        Just("end".to_string()),
+                        Just("insert_line".to_string()),
+                        Just("old_str".to_string()),
+                        Just("new_str".to_string()),
+                        Just("file_text".to_string()),
+                        Just("content".to_string()),
+                        Just("impl_source".to_string()),
+                        Just("is_input".to_string()),
+                        Just("blocking".to_string()),
+                        "[a-z_]{1,8}"
+                    ],
+                    inner
+                ),
                 0..8,
             )
             .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map<_, _>>())),
@@ -61,23 +93,34 @@ fn arb_json() -> impl Strategy<Value = Value> {
 /// inside `outer` (the workspace is `outer/ws`; `..` reaches only `outer`, the test's own temp
 /// dir): the fuzzer writes random bytes, so it must never be able to name a file of the machine.
 fn arb_file_action(ws: String) -> impl Strategy<Value = Value> {
-    let name = prop_oneof![Just("a.txt"), Just("sub/b.py"), Just("missing/x"), Just(""), Just(".."), Just("../outside.txt"), Just("sub"), Just("./a.txt")];
+    let name = prop_oneof![
+        Just("a.txt"),
+        Just("sub/b.py"),
+        Just("missing/x"),
+        Just(""),
+        Just(".."),
+        Just("../outside.txt"),
+        Just("sub"),
+        Just("./a.txt")
+    ];
     let text = prop_oneof!["\\PC{0,40}", "(.|\n|\r){0,200}", Just("\u{0}\u{feff}\r\n".to_string())];
     let num = prop_oneof![any::<i64>().prop_map(Value::from), (-3i64..20).prop_map(Value::from), arb_leaf()];
-    (any::<i64>(), 0u8..8, name, text.clone(), text, num.clone(), num).prop_map(move |(id, kind, name, t1, t2, n1, n2)| {
-        let path = format!("{ws}/{name}");
-        let (action, args) = match kind {
-            0 => ("read", json!({"path": path})),
-            1 => ("read", json!({"path": path, "impl_source": "oh_aci", "view_range": [n1, n2]})),
-            2 => ("read", json!({"path": path, "start": n1, "end": n2})),
-            3 => ("write", json!({"path": path, "content": t1, "start": n1, "end": n2})),
-            4 => ("edit", json!({"command": "create", "path": path, "file_text": t1})),
-            5 => ("edit", json!({"command": "str_replace", "path": path, "old_str": t1, "new_str": t2})),
-            6 => ("edit", json!({"command": "insert", "path": path, "insert_line": n1, "new_str": t1})),
-            _ => ("edit", json!({"command": "undo_edit", "path": path})),
-        };
-        json!({"id": id, "action": action, "args": args, "timeout": n2})
-    })
+    (any::<i64>(), 0u8..8, name, text.clone(), text, num.clone(), num).prop_map(
+        move |(id, kind, name, t1, t2, n1, n2)| {
+            let path = format!("{ws}/{name}");
+            let (action, args) = match kind {
+                0 => ("read", json!({"path": path})),
+                1 => ("read", json!({"path": path, "impl_source": "oh_aci", "view_range": [n1, n2]})),
+                2 => ("read", json!({"path": path, "start": n1, "end": n2})),
+                3 => ("write", json!({"path": path, "content": t1, "start": n1, "end": n2})),
+                4 => ("edit", json!({"command": "create", "path": path, "file_text": t1})),
+                5 => ("edit", json!({"command": "str_replace", "path": path, "old_str": t1, "new_str": t2})),
+                6 => ("edit", json!({"command": "insert", "path": path, "insert_line": n1, "new_str": t1})),
+                _ => ("edit", json!({"command": "undo_edit", "path": path})),
+            };
+            json!({"id": id, "action": action, "args": args, "timeout": n2})
+        },
+    )
 }
 
 fn runtime() -> &'static tokio::runtime::Runtime {
@@ -147,11 +190,10 @@ fn file_actions_through_execute_always_reply() {
     let root = outer_path.join("ws");
     std::fs::create_dir_all(root.join("sub")).unwrap();
     std::fs::write(root.join("a.txt"), "one\ntwo\n").unwrap();
-    let ex = runtime()
-        .block_on(Executor::start(ExecutorConfig::new(&root), Arc::new(LocalFs)))
-        .unwrap();
+    let ex = runtime().block_on(Executor::start(ExecutorConfig::new(&root), Arc::new(LocalFs))).unwrap();
     let n = AtomicU64::new(0);
-    let mut runner = TestRunner::new(Config { cases: cases(1000) / 10 + 1, failure_persistence: None, ..Config::default() });
+    let mut runner =
+        TestRunner::new(Config { cases: cases(1000) / 10 + 1, failure_persistence: None, ..Config::default() });
     runner
         .run(&arb_file_action(root.display().to_string()), |v| {
             n.fetch_add(1, Ordering::Relaxed);

@@ -24,9 +24,13 @@ fn config(server: &PyServer) -> TransportConfig {
 async fn connect(server: &PyServer, handler: Arc<MockHandler>) -> (Transport, Arc<Mutex<Vec<StatusEvent>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s2 = seen.clone();
-    let t = Transport::connect(config(server), handler, Some(Arc::new(move |e: &StatusEvent| s2.lock().unwrap().push(e.clone()))))
-        .await
-        .expect("connect");
+    let t = Transport::connect(
+        config(server),
+        handler,
+        Some(Arc::new(move |e: &StatusEvent| s2.lock().unwrap().push(e.clone()))),
+    )
+    .await
+    .expect("connect");
     (t, seen)
 }
 
@@ -60,7 +64,10 @@ async fn handshake_registers_and_round_trips() {
     cfg.session_api_key = Some("k1".into());
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s2 = seen.clone();
-    let t = Transport::connect(cfg, h.clone(), Some(Arc::new(move |e: &StatusEvent| s2.lock().unwrap().push(e.clone())))).await.unwrap();
+    let t =
+        Transport::connect(cfg, h.clone(), Some(Arc::new(move |e: &StatusEvent| s2.lock().unwrap().push(e.clone()))))
+            .await
+            .unwrap();
     let (server, reg) = blocking(move || {
         let reg = server.expect("registered", T, |_| true);
         (server, reg)
@@ -220,7 +227,8 @@ async fn commands_in_order_files_concurrently() {
         server.send(run_action(1, "sleep:600"));
         server.send(run_action(2, "sleep:0"));
         server.send(read_action(3, "/slow/0"));
-        let causes: Vec<i64> = (0..3).map(|_| server.expect("reply", T, |_| true)["data"]["cause"].as_i64().unwrap()).collect();
+        let causes: Vec<i64> =
+            (0..3).map(|_| server.expect("reply", T, |_| true)["data"]["cause"].as_i64().unwrap()).collect();
         assert_eq!(causes, vec![3, 1, 2]);
     })
     .await;
@@ -281,7 +289,14 @@ async fn malformed_input_never_panics() {
     let Some((server, h, t)) = registered(&[]).await else { return };
     blocking(move || {
         let mut server = server;
-        for args in [json!(["not json"]), json!([123]), json!([null]), json!([[1, 2, 3]]), json!(["{\"id\": 1"]), json!([{"id": {"x": 1}}])] {
+        for args in [
+            json!(["not json"]),
+            json!([123]),
+            json!([null]),
+            json!([[1, 2, 3]]),
+            json!(["{\"id\": 1"]),
+            json!([{"id": {"x": 1}}]),
+        ] {
             server.cmd(json!({"cmd": "send_raw", "args": args}));
         }
         server.cmd(json!({"cmd": "send_raw", "args": []}));
@@ -323,12 +338,21 @@ async fn every_malformed_shape_is_answered_or_dropped_and_the_connection_keeps_s
         // nesting deeper than the Socket.IO client decodes (serde_json's limit of 128: rust_socketio
         // drops the packet before any handler sees it, unlogged, so the runtime's reply timeout
         // answers it; docs/reliability.md, "Bounded under abuse").
-        for payload in [json!({"id": 7.5, "action": "run", "args": {"command": "x"}}), json!({"id": true, "action": "run"}),
-            json!({"id": [1], "action": "run"}), json!({"id": null, "action": "run"}), json!({}), json!({"id": "", "action": "run"})] {
+        for payload in [
+            json!({"id": 7.5, "action": "run", "args": {"command": "x"}}),
+            json!({"id": true, "action": "run"}),
+            json!({"id": [1], "action": "run"}),
+            json!({"id": null, "action": "run"}),
+            json!({}),
+            json!({"id": "", "action": "run"}),
+        ] {
             server.cmd(json!({"cmd": "send", "payload": payload, "pending": false}));
         }
-        server.cmd(json!({"cmd": "send_binary", "payload": {"id": 40, "action": "run", "args": {"command": "binary"}}}));
-        server.cmd(json!({"cmd": "send_raw", "args": [null, {"id": 41, "action": "run", "args": {"command": "second arg"}}]}));
+        server
+            .cmd(json!({"cmd": "send_binary", "payload": {"id": 40, "action": "run", "args": {"command": "binary"}}}));
+        server.cmd(
+            json!({"cmd": "send_raw", "args": [null, {"id": 41, "action": "run", "args": {"command": "second arg"}}]}),
+        );
         server.cmd(json!({"cmd": "send_deep", "id": 47, "depth": 400}));
         // Answered with an ErrorObservation (a usable id): an unknown action, a missing or non-string
         // action, args that are not an object, a 1 MB unknown action, a nesting the client still
@@ -345,7 +369,9 @@ async fn every_malformed_shape_is_answered_or_dropped_and_the_connection_keeps_s
         // whole; seconds in a debug build on a busy machine, hence the longer bound).
         let mut waiting: Vec<i64> = vec![42, 43, 44, 45, 46, 48, 49, 51];
         while !waiting.is_empty() {
-            let r = server.expect("reply", 3 * T, |v| v["data"]["cause"].as_i64().is_some_and(|c| waiting.contains(&c)))["data"].clone();
+            let r = server
+                .expect("reply", 3 * T, |v| v["data"]["cause"].as_i64().is_some_and(|c| waiting.contains(&c)))["data"]
+                .clone();
             let id = r["cause"].as_i64().unwrap();
             waiting.retain(|w| *w != id);
             assert_eq!(r["observation"], "error", "id {id}: {r}");
@@ -355,7 +381,14 @@ async fn every_malformed_shape_is_answered_or_dropped_and_the_connection_keeps_s
         server.send(run_action(50, "echo ok"));
         assert_eq!(server.reply(50, T)["content"], "echo ok");
         server.collect("reply", Duration::from_millis(300));
-        let stray: Vec<_> = server.log.iter().filter(|v| v["ev"] == "reply" && ![42, 43, 44, 45, 46, 48, 49, 50, 51].contains(&v["data"]["cause"].as_i64().unwrap_or(-1))).collect();
+        let stray: Vec<_> = server
+            .log
+            .iter()
+            .filter(|v| {
+                v["ev"] == "reply"
+                    && ![42, 43, 44, 45, 46, 48, 49, 50, 51].contains(&v["data"]["cause"].as_i64().unwrap_or(-1))
+            })
+            .collect();
         assert!(stray.is_empty(), "replies to dropped payloads: {stray:?}");
         assert!(!server.log.iter().any(|v| v["ev"] == "disconnected"), "the connection dropped: {:?}", server.log);
     })
@@ -375,7 +408,10 @@ async fn refusals_are_reported() {
     let mut cfg = config(&server);
     cfg.session_api_key = Some("wrong".into());
     let err = Transport::connect(cfg, MockHandler::new(), None).await.err().expect("refused");
-    assert!(matches!(&err, TransportError::ServerUnproven(m) if m.contains("could not prove it holds the session key")), "{err:?}");
+    assert!(
+        matches!(&err, TransportError::ServerUnproven(m) if m.contains("could not prove it holds the session key")),
+        "{err:?}"
+    );
     assert_eq!(err.code().as_str(), "EAUTH");
     // No key: no nonce, and the server refuses.
     let mut cfg = config(&server);
@@ -467,10 +503,16 @@ async fn real_executor_round_trip_with_session_settings() {
         let r4 = server.reply(4, T);
         assert!(t0.elapsed() < Duration::from_millis(3500), "{:?}", t0.elapsed());
         assert!(r4["extras"]["metadata"]["suffix"].as_str().unwrap().contains("no new output after 1 seconds"), "{r4}");
-        server.send(run_action(5, "C-c").as_object().cloned().map(|mut m| {
-            m["args"]["is_input"] = json!(true);
-            Value::Object(m)
-        }).unwrap());
+        server.send(
+            run_action(5, "C-c")
+                .as_object()
+                .cloned()
+                .map(|mut m| {
+                    m["args"]["is_input"] = json!(true);
+                    Value::Object(m)
+                })
+                .unwrap(),
+        );
         let r5 = server.reply(5, T);
         assert_eq!(r5["observation"], "run", "{r5}");
     })
@@ -522,8 +564,13 @@ async fn an_impostor_server_learns_nothing_and_runs_nothing() {
         let ws_path = std::fs::canonicalize(ws.path()).unwrap();
         let marker = ws_path.join("owned");
         let marker_s = marker.display().to_string();
-        let Some(server) = PyServer::start(&["--impostor", "--impostor-mode", mode, "--marker", &marker_s]) else { return };
-        let handler = Arc::new(oh_executor::ExecutorHandler::new(oh_executor::ExecutorConfig::new(&ws_path), Arc::new(oh_executor::LocalFs)));
+        let Some(server) = PyServer::start(&["--impostor", "--impostor-mode", mode, "--marker", &marker_s]) else {
+            return;
+        };
+        let handler = Arc::new(oh_executor::ExecutorHandler::new(
+            oh_executor::ExecutorConfig::new(&ws_path),
+            Arc::new(oh_executor::LocalFs),
+        ));
         let mut cfg = config(&server);
         cfg.workspace = ws_path.display().to_string();
         let key = "the-real-session-key-0123456789";

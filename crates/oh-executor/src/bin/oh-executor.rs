@@ -48,11 +48,18 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match cli.command {
-        Command::Replay { workspace, no_change_timeout, roots, checkpoint_dir } => rt.block_on(replay(workspace, no_change_timeout, roots, checkpoint_dir)),
+        Command::Replay { workspace, no_change_timeout, roots, checkpoint_dir } => {
+            rt.block_on(replay(workspace, no_change_timeout, roots, checkpoint_dir))
+        }
     }
 }
 
-async fn replay(workspace: PathBuf, no_change_timeout: Option<u64>, roots: Vec<PathBuf>, checkpoint_dir: Option<PathBuf>) -> anyhow::Result<()> {
+async fn replay(
+    workspace: PathBuf,
+    no_change_timeout: Option<u64>,
+    roots: Vec<PathBuf>,
+    checkpoint_dir: Option<PathBuf>,
+) -> anyhow::Result<()> {
     let workspace = std::fs::canonicalize(&workspace).with_context(|| format!("workspace {}", workspace.display()))?;
     let mut config = ExecutorConfig::new(&workspace);
     for root in roots {

@@ -84,9 +84,7 @@ impl Buffers {
         spare.last_use = Some(Instant::now());
         spare.buffers.push(buf);
         if spare.buffers.len() > KEPT {
-            let smallest = (0..spare.buffers.len())
-                .min_by_key(|&i| spare.buffers[i].capacity())
-                .expect("not empty");
+            let smallest = (0..spare.buffers.len()).min_by_key(|&i| spare.buffers[i].capacity()).expect("not empty");
             spare.buffers.swap_remove(smallest);
         }
         if !spare.release_pending {
@@ -140,10 +138,7 @@ mod tests {
         let mut kept = b.kept();
         kept.sort();
         assert_eq!(kept.len(), 2);
-        assert!(
-            kept[0] >= 2 << 20 && kept[1] >= 3 << 20,
-            "the two largest stay: {kept:?}"
-        );
+        assert!(kept[0] >= 2 << 20 && kept[1] >= 3 << 20, "the two largest stay: {kept:?}");
 
         // The smallest kept buffer that fits; a request no buffer fits gets a new one.
         let small = b.take(1 << 20);

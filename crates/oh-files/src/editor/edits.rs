@@ -14,11 +14,7 @@ impl Editor {
         old_str: &str,
         new_str: &str,
     ) -> Result<EditorResult, String> {
-        let Loaded {
-            enc,
-            text: content,
-            verbatim,
-        } = self.load(rule, path, stat, None).await?;
+        let Loaded { enc, text: content, verbatim } = self.load(rule, path, stat, None).await?;
         let mut old_str = old_str;
         let mut new_str = new_str;
         let mut found = find_all(&content, old_str);
@@ -27,7 +23,9 @@ impl Editor {
             new_str = py_strip(new_str);
             found = find_all(&content, old_str);
             if found.is_empty() {
-                return Err(format!("No replacement was performed, old_str `{old_str}` did not appear verbatim in {path}."));
+                return Err(format!(
+                    "No replacement was performed, old_str `{old_str}` did not appear verbatim in {path}."
+                ));
             }
         }
         if found.len() > 1 {
@@ -38,8 +36,7 @@ impl Editor {
                 let mut line = 1i64;
                 let mut prev = 0usize;
                 for &pos in &found {
-                    line +=
-                        memchr::memchr_iter(b'\n', &content.as_bytes()[prev..pos]).count() as i64;
+                    line += memchr::memchr_iter(b'\n', &content.as_bytes()[prev..pos]).count() as i64;
                     prev = pos;
                     if lines.last() != Some(&line) {
                         lines.push(line);
@@ -59,9 +56,7 @@ impl Editor {
         new_content.push_str(new_str);
         new_content.push_str(&content[idx + old_str.len()..]);
         let unchanged = if verbatim { idx } else { 0 };
-        let written = self
-            .write_encoded(rule, path, &new_content, enc, unchanged)
-            .await?;
+        let written = self.write_encoded(rule, path, &new_content, enc, unchanged).await?;
         let content = Arc::new(content);
         self.push_history(path, content.clone());
         // After the history entry, as in the reference: `undo_edit` can still restore the file.
@@ -89,18 +84,10 @@ impl Editor {
             std::borrow::Cow::Owned(ref t) => file_text::lines_range(t, start + 1, end),
         };
         let mut output = format!("The file {path} has been edited. ");
-        output.push_str(&file_text::make_output(
-            snippet,
-            &format!("a snippet of {path}"),
-            start + 1,
-        ));
+        output.push_str(&file_text::make_output(snippet, &format!("a snippet of {path}"), start + 1));
         output.push_str("Review the changes and make sure they are as expected. Edit the file again if necessary.");
         drop(reread);
-        Ok(EditorResult {
-            output,
-            old_content: Some(content),
-            new_content: Some(Arc::new(new_content)),
-        })
+        Ok(EditorResult { output, old_content: Some(content), new_content: Some(Arc::new(new_content)) })
     }
 
     pub(super) async fn insert(
@@ -111,18 +98,12 @@ impl Editor {
         insert_line: InsertLine,
         new_str: &str,
     ) -> Result<EditorResult, String> {
-        let Loaded {
-            enc,
-            text: content,
-            verbatim,
-        } = self.load(rule, path, stat, None).await?;
+        let Loaded { enc, text: content, verbatim } = self.load(rule, path, stat, None).await?;
         let num_lines = file_text::count_lines(&content) as i64;
         let (line, shown) = match insert_line {
             InsertLine::Int(n, s) => (n, s),
             InsertLine::Uncomparable(t) => {
-                return Err(format!(
-                    "'<' not supported between instances of '{t}' and 'int'"
-                ))
+                return Err(format!("'<' not supported between instances of '{t}' and 'int'"))
             }
             InsertLine::Missing => unreachable!(),
         };
@@ -130,10 +111,7 @@ impl Editor {
             return Err(invalid(
                 "insert_line",
                 &shown,
-                &format!(
-                    "It should be within the range of allowed values: {}",
-                    py_int_list(&[0, num_lines])
-                ),
+                &format!("It should be within the range of allowed values: {}", py_int_list(&[0, num_lines])),
             ));
         }
         let split_at = file_text::line_start(&content, line as usize + 1);
@@ -147,9 +125,7 @@ impl Editor {
         new_content.push_str(&content[split_at..]);
         let unchanged = if verbatim { split_at } else { 0 };
         // Before the history entry, as in the reference: its snippet read comes first.
-        self.write_encoded(rule, path, &new_content, enc, unchanged)
-            .await?
-            .revalidate(path)?;
+        self.write_encoded(rule, path, &new_content, enc, unchanged).await?.revalidate(path)?;
         // As in `str_replace`, only `new_str` can bring a CR.
         let new_content = if new_str.contains('\r') {
             match file_text::universal_newlines(&new_content) {
@@ -172,38 +148,17 @@ impl Editor {
         output.push_str("Review the changes and make sure they are as expected (correct indentation, no duplicate lines, etc). Edit the file again if necessary.");
         let content = Arc::new(content);
         self.push_history(path, content.clone());
-        Ok(EditorResult {
-            output,
-            old_content: Some(content),
-            new_content: Some(Arc::new(new_content)),
-        })
+        Ok(EditorResult { output, old_content: Some(content), new_content: Some(Arc::new(new_content)) })
     }
 
     pub(super) async fn undo_edit(&self, rule: TextRule, path: &str, stat: &FileStat) -> Result<EditorResult, String> {
-        let Loaded {
-            enc,
-            text: current,
-            verbatim,
-        } = self.load(rule, path, stat, None).await?;
-        let old = self
-            .pop_history(path)
-            .ok_or_else(|| format!("No edit history found for {path}."))?;
-        let unchanged = if verbatim {
-            file_text::common_prefix(current.as_bytes(), old.as_bytes())
-        } else {
-            0
-        };
+        let Loaded { enc, text: current, verbatim } = self.load(rule, path, stat, None).await?;
+        let old = self.pop_history(path).ok_or_else(|| format!("No edit history found for {path}."))?;
+        let unchanged = if verbatim { file_text::common_prefix(current.as_bytes(), old.as_bytes()) } else { 0 };
         // `undo_edit` does not read the file back: no revalidation.
         let _ = self.write_encoded(rule, path, &old, enc, unchanged).await?;
-        let output = format!(
-            "Last edit to {path} undone successfully. {}",
-            file_text::make_output(&old, path, 1)
-        );
-        Ok(EditorResult {
-            output,
-            old_content: Some(Arc::new(current)),
-            new_content: Some(old),
-        })
+        let output = format!("Last edit to {path} undone successfully. {}", file_text::make_output(&old, path, 1));
+        Ok(EditorResult { output, old_content: Some(Arc::new(current)), new_content: Some(old) })
     }
 }
 

@@ -76,9 +76,7 @@ impl RangeScan {
         let census = crate::byte_scan::census(piece);
         if census.has_cr
             || (self.head.len() >= UTF8_BOM.len() && self.head.starts_with(UTF8_BOM))
-            || UTF8_BOM.starts_with(&self.head)
-                && !self.head.is_empty()
-                && self.head.len() < UTF8_BOM.len()
+            || UTF8_BOM.starts_with(&self.head) && !self.head.is_empty() && self.head.len() < UTF8_BOM.len()
         {
             self.gave_up = true;
             if self.pieces == 1 {
@@ -97,17 +95,10 @@ impl RangeScan {
         }
         if !self.kept_all {
             let line0 = self.newlines + 1;
-            let begin = if line0 >= self.first {
-                Some(0)
-            } else {
-                file_text::after_newline(piece, self.first - line0)
-            };
+            let begin = if line0 >= self.first { Some(0) } else { file_text::after_newline(piece, self.first - line0) };
             if let Some(a) = begin {
                 let line_a = self.first.max(line0);
-                let stop = self
-                    .last
-                    .and_then(|e| file_text::after_newline(&piece[a..], e + 1 - line_a))
-                    .map(|p| a + p);
+                let stop = self.last.and_then(|e| file_text::after_newline(&piece[a..], e + 1 - line_a)).map(|p| a + p);
                 match stop {
                     Some(b) => {
                         self.span.extend_from_slice(&piece[a..b]);
@@ -138,11 +129,7 @@ impl RangeScan {
         } else {
             self.span.iter().map(|&b| b as char).collect()
         };
-        ScanOutcome::Lines(ScannedLines {
-            num_lines,
-            text,
-            head: self.head,
-        })
+        ScanOutcome::Lines(ScannedLines { num_lines, text, head: self.head })
     }
 }
 

@@ -45,12 +45,11 @@ impl Editor {
             && stat.size <= MAX_FILE_SIZE
         {
             // Only the first 16,000 characters are shown: the head is enough.
-            let head = self.fs.read_head(path, VIEW_HEAD).await.map_err(|e| {
-                format!(
-                    "Ran into {} while trying to read {path}",
-                    os_error_str(&e, path)
-                )
-            })?;
+            let head = self
+                .fs
+                .read_head(path, VIEW_HEAD)
+                .await
+                .map_err(|e| format!("Ran into {} while trying to read {path}", os_error_str(&e, path)))?;
             pre = Some(file_text::trim_partial_utf8(head));
         }
         let Some(vr) = vr else {
@@ -69,13 +68,7 @@ impl Editor {
                 (file_text::count_lines(&text) as i64, text, None)
             }
         };
-        let bad = || {
-            invalid(
-                "view_range",
-                &py_str(vr),
-                "It should be a list of two integers.",
-            )
-        };
+        let bad = || invalid("view_range", &py_str(vr), "It should be a list of two integers.");
         let (start, end) = match vr {
             Value::Array(_) => match range_bounds(vr) {
                 Some(b) => b,
@@ -89,12 +82,7 @@ impl Editor {
                 let _ = o;
                 return Err(bad());
             }
-            other => {
-                return Err(format!(
-                    "object of type '{}' has no len()",
-                    oh_pysem::type_name(other)
-                ))
-            }
+            other => return Err(format!("object of type '{}' has no len()", oh_pysem::type_name(other))),
         };
         if start < 1 || start > num_lines {
             return Err(invalid(
@@ -111,7 +99,8 @@ impl Editor {
         if end == -1 {
             end = num_lines;
         } else if end > num_lines {
-            warning = Some(format!("We only show up to {num_lines} since there're only {num_lines} lines in this file."));
+            warning =
+                Some(format!("We only show up to {num_lines} since there're only {num_lines} lines in this file."));
             end = num_lines;
         }
         if end < start {
@@ -166,8 +155,7 @@ impl Editor {
                 }
                 for sub in subdirs {
                     match self.fs.read_dir(&sub).await {
-                        Err(e) => stderr
-                            .push_str(&format!("find: ‘{sub}’: {}\n", pypath::errno_of(&e.code).1)),
+                        Err(e) => stderr.push_str(&format!("find: ‘{sub}’: {}\n", pypath::errno_of(&e.code).1)),
                         Ok(children) => {
                             for c in children {
                                 if c.name.starts_with('.') {
@@ -184,8 +172,7 @@ impl Editor {
             return Err(file_text::maybe_truncate(&stderr, file_text::GENERIC_NOTICE).into_owned());
         }
         lines.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        let dirs: std::collections::HashSet<&str> =
-            lines.iter().filter(|l| l.1).map(|l| l.0.as_str()).collect();
+        let dirs: std::collections::HashSet<&str> = lines.iter().filter(|l| l.1).map(|l| l.0.as_str()).collect();
         let mut stdout = String::new();
         for (p, _) in &lines {
             stdout.push_str(p);
@@ -196,19 +183,12 @@ impl Editor {
         let formatted: Vec<String> = if stripped.is_empty() {
             Vec::new()
         } else {
-            stripped
-                .split('\n')
-                .map(|p| {
-                    if dirs.contains(p) {
-                        format!("{p}/")
-                    } else {
-                        p.to_string()
-                    }
-                })
-                .collect()
+            stripped.split('\n').map(|p| if dirs.contains(p) { format!("{p}/") } else { p.to_string() }).collect()
         };
-        let mut out =
-            format!("Here's the files and directories up to 2 levels deep in {path}, excluding hidden items:\n{}", formatted.join("\n"));
+        let mut out = format!(
+            "Here's the files and directories up to 2 levels deep in {path}, excluding hidden items:\n{}",
+            formatted.join("\n")
+        );
         if hidden_count > 0 {
             out.push_str(&format!(
                 "\n\n{hidden_count} hidden files/directories in this directory are excluded. You can use 'ls -la {path}' to see them."

@@ -37,9 +37,8 @@ impl Term {
                 if self.utf8_len == self.utf8_need {
                     self.utf8_need = 0;
                     // Invalid sequences (overlong, surrogates) are dropped, as tmux does.
-                    if let Some(c) = std::str::from_utf8(&self.utf8_buf[..self.utf8_len])
-                        .ok()
-                        .and_then(|s| s.chars().next())
+                    if let Some(c) =
+                        std::str::from_utf8(&self.utf8_buf[..self.utf8_len]).ok().and_then(|s| s.chars().next())
                     {
                         self.put_char(c);
                     }
@@ -112,13 +111,7 @@ impl Term {
         match b {
             b'0'..=b'9' => {
                 let d = (b - b'0') as u32;
-                self.cur_param = Some(
-                    self.cur_param
-                        .unwrap_or(0)
-                        .saturating_mul(10)
-                        .saturating_add(d)
-                        .min(1_000_000),
-                );
+                self.cur_param = Some(self.cur_param.unwrap_or(0).saturating_mul(10).saturating_add(d).min(1_000_000));
             }
             b';' | b':' => {
                 self.params.push(self.cur_param.take().unwrap_or(0));
@@ -174,19 +167,8 @@ impl Term {
         }
         let n = self.param(0, 1);
         match f {
-            b'A' => {
-                self.cy =
-                    self.cy
-                        .saturating_sub(n)
-                        .max(if self.cy >= self.top { self.top } else { 0 })
-            }
-            b'B' | b'e' => {
-                self.cy = (self.cy + n).min(if self.cy <= self.bottom {
-                    self.bottom
-                } else {
-                    ROWS - 1
-                })
-            }
+            b'A' => self.cy = self.cy.saturating_sub(n).max(if self.cy >= self.top { self.top } else { 0 }),
+            b'B' | b'e' => self.cy = (self.cy + n).min(if self.cy <= self.bottom { self.bottom } else { ROWS - 1 }),
             b'C' | b'a' => self.cx = (self.cx + n).min(COLS - 1),
             b'D' => self.cx = self.cx.min(COLS - 1).saturating_sub(n),
             b'E' => {

@@ -100,7 +100,8 @@ impl PyServer {
 
     /// Wait for the next event of kind `ev` matching `pred`; panics on timeout.
     pub fn expect(&mut self, ev: &str, timeout: Duration, pred: impl Fn(&Value) -> bool) -> Value {
-        self.try_expect(ev, timeout, pred).unwrap_or_else(|| panic!("no {ev} event within {timeout:?}; seen: {:#?}", self.log))
+        self.try_expect(ev, timeout, pred)
+            .unwrap_or_else(|| panic!("no {ev} event within {timeout:?}; seen: {:#?}", self.log))
     }
 
     pub fn try_expect(&mut self, ev: &str, timeout: Duration, pred: impl Fn(&Value) -> bool) -> Option<Value> {
