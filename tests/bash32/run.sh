@@ -25,7 +25,7 @@ else
     cargo build -q -p oh-executor
     target="$(cargo metadata --format-version 1 --no-deps | "$venv/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
     [ "$#" -gt 0 ] || [ -n "$harness" ] || set -- -k bash/
-    export OH_EXECUTOR="$target/debug/oh-executor" CONFORMANCE_RETRIES=0 LITELLM_LOCAL_MODEL_COST_MAP=True
+    export OH_EXECUTOR="$target/debug/oh-executor" LITELLM_LOCAL_MODEL_COST_MAP=True
     export CONFORMANCE_ARTIFACTS="${CONFORMANCE_ARTIFACTS:-$repo/tests/artifacts/bash32}"
     if [ -n "$harness" ]; then
         run=("$venv/bin/python" tests/conformance/harness.py "$@")

@@ -30,29 +30,6 @@ _pytest.runner._update_current_test_var = _keep_environ_still
 ARTIFACTS = os.environ.get('CONFORMANCE_ARTIFACTS') or str(harness.REPO / 'tests' / 'artifacts' / 'conformance')
 _pool: ThreadPoolExecutor | None = None
 _futures: dict[str, Future] = {}
-# A few cases race with the kernel on *both* sides (how the tty's echo of typed-ahead heredoc
-# lines interleaves with readline's redisplay, on the reference too). Such a case carries
-# `"racy": "<why>"` in its case file AND is listed in DEVIATIONS.md (checked by
-# test_racy_cases_are_listed); only then is a differing first run repeated once, both sides
-# afresh. Every other case gets exactly one run: a case that differs fails, even if it would
-# have been identical on a second try. Cases that needed the second run are named in the summary
-# line and their first report is kept.
-RETRIES = int(os.environ.get('CONFORMANCE_RETRIES', '1'))
-RETRIED: dict[str, str] = {}  # case id -> path of the first run's report
-
-
-def _run_with_retry(case: harness.Case) -> harness.CaseResult:
-    result = harness.run_case(case)
-    if not case.racy:
-        return result
-    for _ in range(RETRIES):
-        if result.identical or case.xfail:
-            break
-        RETRIED[case.id] = write_report(case.id + '.first-run', result.report())
-        result = harness.run_case(case)
-    return result
-
-
 def _submit_all(session: pytest.Session) -> None:
     global _pool
     if _pool is not None:
@@ -75,7 +52,7 @@ def _submit_all(session: pytest.Session) -> None:
             cases.append(case)
     # longest first (bash cases that sleep or time out), so the pool drains evenly
     for case in sorted(cases, key=_estimate, reverse=True):
-        _futures[case.id] = _pool.submit(_run_with_retry, case)
+        _futures[case.id] = _pool.submit(harness.run_case, case)
 
 
 def _estimate(case: harness.Case) -> float:
@@ -94,7 +71,7 @@ def conformance_result(request: pytest.FixtureRequest, case: harness.Case) -> ha
     _submit_all(request.session)
     fut = _futures.get(case.id)
     if fut is None:  # not pre-submitted (e.g. unusual collection): run inline
-        return _run_with_retry(case)
+        return harness.run_case(case)
     return fut.result()
 
 
@@ -121,6 +98,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                     'steps': [s.identical for s in r.steps],
                     'workspace_identical': r.workspace_identical,
                     'error': r.error,
+                    'reference_runs': r.reference_runs,
+                    'reference_variants': r.reference_variants,
+                    'reference_from_store': r.reference_from_store,
                 }
                 for r in sorted(results, key=lambda r: r.case.id)
             },
@@ -138,10 +118,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if harness.DRIVER == 'hub':
         # The processes that served the cases (each imports OpenHands once, then one runtime per case).
         line += f'; {harness_sides.HUB_STARTS} hub worker processes'
-    retried = sorted(RETRIED)
-    if retried:
-        passed_on_retry = [c for c in retried if harness.RESULTS[c].identical]
-        line += f'; {len(passed_on_retry)} identical only on a second run: {", ".join(passed_on_retry) or "-"}'
+    # The reference's timing-dependent replies (reference_variants.py): named, with their count.
+    varied = sorted(r.case.id for r in results if r.reference_varied)
+    line += f'; reference runs {sum(r.reference_runs for r in results)} for {len(results)} cases'
+    stored = sum(r.reference_from_store for r in results)
+    if stored:
+        line += f' ({stored} taken from this run\'s store)'
+    line += f'; the reference varied and ours equals one of its results: {len(varied)}'
+    if varied:
+        line += ' (' + ', '.join(varied) + ')'
     terminalreporter.write_sep('=', 'conformance summary')
     terminalreporter.write_line(line)
     summary_file = os.environ.get('CONFORMANCE_SUMMARY_FILE')

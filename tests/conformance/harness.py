@@ -8,6 +8,7 @@ This module is importable (conftest/test modules) and is also a small CLI:
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 import os
@@ -22,9 +23,11 @@ from dataclasses import dataclass, field
 # The harness is split by concern; these names are its API (tests and replay drivers use them).
 from harness_compare import Normaliser, _walk_strings, apply_regex, obs_diff, pretty  # noqa: F401
 from harness_setup import (  # noqa: F401
-    DRIVER, HERE, REPO, Case, _without_modes, base_dir, cleanup_base, load_cases,
+    DRIVER, HERE, REPO, Case, _without_modes, sample, base_dir, cleanup_base, load_cases,
     pin_env, prepare_workspace, snapshot_workspace,
 )
+import reference_store
+import reference_variants
 from harness_sides import (  # noqa: F401
     HubSide, OursSide, RefAsOurs, RefSide, _ref, canonical_action, start_hub_workers, stop_hub_workers,
 )
@@ -76,6 +79,11 @@ class CaseResult:
     setup_ws: dict | None = None  # our workspace right after the case's setup, before any action
     error: str | None = None
     seconds: float = 0.0
+    # How the reference's result was had (reference_variants.judge, reference_store).
+    reference_variants: int = 1  # distinct results the reference gave this case in this run
+    reference_runs: int = 1
+    reference_varied: bool = False  # ours equals a result of the reference other than its first
+    reference_from_store: bool = False  # an earlier driver of this run ran the reference
 
     @property
     def workspace_identical(self) -> bool:
@@ -159,99 +167,173 @@ def _wait_budget(line: dict, nct: int) -> float:
     return float(nct) + 120.0
 
 
-def run_case(case: Case, ref: bool = True, ours: bool = True, ours_cls: type | None = None) -> CaseResult:
-    """Run a case on both sides (concurrently) and compare."""
-    base = base_dir()
-    t0 = time.monotonic()
-    result = CaseResult(case=case)
+@dataclass
+class SideRun:
+    """One side's run of a case: its normalised observations (None where it gave none), times,
+    final workspace and what went wrong. A reference SideRun is what the run's store keeps."""
+
+    steps: list[dict | None]
+    seconds: list[float]
+    ws: dict | None
+    error: str | None = None
+
+    def to_json(self) -> dict:
+        return {'steps': self.steps, 'seconds': self.seconds, 'ws': self.ws, 'error': self.error}
+
+    @classmethod
+    def from_json(cls, d: dict) -> 'SideRun':
+        return cls(d['steps'], d['seconds'], d['ws'], d['error'])
+
+    def key(self) -> str:
+        """Tells two reference results apart (times excluded)."""
+        return json.dumps([self.steps, self.ws, self.error], ensure_ascii=False, sort_keys=False)
+
+
+def _case_dir(case: Case) -> str:
     safe = re.sub(r'[^A-Za-z0-9_.-]', '_', case.id)[:60]
-    case_dir = tempfile.mkdtemp(prefix=f'{safe}-', dir=base)
-    ws_ref = tempfile.mkdtemp(prefix='ohc-r-', dir=case_dir)
-    ws_ours = tempfile.mkdtemp(prefix='ohc-o-', dir=case_dir)
-    assert len(ws_ref) == len(ws_ours)
+    return tempfile.mkdtemp(prefix=f'{safe}-', dir=base_dir())
+
+
+def _drive(case: Case, side_factory, ws: str, execute) -> SideRun:
+    """Send the case's actions to one side, one at a time, and normalise what comes back."""
+    lines = [canonical_action(a, ws, i + 1) for i, a in enumerate(case.actions)]
+    raw: list[dict | None] = [None] * len(lines)
+    secs = [0.0] * len(lines)
+    error = None
+    side = None
     try:
-        prepare_workspace(ws_ref, case.setup)
-        prepare_workspace(ws_ours, case.setup)
-        result.setup_ws = snapshot_workspace(ws_ours)
-        raw_actions = case.actions
-        lines_ref = [canonical_action(a, ws_ref, i + 1) for i, a in enumerate(raw_actions)]
-        lines_ours = [canonical_action(a, ws_ours, i + 1) for i, a in enumerate(raw_actions)]
-        steps = [Step(index=i + 1, action=_walk_strings(lines_ref[i], lambda s: s.replace(ws_ref, '{WS}'))) for i in range(len(raw_actions))]
-        errors: list[str] = []
+        side = side_factory()
+        for i, a in enumerate(case.actions):
+            if a.get('sleep_before'):
+                time.sleep(float(a['sleep_before']))
+            t = time.monotonic()
+            raw[i] = execute(side, lines[i])
+            secs[i] = time.monotonic() - t
+            if '__ours_error__' in raw[i]:
+                break
+    except Exception as e:
+        import traceback
 
-        def run_ref():
-            if not ref:
-                return
-            side = None
-            try:
-                side = RefSide(ws_ref, case.no_change_timeout, needs_shell=case.needs_shell)
-                for i, a in enumerate(raw_actions):
-                    if a.get('sleep_before'):
-                        time.sleep(float(a['sleep_before']))
-                    t = time.monotonic()
-                    steps[i].ref = side.execute(lines_ref[i])
-                    steps[i].ref_seconds = time.monotonic() - t
-            except Exception as e:
-                import traceback
-
-                errors.append(f'reference crashed: {e!r}\n{traceback.format_exc()}')
-            finally:
-                if side is not None:
-                    side.close()
-                result.ref_ws = snapshot_workspace(ws_ref)
-
-        def run_ours():
-            if not ours:
-                return
-            side = None
-            try:
-                if ours_cls is None and DRIVER == 'hub':
-                    side = HubSide(ws_ours, case.no_change_timeout, os.path.join(case_dir, 'ours.stderr'))
-                elif ours_cls is None:
-                    side = OursSide(ws_ours, case.no_change_timeout, os.path.join(case_dir, 'ours.stderr'))
-                else:
-                    side = ours_cls(ws_ours, case.no_change_timeout, os.path.join(case_dir, 'ours.stderr'), case.needs_shell)
-                for i, a in enumerate(raw_actions):
-                    if a.get('sleep_before'):
-                        time.sleep(float(a['sleep_before']))
-                    t = time.monotonic()
-                    steps[i].ours = side.execute(lines_ours[i], _wait_budget(lines_ours[i], case.no_change_timeout))
-                    steps[i].ours_seconds = time.monotonic() - t
-                    if '__ours_error__' in steps[i].ours:
-                        break
-            except Exception as e:
-                errors.append(f'ours: {e}')
-            finally:
-                if side is not None:
-                    side.close()
-                result.ours_ws = snapshot_workspace(ws_ours)
-
-        th = threading.Thread(target=run_ours, daemon=True)
-        th.start()
-        run_ref()
-        th.join()
-
-        n_ref, n_ours = Normaliser(ws_ref), Normaliser(ws_ours)
-        for i, s in enumerate(steps):
-            if s.ref is not None:
-                s.ref_norm = n_ref(s.ref)
-            if s.ours is not None:
-                s.ours_norm = n_ours(s.ours)
-            regexes = raw_actions[i].get('expect_regex') or {}
-            if regexes and s.ref_norm is not None and s.ours_norm is not None:
-                s.problems.extend(apply_regex(s.ref_norm, s.ours_norm, regexes))
-            if s.ref is None and ref:
-                s.problems.append('reference produced no observation')
-            if s.ours is None and ours:
-                s.problems.append('ours produced no observation')
-        result.steps = steps
-        if errors:
-            result.error = '\n'.join(errors)
+        error = f'{e!r}\n{traceback.format_exc()}'
     finally:
-        result.seconds = time.monotonic() - t0
-        RESULTS[case.id] = result
+        if side is not None:
+            side.close()
+    n = Normaliser(ws)
+    return SideRun([None if r is None else n(r) for r in raw], secs, snapshot_workspace(ws), error)
+
+
+def run_reference(case: Case, case_dir: str | None = None) -> SideRun:
+    """The reference alone on a fresh workspace (same path length as every other side's)."""
+    own = case_dir is None
+    case_dir = case_dir or _case_dir(case)
+    ws = tempfile.mkdtemp(prefix='ohc-r-', dir=case_dir)
+    try:
+        prepare_workspace(ws, case.setup)
+        run = _drive(case, lambda: RefSide(ws, case.no_change_timeout, needs_shell=case.needs_shell), ws,
+                     lambda side, line: side.execute(line))
+        if run.error:
+            run.error = 'reference crashed: ' + run.error
+        return run
+    finally:
+        if own and not os.environ.get('CONFORMANCE_KEEP'):
+            shutil.rmtree(case_dir, ignore_errors=True)
+
+
+def _run_ours(case: Case, case_dir: str, ours_cls: type | None) -> tuple[SideRun, dict]:
+    ws = tempfile.mkdtemp(prefix='ohc-o-', dir=case_dir)
+    prepare_workspace(ws, case.setup)
+    setup_ws = snapshot_workspace(ws)
+    stderr = os.path.join(case_dir, 'ours.stderr')
+
+    def factory():
+        if ours_cls is None and DRIVER == 'hub':
+            return HubSide(ws, case.no_change_timeout, stderr)
+        if ours_cls is None:
+            return OursSide(ws, case.no_change_timeout, stderr)
+        return ours_cls(ws, case.no_change_timeout, stderr, case.needs_shell)
+
+    def execute(side, line):
+        return side.execute(line, _wait_budget(line, case.no_change_timeout))
+
+    run = _drive(case, factory, ws, execute)
+    if run.error:
+        run.error = 'ours: ' + run.error.splitlines()[0]
+    return run, setup_ws
+
+
+def compare(case: Case, ref: SideRun | None, ours: SideRun | None, setup_ws: dict | None = None) -> CaseResult:
+    """One CaseResult from a reference result and ours (either may be absent: --ref-only/--ours-only)."""
+    result = CaseResult(case=case, setup_ws=setup_ws)
+    result.ref_ws = ref.ws if ref else None
+    result.ours_ws = ours.ws if ours else None
+    result.error = '\n'.join(e for e in (ref and ref.error, ours and ours.error) if e) or None
+    for i, a in enumerate(case.actions):
+        s = Step(index=i + 1, action=canonical_action(a, '{WS}', i + 1))
+        if ref is not None:
+            s.ref_norm = copy.deepcopy(ref.steps[i])
+            s.ref_seconds = ref.seconds[i]
+            if s.ref_norm is None:
+                s.problems.append('reference produced no observation')
+        if ours is not None:
+            s.ours_norm = copy.deepcopy(ours.steps[i])
+            s.ours_seconds = ours.seconds[i]
+            if s.ours_norm is None:
+                s.problems.append('ours produced no observation')
+        regexes = a.get('expect_regex') or {}
+        if regexes and s.ref_norm is not None and s.ours_norm is not None:
+            s.problems.extend(apply_regex(s.ref_norm, s.ours_norm, regexes))
+        result.steps.append(s)
+    return result
+
+
+def run_case(case: Case, ref: bool = True, ours: bool = True, ours_cls: type | None = None) -> CaseResult:
+    """Run a case and judge ours against the reference (reference_variants.judge: ours once; the
+    reference's results from this run's store, or live, up to its bound on a difference)."""
+    t0 = time.monotonic()
+    store = reference_store.open_store() if (ref and ours and ours_cls is None) else None
+    # The workspace path's length (base + the case's folder + ohc-o-XXXXXXXX) follows from the base's.
+    key = reference_store.case_key({'id': case.id, **case.raw}, len(base_dir())) if store else ''
+    known, runs = store.load(case.id, key) if store else ([], 0)
+    case_dir = _case_dir(case)
+    try:
+        ours_run: SideRun | None = None
+        setup_ws = None
+        first_ref: SideRun | None = None
+
+        def run_ours_thread():
+            nonlocal ours_run, setup_ws
+            ours_run, setup_ws = _run_ours(case, case_dir, ours_cls)
+
+        th = threading.Thread(target=run_ours_thread, daemon=True)
+        if ours:
+            th.start()
+        if ref and not known:  # first run of this case in the run: both sides at once, as always
+            first_ref = run_reference(case, case_dir)
+        th.join()
+        if not (ref and ours):
+            result = compare(case, first_ref, ours_run, setup_ws)
+        else:
+            variants = [SideRun.from_json(v) for v in known]
+            if first_ref is not None:
+                variants.append(first_ref)
+                runs += 1
+            verdict = reference_variants.judge(
+                ours_run, variants, runs, lambda: run_reference(case),
+                equal=lambda r, o: compare(case, r, o, setup_ws).identical, key=SideRun.key,
+            )
+            chosen = verdict.variants[verdict.matched if verdict.matched is not None else 0]
+            result = compare(case, chosen, ours_run, setup_ws)
+            result.reference_variants = len(verdict.variants)
+            result.reference_runs = verdict.runs
+            result.reference_varied = verdict.reference_varied
+            result.reference_from_store = bool(known)
+            if store:
+                store.save(case.id, key, [v.to_json() for v in verdict.variants], verdict.runs)
+    finally:
         if not os.environ.get('CONFORMANCE_KEEP'):
             shutil.rmtree(case_dir, ignore_errors=True)
+    result.seconds = time.monotonic() - t0
+    RESULTS[case.id] = result
     return result
 
 

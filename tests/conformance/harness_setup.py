@@ -144,8 +144,8 @@ class Case:
     # without permission bits (only for a documented mode deviation). False: not compared.
     compare_workspace: bool | str = True
     xfail: str | None = None
-    racy: str | None = None
     notes: str = ''
+    raw: dict = field(default_factory=dict, repr=False)  # the case as written (the reference store's key)
 
     @property
     def id(self) -> str:
@@ -165,7 +165,7 @@ class Case:
 
     @classmethod
     def from_dict(cls, d: dict, group: str) -> 'Case':
-        known = {'name', 'actions', 'setup', 'session', 'compare_workspace', 'xfail', 'racy', 'notes'}
+        known = {'name', 'actions', 'setup', 'session', 'compare_workspace', 'xfail', 'notes'}
         unknown = set(d) - known
         if unknown:
             raise ValueError(f'{group}/{d.get("name")}: unknown case keys {sorted(unknown)}')
@@ -183,8 +183,8 @@ class Case:
             session=d.get('session') or {},
             compare_workspace=_compare_mode(group, d),
             xfail=d.get('xfail'),
-            racy=d.get('racy'),
             notes=d.get('notes', ''),
+            raw=d,
         )
 
 
@@ -214,6 +214,23 @@ def load_cases(root: Path = CASES_DIR) -> list[Case]:
             seen.add(c.id)
             cases.append(c)
     return cases
+
+
+def sample(cases: list[Case]) -> list[Case]:
+    """The representative sample (`run.sh --sample`, `make quick`, the addon driver): every file case
+    (they exercise the file callbacks of each driver) and, of each bash group (a behaviour class:
+    basic, background, escaping, interactive, misc, multicmd, rendering, timeouts, tmux_quirks), the
+    cases at its start, middle and end in file order: a fixed rule, so nobody picks the easy ones."""
+    out = [c for c in cases if c.kind != 'bash']
+    groups: dict[str, list[Case]] = {}
+    for c in cases:
+        if c.kind == 'bash':
+            groups.setdefault(c.group, []).append(c)
+    for members in groups.values():
+        n = len(members)
+        for i in sorted({0, n // 2, n - 1}):
+            out.append(members[i])
+    return out
 
 
 def _subst(value: Any, ws: str) -> Any:
