@@ -9,8 +9,8 @@ VENV ?= $(HOME)/.cache/openhands-vscode-runtime/venv
 PY := $(VENV)/bin/python
 export OH_VENV := $(VENV)
 
-.PHONY: help deps deps-system deps-python deps-node build build-rust addon demo test test-rust \
-        test-conformance test-cross test-v1 test-v1-oldest test-app deps-python-v1 test-node test-runtime test-e2e test-vscode test-dist dist check-versions reference-constraints bench vsix clean
+.PHONY: help deps deps-system deps-python deps-node build build-rust addon demo test quick test-rust \
+        test-conformance test-conformance-sample test-extension-unit test-cross test-v1 test-v1-oldest test-app deps-python-v1 test-node test-runtime test-e2e test-vscode test-dist dist check-versions reference-constraints bench vsix clean
 
 help:
 	@echo "make demo   - build what is needed, run the real agent loop (CodeActAgent) on VsCodeRuntime + the headless executor"
@@ -51,30 +51,33 @@ demo: deps-python addon
 
 ## ---- tests -------------------------------------------------------------------------------
 
-test: deps
-	@$(MAKE) --no-print-directory test-rust
-	@$(MAKE) --no-print-directory test-conformance
-	@$(MAKE) --no-print-directory test-v1
-	@$(MAKE) --no-print-directory test-app
-	@$(MAKE) --no-print-directory test-node
-	@$(MAKE) --no-print-directory test-runtime
-	@$(MAKE) --no-print-directory test-e2e
-	@$(MAKE) --no-print-directory test-vscode
-	@$(MAKE) --no-print-directory test-dist
-	@$(MAKE) --no-print-directory test-cross
+# The tiers (README.md, "Tests"): `check` (linters, < 3 min), `quick` (check + every language's
+# unit tests + the conformance sample through the shipped path, < 10 min warm), `test` (everything
+# CI runs). scripts/run-suites.sh runs the suites one at a time and prints each one's wall time.
+test:
+	@scripts/run-suites.sh test deps test-rust test-conformance test-v1 test-v1-oldest test-app test-node \
+	  test-runtime test-e2e test-extension-unit test-vscode test-dist test-cross
+
+quick:
+	@scripts/run-suites.sh quick deps check test-rust test-extension-unit test-node test-conformance-sample
 
 # Benches and examples are type-checked too, so `make bench` cannot rot unnoticed.
 test-rust: deps-python
 	cargo check --workspace --exclude oh-node --all-targets
 	cargo test --workspace --exclude oh-node
 
-# Through `oh-executor replay`, then every case through the napi addon with the JS fs callbacks,
-# then a representative subset through the socket (server + headless executor).
+# Every case through `oh-executor replay` (the Rust core; this driver runs the reference too), the
+# sample through the napi addon with the JS fs callbacks (what the file cases prove is the callbacks;
+# its bash is replay's oh-shell), every case through the hub (the shipped path: VsCodeRuntime, the
+# hub, the headless executor CLI). One reference result per case for the three
+# (CONFORMANCE_REFERENCE_STORE; make test's run sets it, a standalone run makes its own).
 test-conformance: deps-python deps-node
-	tests/conformance/run.sh
-	tests/conformance/run.sh --driver addon
-	tests/conformance/run.sh --driver socket
-	tests/conformance/run.sh --driver hub
+	@export CONFORMANCE_REFERENCE_STORE=$${CONFORMANCE_REFERENCE_STORE:-$$(mktemp -d /tmp/oh-refstore.XXXXXX)}; \
+	  tests/conformance/run.sh && tests/conformance/run.sh --driver addon --sample && tests/conformance/run.sh --driver hub
+
+# The sample (every file case, three bash cases of each group) through the hub: `make quick`.
+test-conformance-sample: deps-python deps-node
+	tests/conformance/run.sh --driver hub --sample
 
 # The other targets (scripts/build-cross.sh), tested where this machine runs them: linux-arm64
 # under qemu-user (a conformance subset, the node suite's CLI, execute and connect cases with an
@@ -115,12 +118,16 @@ test-runtime: deps-python addon
 test-e2e: deps-python addon
 	tests/e2e/run.sh
 
-# The extension's unit tests (vitest, vscode mocked), then the real extension host (code-server).
+# The extension in the real extension host (code-server); `test-extension-unit` runs its unit tests.
 # It includes a V1 session (an agent-server conversation served by the extension): the V1 venv too.
 test-vscode: addon deps-python deps-python-v1
 	scripts/setup-node.sh extension
-	cd extension && npm run typecheck && npm test
 	tests/vscode/run.sh
+
+# The extension's type check and unit tests (vitest, vscode mocked).
+test-extension-unit:
+	scripts/setup-node.sh extension
+	cd extension && npm run typecheck && npm test
 
 # The artifacts of `make dist`, installed outside the repository (fresh venv, empty npm dir).
 test-dist: deps-python deps-node

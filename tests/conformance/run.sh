@@ -3,22 +3,21 @@
 # the OpenHands V0 reference. Extra arguments go to pytest (e.g. -k timeouts, -x, -v).
 # `--driver addon` (first argument) runs ours through the napi addon's Executor.execute() with the
 # headless executor's JS filesystem callbacks (addon_replay.js) instead of `oh-executor replay`.
+# `--sample` (after --driver) runs the representative sample instead of every case.
 # `--driver socket` with OH_SOCKET_EXECUTOR (a JSON array, the executor's command) builds nothing
 # and runs that executor instead of the addon's CLI (tests/cross: another target's, under qemu).
 set -euo pipefail
 driver=${CONFORMANCE_DRIVER:-replay}
 if [ "${1:-}" = "--driver" ]; then driver=$2; shift 2; fi
-all=0
-if [ "${1:-}" = "--all" ]; then all=1; shift; fi
+# `--sample`: every file case and three bash cases of each group (harness_setup.sample).
+if [ "${1:-}" = "--sample" ]; then export CONFORMANCE_SAMPLE=1; shift; fi
 export CONFORMANCE_DRIVER=$driver
-# The socket driver starts a server and the headless executor per case (~3 s each): by default a
-# representative subset (shell basics, interaction, timeouts, every file-action kind); `--all` (or
-# `-k`) chooses otherwise. The hub driver runs the whole case set: a pool of long-lived
-# hub_replay.py processes (OpenHands imported once each) gives every case a fresh VsCodeRuntime,
-# workspace and executor, which costs well under a second a case.
-if [ "$driver" = socket ] && [ $# -eq 0 ] && [ "$all" = 0 ]; then
-  set -- -k "bash/basic or bash/interactive or bash/timeouts or files/str_replace or files/read_default or files/view_file or files/write or files/insert or files/undo or files/create"
-fi
+# The socket driver starts a server and the headless executor per case (~3 s each); it serves
+# tests/cross (another target's executor binary, OH_SOCKET_EXECUTOR), which passes its own `-k`.
+# The hub driver runs the whole case set: a pool of long-lived hub_replay.py processes (OpenHands
+# imported once each) gives every case a fresh VsCodeRuntime, workspace and executor.
+# CONFORMANCE_REFERENCE_STORE (a folder) shares the reference's results between the drivers of one
+# run (reference_store.py); `make test-conformance` sets it.
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
 VENV_PY="${CONFORMANCE_PYTHON:-${OH_VENV:-$HOME/.cache/openhands-vscode-runtime/venv}/bin/python}"
