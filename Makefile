@@ -70,10 +70,12 @@ test-rust: deps-python
 # sample through the napi addon with the JS fs callbacks (what the file cases prove is the callbacks;
 # its bash is replay's oh-shell), every case through the hub (the shipped path: VsCodeRuntime, the
 # hub, the headless executor CLI). One reference result per case for the three
-# (CONFORMANCE_REFERENCE_STORE; make test's run sets it, a standalone run makes its own).
+# (CONFORMANCE_REFERENCE_STORE; make test's run sets it, a standalone run makes its own). Then the
+# sample with both sides as an unprivileged user (root hides permission behaviour).
 test-conformance: deps-python deps-node
 	@export CONFORMANCE_REFERENCE_STORE=$${CONFORMANCE_REFERENCE_STORE:-$$(mktemp -d /tmp/oh-refstore.XXXXXX)}; \
-	  tests/conformance/run.sh && tests/conformance/run.sh --driver addon --sample && tests/conformance/run.sh --driver hub
+	  tests/conformance/run.sh && tests/conformance/run.sh --driver addon --sample && tests/conformance/run.sh --driver hub \
+	  && tests/conformance/run.sh --sample --as-user oh-v1-test
 
 # The sample (every file case, three bash cases of each group) through the hub: `make quick`.
 test-conformance-sample: deps-python deps-node

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The unprivileged user the V1 differential suite's non-root pass runs as (tests/v1/README.md):
+# The unprivileged user the differential suites' non-root passes run as (tests/v1/README.md,
+# tests/conformance/README.md):
 #   setup-test-user.sh USER PATH...
 # creates USER (a system user with its own group, no login shell, no home: the suite gives it a
 # HOME of its own) when missing, and makes sure USER can reach every PATH: a directory on the way
@@ -12,8 +13,13 @@ set -euo pipefail
 user=$1; shift
 [ "$(id -u)" -eq 0 ] || exit 0
 if ! id -u "$user" >/dev/null 2>&1; then
-  echo "setup-test-user: creating the system user $user" >&2
-  useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
+  # uid == gid, as for a login user made by useradd and for OpenHands' sandbox user: the V0
+  # reference chowns a written file to (user_id, user_id), which fails when the two differ.
+  id=999
+  while getent passwd "$id" >/dev/null || getent group "$id" >/dev/null; do id=$((id - 1)); done
+  echo "setup-test-user: creating the system user $user ($id:$id)" >&2
+  groupadd --system --gid "$id" "$user"
+  useradd --system --uid "$id" --gid "$id" --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
 fi
 as_user() { setpriv --reuid="$user" --regid="$user" --init-groups "$@"; }
 for path in "$@"; do

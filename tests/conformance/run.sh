@@ -11,6 +11,10 @@ driver=${CONFORMANCE_DRIVER:-replay}
 if [ "${1:-}" = "--driver" ]; then driver=$2; shift 2; fi
 # `--sample`: every file case and three bash cases of each group (harness_setup.sample).
 if [ "${1:-}" = "--sample" ]; then export CONFORMANCE_SAMPLE=1; shift; fi
+# `--as-user USER` (replay driver): both sides run as that unprivileged user (created if missing,
+# uid == gid: scripts/setup-test-user.sh), which root hides: permission errors, chown, modes.
+as_user=
+if [ "${1:-}" = "--as-user" ]; then as_user=$2; shift 2; fi
 export CONFORMANCE_DRIVER=$driver
 # The socket driver starts a server and the headless executor per case (~3 s each); it serves
 # tests/cross (another target's executor binary, OH_SOCKET_EXECUTOR), which passes its own `-k`.
@@ -31,9 +35,27 @@ elif [ -z "${OH_EXECUTOR:-}" ]; then
   export OH_EXECUTOR="$REPO/target/debug/oh-executor"
 fi
 export CONFORMANCE_SUMMARY_FILE="${CONFORMANCE_SUMMARY_FILE:-$(mktemp /tmp/ohconf-summary.XXXXXX)}"
+runner=()
+if [ -n "$as_user" ]; then
+  [ "$driver" = replay ] || { echo "conformance: --as-user needs the replay driver" >&2; exit 2; }
+  [ "$(id -u)" -eq 0 ] || { echo "conformance: --as-user needs root (to become $as_user)" >&2; exit 2; }
+  "$REPO/scripts/setup-test-user.sh" "$as_user" "$(readlink -f "$VENV_PY")" "$VENV_PY" "$HERE/harness.py" "$OH_EXECUTOR"
+  home=$(mktemp -d /tmp/ohconf-home.XXXXXX)
+  trap 'rm -rf "$home"' EXIT
+  export CONFORMANCE_ARTIFACTS="$REPO/tests/artifacts/conformance-$as_user"
+  mkdir -p "$CONFORMANCE_ARTIFACTS"
+  chown "$as_user:" "$home" "$CONFORMANCE_ARTIFACTS" "$CONFORMANCE_SUMMARY_FILE"
+  if [ -n "${CONFORMANCE_REFERENCE_STORE:-}" ]; then
+    # The store's key tells root from not; its folder must be the user's to write.
+    mkdir -p "$CONFORMANCE_REFERENCE_STORE/$as_user" && chown "$as_user:" "$CONFORMANCE_REFERENCE_STORE/$as_user"
+    export CONFORMANCE_REFERENCE_STORE="$CONFORMANCE_REFERENCE_STORE/$as_user"
+  fi
+  runner=(setpriv --reuid="$as_user" --regid="$as_user" --init-groups env HOME="$home" PYTHONDONTWRITEBYTECODE=1)
+  echo "conformance: both sides run as $as_user ($(id "$as_user"))" >&2
+fi
 start=$(date +%s)
 set +e
-"$VENV_PY" -m pytest "$HERE" -q -p no:cacheprovider -W ignore::DeprecationWarning -o addopts="" "$@"
+"${runner[@]}" "$VENV_PY" -m pytest "$HERE" -q -p no:cacheprovider -W ignore::DeprecationWarning -o addopts="" "$@"
 rc=$?
 set -e
 echo "conformance ($driver driver) wall time: $(( $(date +%s) - start )) s"
