@@ -309,7 +309,8 @@ def run_case(case: Case, ref: bool = True, ours: bool = True, ours_cls: type | N
             th.start()
         if ref and not known:  # first run of this case in the run: both sides at once, as always
             first_ref = run_reference(case, case_dir)
-        th.join()
+        if ours:
+            th.join()
         if not (ref and ours):
             result = compare(case, first_ref, ours_run, setup_ws)
         else:
@@ -320,6 +321,8 @@ def run_case(case: Case, ref: bool = True, ours: bool = True, ours_cls: type | N
             verdict = reference_variants.judge(
                 ours_run, variants, runs, lambda: run_reference(case),
                 equal=lambda r, o: compare(case, r, o, setup_ws).identical, key=SideRun.key,
+                # --ref-vs-ref measures the reference against itself: its raw difference is the answer.
+                max_runs=1 if ours_cls is RefAsOurs else None,
             )
             chosen = verdict.variants[verdict.matched if verdict.matched is not None else 0]
             result = compare(case, chosen, ours_run, setup_ws)
