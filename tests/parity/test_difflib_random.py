@@ -7,7 +7,7 @@ identical.
 Generated, not committed: the cases take about 12 s to make and would be ~10 MB as a fixture, and
 answers made at test time come from the pinned reference itself. The committed fixture
 (`crates/oh-difflib/tests/fixtures/cases.json`, 2,550 cases) keeps `cargo test` checking without
-Python. `DIFFLIB_RANDOM_SEED=N` runs another seed by hand."""
+Python. `OH_DIFFLIB_SEED=N` runs another seed by hand."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 import gen_cases  # noqa: E402
 import rust_example  # noqa: E402
 
-SEED = int(os.environ.get('DIFFLIB_RANDOM_SEED', '20261127'))
+SEED = int(os.environ.get('OH_DIFFLIB_SEED', '20261127'))
 GET_DIFF, UNIFIED, OPCODES = 10_000, 1_500, 2_000
 
 
