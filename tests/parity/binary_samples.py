@@ -58,7 +58,8 @@ def _short(rng: random.Random) -> bytes:
     n = rng.randint(1, 8)
     pool = rng.choice([UTF8_CHARS[2], UTF8_CHARS[3], UTF8_CHARS[4], UTF8_CHARS[2] + 'abc xyz', 'abc xyz\n'])
     text = ''.join(rng.choice(pool) for _ in range(n))
-    return text.encode(rng.choice(['utf-8', 'utf-8', 'utf-8', 'latin-1']) if all(ord(c) < 256 for c in text) else 'utf-8')
+    latin1_ok = all(ord(c) < 256 for c in text)
+    return text.encode(rng.choice(['utf-8', 'utf-8', 'utf-8', 'latin-1']) if latin1_ok else 'utf-8')
 
 
 def _latin1(rng: random.Random) -> bytes:

@@ -50,7 +50,12 @@ EXPECTED_DIFFERENCES = {
 
 
 def test_binaryornot_verdicts(tmp_path):
+    from importlib.metadata import version
+
     from binaryornot.check import is_binary
+
+    # The pinned differences are those of these releases (tests/reference/constraints.txt).
+    assert (version('binaryornot'), version('chardet')) == ('0.4.4', '5.2.0')
 
     samples = binary_samples.samples()
     assert len(samples) >= 4000

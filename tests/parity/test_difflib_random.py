@@ -16,8 +16,9 @@ import os
 import random
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'crates', 'oh-difflib', 'tests'))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, '..', '..', 'crates', 'oh-difflib', 'tests'))
 
 import gen_cases  # noqa: E402
 import rust_example  # noqa: E402
