@@ -62,9 +62,12 @@ quick:
 	@scripts/run-suites.sh quick deps check test-rust test-extension-unit test-node test-conformance-sample
 
 # Benches and examples are type-checked too, so `make bench` cannot rot unnoticed.
+# Then the pure ports (binaryornot, difflib) against the Python they port, on seeded inputs made at
+# test time by the V0 venv (tests/parity).
 test-rust: deps-python
 	cargo check --workspace --exclude oh-node --all-targets
 	cargo test --workspace --exclude oh-node
+	tests/parity/run.sh
 
 # Every case through `oh-executor replay` (the Rust core; this driver runs the reference too), the
 # sample through the napi addon with the JS fs callbacks (what the file cases prove is the callbacks;

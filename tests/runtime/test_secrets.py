@@ -107,8 +107,7 @@ def test_token_folder_left_open_to_others_is_made_private(tmp_path):
     assert (folder.stat().st_mode & 0o777) == 0o700
 
 
-@pytest.mark.skipif(os.getuid() != 0, reason='handing a folder to another user needs root')
-def test_token_folder_of_another_user_is_refused(tmp_path):
+def test_token_folder_of_another_user_is_refused(as_root, tmp_path):
     from openhands_vscode_runtime.credentials import CredentialError, load_or_create_executor_token
 
     folder = tmp_path / 'state' / 'openhands-vscode-runtime'

@@ -65,8 +65,7 @@ def test_a_loose_existing_folder_is_made_private(discovery: Path) -> None:
     assert mode(discovery) == 0o700
 
 
-@pytest.mark.skipif(os.getuid() != 0, reason='handing a folder to another user needs root')
-def test_another_users_folder_is_refused(discovery: Path) -> None:
+def test_another_users_folder_is_refused(as_root: None, discovery: Path) -> None:
     discovery.mkdir(parents=True, mode=0o700)
     os.chown(discovery, 54321, 54321)
     with pytest.raises(UnsafeDirectory):

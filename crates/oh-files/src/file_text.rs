@@ -492,33 +492,3 @@ mod tests {
         assert_eq!(base64(b"hi!"), "aGkh");
     }
 }
-
-#[cfg(test)]
-mod fuzz {
-    /// Differential check against binaryornot: `BINFUZZ_SAMPLES=file` with lines
-    /// `<hex bytes> <0|1>` produced by the Python reference.
-    #[test]
-    fn binaryornot_samples() {
-        let Ok(path) = std::env::var("BINFUZZ_SAMPLES") else {
-            return;
-        };
-        let data = std::fs::read_to_string(path).unwrap();
-        let (mut total, mut bad) = (0, 0);
-        for line in data.lines() {
-            let (hex, exp) = line.split_once(' ').unwrap();
-            let bytes: Vec<u8> =
-                (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
-            total += 1;
-            if super::is_binary_chunk(&bytes) != (exp == "1") {
-                bad += 1;
-                if bad <= 15 {
-                    eprintln!(
-                        "mismatch (expected {exp}): {:?}",
-                        String::from_utf8_lossy(&bytes[..bytes.len().min(80)])
-                    );
-                }
-            }
-        }
-        eprintln!("binaryornot samples: {bad} of {total} differ");
-    }
-}

@@ -21,6 +21,9 @@ use serde_json::Value;
 
 pub use editor::TextRule;
 use editor::{Editor, EditorResult, InsertLine, Preloaded};
+/// binaryornot's `is_binary(path)` given the file's bytes (the pre-check of reads and the editor's
+/// test); public for the differential driver `tests/parity` (`examples/binary_verdicts.rs`).
+pub use file_text::is_binary;
 
 /// [`FileActions::edit_whole_file`]'s result.
 #[derive(Debug, Clone, PartialEq)]

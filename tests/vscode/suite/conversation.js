@@ -85,6 +85,12 @@ exports.run = async () => {
     console.log(`oh-test conversation ${snap.conversationId}`);
     // Mid-conversation: the slow check command is running. Photograph the tab.
     await waitFor('the agent to run its check', () => api.conversation.items.find((i) => i.kind === 'action' && /^sleep 8/.test(i.title) && i.status === 'running'), 90000, 200);
+    // What the picture below is meant to show, asserted in the webview's rendered text: the check
+    // command listed as running (the picture itself asserts nothing and is not counted).
+    await waitFor('the tab to show the check command running', async () => {
+      const t = await tabText();
+      return t.includes('sleep 8') && t.includes('running…') ? t : undefined;
+    }, 6000, 300);
     const term = vscode.window.terminals.find((t) => t.name === 'OpenHands Agent');
     if (term) term.show(true);
     // A wider side bar (and no empty secondary one), so the photographed conversation reads well.
