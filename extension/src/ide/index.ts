@@ -149,7 +149,7 @@ export function registerIdeTools(context: vscode.ExtensionContext, log: McpLog &
     }
     const s = new IdeMcpServer({ tools, call, allowedOrigins: settings().allowedOrigins, version, log });
     const ep = await s.start();
-    const d = new DiscoveryFile(workspaceIdentity());
+    const d = new DiscoveryFile(workspaceIdentity(), undefined, (m) => log.warn(m));
     try {
       d.write(ep);
     } catch (e) {
