@@ -7,16 +7,19 @@ with its keys from a pipe instead of its environment:
   end-of-file, then put into `os.environ` of this process only. `/proc/<pid>/environ` shows the
   environment the process was started with; later changes to `os.environ` do not appear there, so
   a process of the same user that reads it (the agent's bash, `cat /proc/<pid>/environ`) finds no
-  key. After the agent-server has read its configuration they leave `os.environ` too, so the
-  processes it starts do not inherit them.
+  key. They stay in `os.environ` (the process's memory): the agent-server itself publishes its
+  session key there for in-process callers (`export_session_api_key`), and the SDK removes both
+  names from the environment of the commands it starts (`sanitized_env`).
 * **Port**: bound here (`127.0.0.1`, port 0: the kernel picks one) before anything is reported,
   then written as one decimal line to `--port-fd`. The extension never picks a port and releases
   it, so no other process can take the port between the pick and the bind; on Linux it also
   checks that the listening socket of that port is one of this process's descriptors before it
-  sends anything (extension/src/v1/agentServerProcess.ts). uvicorn serves the socket as it is.
+  sends anything (extension/src/v1/agentServerProcess.ts). uvicorn serves the socket as it is:
+  `uvicorn.Server.run`, which the agent-server's `main()` reaches (its own `LoggingServer`, a
+  subclass, or `uvicorn.run`), is given this socket instead of binding host and port again.
 
 The remaining arguments go to the agent-server's own `main()` (after `--host 127.0.0.1 --port
-<bound port>`, which it prints). Only the standard library is imported at the top: the stand-in
+<bound port>`, which it prints and publishes as its internal URL). Only the standard library is imported at the top: the stand-in
 of the extension's unit tests loads this file by path and uses the same three steps.
 """
 
@@ -29,8 +32,6 @@ import socket
 import sys
 
 LOOPBACK = '127.0.0.1'
-# What leaves os.environ once the agent-server's configuration holds it.
-SECRET_NAMES = ('SESSION_API_KEY', 'OH_SECRET_KEY')
 
 
 def read_secrets(fd: int) -> dict[str, str]:
@@ -74,21 +75,19 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     return ap.parse_known_args(argv)
 
 
-def _serve_on(sock: socket.socket):
-    """A stand-in for `uvicorn.run` that serves `sock` instead of binding host and port again."""
+def serve_on(sock: socket.socket) -> None:
+    """Makes every `uvicorn.Server` serve `sock` instead of binding its configured host and port."""
     import uvicorn
 
-    def run(app, **kwargs):
-        kwargs.pop('host', None)
-        kwargs.pop('port', None)
-        kwargs['reload'] = False  # a reloader would start a second process without this socket
-        config = uvicorn.Config(app, **kwargs)
-        config.load()  # imports the application, which reads its configuration
-        for name in SECRET_NAMES:
-            os.environ.pop(name, None)
-        uvicorn.Server(config).run(sockets=[sock])
+    original = uvicorn.Server.run
 
-    return run
+    def run(self, sockets=None):
+        # A reloader or worker processes would serve from other processes, without this socket.
+        self.config.reload = False
+        self.config.workers = 1
+        return original(self, sockets=[sock])
+
+    uvicorn.Server.run = run
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -98,14 +97,11 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.update(secrets)
     report_port(args.port_fd, sock.getsockname()[1])
 
-    import uvicorn
-
     from openhands_vscode_runtime.v1 import register
 
     register()
-    # The agent-server's main() calls uvicorn.run(...) with host and port; it gets our socket. If
-    # that call ever bound by itself, it would fail: the port is ours already (EADDRINUSE).
-    uvicorn.run = _serve_on(sock)
+    # If the server ever bound by itself instead, it would fail loudly: the port is ours (EADDRINUSE).
+    serve_on(sock)
     from openhands.agent_server.__main__ import main as agent_server_main
 
     sys.argv = [sys.argv[0], '--host', LOOPBACK, '--port', str(sock.getsockname()[1]), *rest]
