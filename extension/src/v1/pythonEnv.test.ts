@@ -152,7 +152,7 @@ describe('findBasePython and checkInterpreter', () => {
     expect(await findBasePython([mk('a', '3.11'), mk('b', '3.12'), mk('c', '3.13')])).toBe(path.join(dir, 'b'));
   });
   it('an interpreter without the agent-server and our tools is named with what it lacks', async () => {
-    expect(await checkInterpreter('python3')).toMatch(/lacks openhands\.agent_server and openhands_vscode_runtime\.v1\.register/);
+    expect(await checkInterpreter('python3')).toMatch(/lacks openhands\.agent_server and openhands_vscode_runtime\.v1\.register and openhands_vscode_runtime\.v1\.launch/);
   });
   it('the probes do not import from the extension host\'s working directory (a repository with an openhands/ package)', async () => {
     const repo = tmp();

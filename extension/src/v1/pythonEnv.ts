@@ -214,7 +214,7 @@ export async function checkInterpreter(python: string, run: Runner = runProcess)
     '        return u.find_spec(m) is not None\n' +
     '    except ImportError:\n' +
     '        return False\n' +
-    'missing = [m for m in ("openhands.agent_server", "openhands_vscode_runtime.v1.register") if not found(m)]\n' +
+    'missing = [m for m in ("openhands.agent_server", "openhands_vscode_runtime.v1.register", "openhands_vscode_runtime.v1.launch") if not found(m)]\n' +
     'print("missing:" + ",".join(missing)); sys.exit(1 if missing else 0)';
   const r = await run(python, ['-c', probe], () => undefined);
   if (r.code === 0) return undefined;
