@@ -56,7 +56,11 @@ def launched(tmp_path):
     session_key, secret_key = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     secrets_r, secrets_w = os.pipe()
     port_r, port_w = os.pipe()
-    env = {k: v for k, v in os.environ.items() if k not in ('SESSION_API_KEY', 'OH_SECRET_KEY') and not k.startswith('OH_SESSION_API_KEYS')}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ('SESSION_API_KEY', 'OH_SECRET_KEY') and not k.startswith('OH_SESSION_API_KEYS')
+    }
     env.update(
         OH_VSCODE_SPAWN_EXECUTOR='0',
         OH_VSCODE_V1_DISCOVERY_DIR=str(tmp_path / 'discovery'),
@@ -65,7 +69,8 @@ def launched(tmp_path):
         OPENHANDS_SUPPRESS_BANNER='1',
     )
     p = subprocess.Popen(
-        [sys.executable, '-m', 'openhands_vscode_runtime.v1.launch', '--secrets-fd', str(secrets_r), '--port-fd', str(port_w),
+        [sys.executable, '-m', 'openhands_vscode_runtime.v1.launch',
+         '--secrets-fd', str(secrets_r), '--port-fd', str(port_w),
          '--import-modules', 'openhands_vscode_runtime.v1.register'],
         pass_fds=(secrets_r, port_w), cwd=tmp_path, env=env, start_new_session=True,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

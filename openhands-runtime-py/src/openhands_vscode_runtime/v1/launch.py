@@ -19,8 +19,9 @@ with its keys from a pipe instead of its environment:
   subclass, or `uvicorn.run`), is given this socket instead of binding host and port again.
 
 The remaining arguments go to the agent-server's own `main()` (after `--host 127.0.0.1 --port
-<bound port>`, which it prints and publishes as its internal URL). Only the standard library is imported at the top: the stand-in
-of the extension's unit tests loads this file by path and uses the same three steps.
+<bound port>`, which it prints and publishes as its internal URL). Only the standard library is
+imported at the top: the stand-in of the extension's unit tests loads this file by path and uses
+the same three steps.
 """
 
 from __future__ import annotations
