@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONNECTION_KEYS, DEFAULTS, EXTENSION_ID, ignoredWorkspaceValues, normaliseServerUrl, readConfig, serverOrigin, USER_ONLY_KEYS, validateConfig } from './config';
+import { CONNECTION_KEYS, DEFAULTS, EXTENSION_ID, ignoredWorkspaceValues, normaliseServerUrl, readConfig, serverOrigin, USER_ONLY_KEYS, userValue, validateConfig } from './config';
 
 const getter = (values: Record<string, unknown>) => ({
   get: <T>(key: string, def: T): T => (key in values ? (values[key] as T) : def),
@@ -110,5 +110,93 @@ describe('config', () => {
     expect(serverOrigin('http://127.0.0.1:3000/')).toBe('http://127.0.0.1:3000');
     expect(serverOrigin('HTTP://LocalHost:80/x')).toBe('http://localhost');
     expect(serverOrigin('https://a.example:443')).toBe('https://a.example');
+  });
+
+  // A host's settings at each level, as `getConfiguration('openhands')` sees them: `get` is the
+  // effective value (folder over workspace over user over default), `inspect` every level.
+  const levels = (user: Record<string, unknown>, workspace: Record<string, unknown> = {}, folder: Record<string, unknown> = {}) => ({
+    get: <T>(key: string, def: T): T => (key in folder ? folder[key] : key in workspace ? workspace[key] : key in user ? user[key] : def) as T,
+    inspect: <T>(key: string) => ({ globalValue: user[key] as T | undefined, workspaceValue: workspace[key] as T | undefined, workspaceFolderValue: folder[key] as T | undefined }),
+  });
+
+  it('openhands.v1.confirmation with a workspace value: the strictest of the user\'s and the workspace\'s', () => {
+    const policy = (user: unknown, workspace?: unknown, folder?: unknown) =>
+      readConfig(levels({ 'v1.confirmation': user }, workspace === undefined ? {} : { 'v1.confirmation': workspace }, folder === undefined ? {} : { 'v1.confirmation': folder })).v1Confirmation;
+    // a repository cannot lower the user's choice
+    expect(policy('always', 'never')).toBe('always');
+    expect(policy('always', 'risky')).toBe('always');
+    expect(policy('risky', 'never')).toBe('risky');
+    expect(policy('always', undefined, 'never')).toBe('always');
+    // it may raise it
+    expect(policy('never', 'risky')).toBe('risky');
+    expect(policy('risky', 'never', 'always')).toBe('always');
+    expect(policy(undefined, 'nonsense')).toBe('never');
+    expect(policy('always')).toBe('always');
+  });
+
+  it('openhands.conversation.mode / .id with a workspace value: the executor knows the workspace chose the conversation', () => {
+    const c = (user: Record<string, unknown>, workspace: Record<string, unknown> = {}, folder: Record<string, unknown> = {}) => {
+      const r = readConfig(levels(user, workspace, folder));
+      return [r.conversationMode, r.conversationId, r.conversationFromWorkspace];
+    };
+    expect(c({}, { 'conversation.mode': 'attach', 'conversation.id': 'repo-conv' })).toEqual(['attach', 'repo-conv', true]);
+    expect(c({ 'conversation.mode': 'attach' }, { 'conversation.id': 'repo-conv' })).toEqual(['attach', 'repo-conv', true]);
+    expect(c({ 'conversation.id': 'mine' }, {}, { 'conversation.mode': 'attach' })).toEqual(['attach', 'mine', true]);
+    expect(c({ 'conversation.mode': 'attach', 'conversation.id': 'mine' })).toEqual(['attach', 'mine', false]);
+    // the tab's own conversation is never the repository's choice
+    expect(c({}, { 'conversation.id': 'repo-conv' })).toEqual(['tab', 'repo-conv', false]);
+  });
+
+  it('openhands.executor.autoStart with a workspace value: it only starts the gate (trust, then the consent that names a workspace-chosen conversation)', () => {
+    expect(readConfig(levels({}, { 'executor.autoStart': true })).autoStart).toBe(true);
+  });
+
+  it('openhands.executor.noChangeTimeoutSeconds, terminal.revealOnCommand with workspace values: taken (they decide nothing about what runs or where secrets go)', () => {
+    const r = readConfig(levels({ 'executor.noChangeTimeoutSeconds': 30 }, { 'executor.noChangeTimeoutSeconds': 5, 'terminal.revealOnCommand': false }));
+    expect([r.noChangeTimeoutSeconds, r.revealOnCommand]).toEqual([5, false]);
+  });
+
+  it('user-only settings with a workspace value (server.url, v1.url, v1.discoveryDir, mode, v1.python): ignored, the user\'s or the default taken', () => {
+    const repo = { 'server.url': 'http://evil:1', 'v1.url': 'http://evil:2', 'v1.discoveryDir': '/tmp/planted', mode: 'v0', 'v1.python': '/tmp/evil/python' };
+    const r = readConfig(levels({}, repo, repo));
+    expect([r.serverUrl, r.v1Url, r.v1DiscoveryDir, r.backend, r.v1Python]).toEqual([DEFAULTS.serverUrl, '', '', 'v1', '']);
+  });
+
+  it('ide.server.allowedOrigins (machine) and ide.executeCommand.allowlist (application) with a workspace value: ignored (ide/index.ts reads them with userValue)', () => {
+    const origins = levels({ allowedOrigins: ['https://mine.example'] }, { allowedOrigins: ['https://evil.example'] });
+    expect(userValue(origins, 'allowedOrigins', [])).toEqual(['https://mine.example']);
+    const allow = levels({}, { 'openhands.ide.executeCommand.allowlist': ['workbench.action.terminal.sendSequence'] });
+    expect(userValue(allow, 'openhands.ide.executeCommand.allowlist', [])).toEqual([]);
+  });
+});
+
+/**
+ * The settings a repository's `.vscode/settings.json` can set (scope `window`, `resource`,
+ * `language-overridable`, or none) whose name or description says they could decide what runs or
+ * where a secret goes. Each was reviewed (docs/security.md, "Settings a repository can set"); a new
+ * one must be reviewed and added here, or be `application`/`machine`-scoped.
+ */
+const REVIEWED_WORKSPACE_SETTINGS: Record<string, string> = {
+  'openhands.conversation.mode': 'attach from a workspace value: the consent prompt names the conversation and is answered apart (consent.ts)',
+  'openhands.conversation.id': 'the same as conversation.mode',
+  'openhands.executor.autoStart': 'starts only the gate: trust, then consent (which names a workspace-chosen conversation)',
+  'openhands.executor.noChangeTimeoutSeconds': 'how long a command runs before its partial output returns; decides nothing about what runs',
+  'openhands.ide.server.autoStart': 'serves the IDE tools only after the user consented in this workspace; default already on',
+  'openhands.v1.confirmation': 'the strictest of the user\'s and the workspace\'s values (config.ts)',
+  'openhands.terminal.revealOnCommand': 'whether the agent terminal is shown; decides nothing about what runs',
+};
+
+describe('settings a repository can set', () => {
+  const RISKY = /url|path|python|interpreter|mode|\bid\b|\.id$|confirm|key|token|secret|command|autostart|origin|allow|dir|folder|executable|server|env/i;
+
+  it('every workspace-settable setting whose name or description looks risky is in the reviewed list, and the list has no stale entry', () => {
+    const pkg = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8'));
+    const props: Record<string, { scope?: string; description?: string; markdownDescription?: string }> = Object.assign(
+      {}, ...pkg.contributes.configuration.map((g: { properties: object }) => g.properties),
+    );
+    const workspaceSettable = Object.entries(props).filter(([, p]) => !['application', 'machine'].includes(p.scope ?? 'window'));
+    const risky = workspaceSettable.filter(([k, p]) => RISKY.test(k) || RISKY.test(p.description ?? p.markdownDescription ?? '')).map(([k]) => k);
+    expect(risky.filter((k) => !(k in REVIEWED_WORKSPACE_SETTINGS))).toEqual([]);
+    for (const k of Object.keys(REVIEWED_WORKSPACE_SETTINGS)) expect(workspaceSettable.map(([key]) => key)).toContain(k);
   });
 });

@@ -29,6 +29,12 @@ export interface OpenHandsConfig {
   readonly serverUrl: string;
   readonly conversationMode: ConversationMode;
   readonly conversationId: string;
+  /**
+   * True when attach mode or its conversation id comes from the workspace's settings (a
+   * repository's `.vscode/settings.json`), not the user's: the consent prompt then names that
+   * conversation and an answer for it is remembered apart (consent.ts).
+   */
+  readonly conversationFromWorkspace: boolean;
   readonly autoStart: boolean;
   readonly noChangeTimeoutSeconds: number;
   readonly revealOnCommand: boolean;
@@ -50,6 +56,7 @@ export const DEFAULTS: OpenHandsConfig = {
   serverUrl: 'http://localhost:3000',
   conversationMode: 'tab',
   conversationId: '',
+  conversationFromWorkspace: false,
   autoStart: false,
   noChangeTimeoutSeconds: 30,
   revealOnCommand: true,
@@ -94,8 +101,12 @@ export const USER_ONLY_KEYS = ['server.url', 'v1.url', 'v1.discoveryDir', 'mode'
 // `v1.python` is what the extension runs; `mode` decides whether it runs it: neither is a
 // repository's choice either.
 
-/** The user's (global) value of a setting, or its default: never a workspace or folder value. */
-function userValue<T>(section: Getter, key: string, fallback: T): T {
+/**
+ * The user's (global) value of a setting, or its default: never a workspace or folder value.
+ * For the `application`/`machine` settings, whatever the host does with the scope (also used by
+ * ide/index.ts for its allowlist and allowed origins).
+ */
+export function userValue<T>(section: Getter, key: string, fallback: T): T {
   if (!section.inspect) return section.get<T>(key, fallback);
   const i = section.inspect<T>(key);
   return i?.globalValue ?? i?.defaultValue ?? fallback;
@@ -125,6 +136,28 @@ export function serverOrigin(url: string): string {
   }
 }
 
+/** The workspace's (folder's, else workspace's) own value of a setting, when it has one. */
+function workspaceValue<T>(section: Getter, key: string): T | undefined {
+  const i = section.inspect?.<T>(key);
+  return i?.workspaceFolderValue ?? i?.workspaceValue;
+}
+
+const CONFIRMATION_ORDER = ['never', 'risky', 'always'] as const;
+
+/**
+ * The V1 confirmation policy: the strictest of every level's value (default, user, workspace,
+ * folder). A repository may ask for more confirmation than the user, never for less: a committed
+ * `"never"` does not override the user's `"always"`.
+ */
+function strictestConfirmation(section: Getter): OpenHandsConfig['v1Confirmation'] {
+  const key = 'v1.confirmation';
+  const i = section.inspect?.<string>(key);
+  const values = i ? [i.defaultValue, i.globalValue, i.workspaceValue, i.workspaceFolderValue] : [section.get<string>(key, DEFAULTS.v1Confirmation)];
+  let rank = 0;
+  for (const v of values) if (v !== undefined) rank = Math.max(rank, CONFIRMATION_ORDER.indexOf(confirmationMode(v)));
+  return CONFIRMATION_ORDER[rank];
+}
+
 /** Reads and normalises the settings from a configuration object. */
 export function readConfig(section: Getter): OpenHandsConfig {
   const mode = section.get<string>('conversation.mode', DEFAULTS.conversationMode);
@@ -138,13 +171,14 @@ export function readConfig(section: Getter): OpenHandsConfig {
     // Anything but attach follows the tab.
     conversationMode: mode === 'attach' ? 'attach' : 'tab',
     conversationId: String(section.get<string>('conversation.id', '') ?? '').trim(),
+    conversationFromWorkspace: mode === 'attach' && (workspaceValue(section, 'conversation.mode') !== undefined || workspaceValue(section, 'conversation.id') !== undefined),
     autoStart: Boolean(section.get<boolean>('executor.autoStart', DEFAULTS.autoStart)),
     noChangeTimeoutSeconds: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULTS.noChangeTimeoutSeconds,
     revealOnCommand: Boolean(section.get<boolean>('terminal.revealOnCommand', DEFAULTS.revealOnCommand)),
     // Where the agent-server key and the executor secrets go: the user's own values only.
     v1Url: String(userValue<string>(section, 'v1.url', '') ?? '').trim().replace(/\/+$/, ''),
     v1DiscoveryDir: String(userValue<string>(section, 'v1.discoveryDir', '') ?? '').trim(),
-    v1Confirmation: confirmationMode(section.get<string>('v1.confirmation', DEFAULTS.v1Confirmation)),
+    v1Confirmation: strictestConfirmation(section),
     backendSetting: backendSetting === 'v0' || backendSetting === 'v1' ? backendSetting : 'auto',
     backend,
     v1Python: String(userValue<string>(section, 'v1.python', DEFAULTS.v1Python) ?? '').trim(),

@@ -68,4 +68,22 @@ describe('consent', () => {
     expect(await c.ensure('ws', 'http://evil.example:3000')).toBe('declined');
     expect(ask).toHaveBeenCalledTimes(1);
   });
+
+  it('a conversation chosen by the workspace\'s settings: consent for the server does not cover it; the prompt names it; answered per conversation', async () => {
+    const state = new MemoryMemento();
+    await state.update(CONSENT_KEY, ['http://127.0.0.1:3000']);
+    const ask = vi.fn().mockResolvedValue('Allow');
+    const c = new Consent(state as any, { isTrusted: () => true, ask });
+    expect(await c.ensure('ws', 'http://127.0.0.1:3000')).toBe('granted');
+    expect(ask).not.toHaveBeenCalled();
+    expect(await c.ensure('ws', 'http://127.0.0.1:3000', 'conv-from-repo')).toBe('granted');
+    expect(ask).toHaveBeenCalledTimes(1);
+    expect(ask.mock.calls[0][1]).toContain('conversation conv-from-repo');
+    expect(ask.mock.calls[0][1]).toContain('.vscode/settings.json');
+    expect(await c.ensure('ws', 'http://127.0.0.1:3000', 'conv-from-repo')).toBe('granted');
+    expect(ask).toHaveBeenCalledTimes(1);
+    ask.mockResolvedValueOnce(undefined);
+    expect(await c.ensure('ws', 'http://127.0.0.1:3000', 'another-conv')).toBe('declined');
+    expect(ask).toHaveBeenCalledTimes(2);
+  });
 });

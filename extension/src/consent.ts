@@ -20,22 +20,38 @@ export interface ConsentPrompt {
    * the origin changes. Without it, one answer covers every `who`.
    */
   readonly scope?: (who: string) => string;
-  /** The question and its detail, given the workspace's name and who will act (a URL). */
-  text(workspaceLabel: string, who: string): { message: string; detail: string };
+  /**
+   * The question and its detail, given the workspace's name, who will act (a URL) and, when the
+   * workspace's own settings chose it, the conversation whose agent will act.
+   */
+  text(workspaceLabel: string, who: string, conversation?: string): { message: string; detail: string };
 }
 
 /** The executor's consent: run commands and edit files for an OpenHands server. */
 export const EXECUTION_PROMPT: ConsentPrompt = {
   key: CONSENT_KEY,
   scope: serverOrigin,
-  text: (workspaceLabel, serverUrl) => ({
+  text: (workspaceLabel, serverUrl, conversation) => ({
     message: `Allow OpenHands to run commands and edit files in "${workspaceLabel}"?`,
     detail:
-      `The agent of the OpenHands server at ${serverUrl} will run shell commands in this workspace ` +
+      (conversation
+        ? `This workspace's settings (.vscode/settings.json) attach it to conversation ${conversation}: the agent of that ` +
+          `conversation on the OpenHands server at ${serverUrl} will run shell commands in this workspace `
+        : `The agent of the OpenHands server at ${serverUrl} will run shell commands in this workspace `) +
       'and read and write its files, without asking again. You can revoke this with ' +
       '"OpenHands: Revoke Execution Consent for This Workspace".',
   }),
 };
+
+/**
+ * What an answer is remembered under: the scope of `who` (the server's origin), and the
+ * conversation when the workspace's settings chose it, so that consent given to a server does not
+ * cover a conversation a repository picked, and the answer for one such conversation not another.
+ */
+function scopeId(prompt: ConsentPrompt, who: string, conversation?: string): string {
+  const base = prompt.scope ? prompt.scope(who) : '';
+  return conversation ? `${base} conversation ${conversation}` : base;
+}
 
 const ALLOW = 'Allow';
 const DENY = "Don't Allow";
@@ -68,23 +84,28 @@ export class Consent {
     return this.state.get<boolean>(this.prompt.key, false) === true;
   }
 
-  /** Whether the user said yes for `who` (for a scoped prompt: for its scope, e.g. its origin). */
-  grantedFor(who: string): boolean {
-    const scope = this.prompt.scope;
-    if (!scope) return this.granted;
+  /**
+   * Whether the user said yes for `who` (for a scoped prompt: for its scope, e.g. its origin) and,
+   * when given, the conversation the workspace's settings chose.
+   */
+  grantedFor(who: string, conversation?: string): boolean {
+    if (!this.prompt.scope && !conversation) return this.granted;
     // A bare `true` is a record from before consent was per origin: it names no server.
     const granted = this.state.get<unknown>(this.prompt.key);
-    return Array.isArray(granted) && granted.includes(scope(who));
+    return Array.isArray(granted) && granted.includes(scopeId(this.prompt, who, conversation));
   }
 
-  /** Checks trust and consent, asking the user when consent was never given (for this `who`). */
-  ensure(workspaceLabel: string, serverUrl: string): Promise<ConsentResult> {
+  /**
+   * Checks trust and consent, asking the user when consent was never given (for this `who`, and
+   * for `conversation` when the workspace's settings chose it: the prompt then names it).
+   */
+  ensure(workspaceLabel: string, serverUrl: string, conversation?: string): Promise<ConsentResult> {
     if (!this.ui.isTrusted()) return Promise.resolve('untrusted');
-    if (this.grantedFor(serverUrl)) return Promise.resolve('granted');
-    const id = this.prompt.scope ? this.prompt.scope(serverUrl) : '';
+    if (this.grantedFor(serverUrl, conversation)) return Promise.resolve('granted');
+    const id = scopeId(this.prompt, serverUrl, conversation);
     let pending = this.pending.get(id);
     if (!pending) {
-      pending = this.ask(workspaceLabel, serverUrl).finally(() => {
+      pending = this.ask(workspaceLabel, serverUrl, conversation).finally(() => {
         this.pending.delete(id);
       });
       this.pending.set(id, pending);
@@ -92,15 +113,14 @@ export class Consent {
     return pending;
   }
 
-  private async ask(workspaceLabel: string, serverUrl: string): Promise<ConsentResult> {
-    const { message, detail } = this.prompt.text(workspaceLabel, serverUrl);
+  private async ask(workspaceLabel: string, serverUrl: string, conversation?: string): Promise<ConsentResult> {
+    const { message, detail } = this.prompt.text(workspaceLabel, serverUrl, conversation);
     const answer = await this.ui.ask(message, detail);
     if (answer !== ALLOW) return 'declined';
-    const scope = this.prompt.scope;
-    if (scope) {
+    if (this.prompt.scope || conversation) {
       const before = this.state.get<unknown>(this.prompt.key);
       const list = Array.isArray(before) ? before.filter((x) => typeof x === 'string') : [];
-      await this.state.update(this.prompt.key, [...new Set([...list, scope(serverUrl)])]);
+      await this.state.update(this.prompt.key, [...new Set([...list, scopeId(this.prompt, serverUrl, conversation)])]);
     } else {
       await this.state.update(this.prompt.key, true);
     }

@@ -81,7 +81,7 @@ export class OpenHandsContext implements vscode.Disposable {
         return useV1 && !(c.conversationMode === 'attach' && c.conversationId) ? { ...c, conversationMode: 'tab' } : c;
       },
       sessionKey: () => this.executorCredential(),
-      consent: (label, url) => this.consent.ensure(label, url),
+      consent: (label, url, conversation) => this.consent.ensure(label, url, conversation),
       route: useV1
         ? {
             consentUrl: () => this.config.current.v1Url || MANAGED_AGENT_SERVER_CONSENT,

@@ -81,7 +81,7 @@ describe('executor service', () => {
     const resolve = vi.fn(async (id: string) => ({ serverUrl: 'http://127.0.0.1:4321', conversationId: `v1-${id.replace(/-/g, '')}`, sessionApiKey: 'channel-key' }));
     const { service } = setup({ consent, sessionKey, conversation: () => undefined, route: { consentUrl: () => 'http://127.0.0.1:8000', resolve } });
     await service.retarget('aaaa-bbbb');
-    expect(consent).toHaveBeenCalledWith('ws', 'http://127.0.0.1:8000');
+    expect(consent).toHaveBeenCalledWith('ws', 'http://127.0.0.1:8000', undefined);
     expect(sessionKey).not.toHaveBeenCalled();
     expect(resolve).toHaveBeenCalledWith('aaaa-bbbb', expect.anything());
     expect(FakeExecutor.last!.options).toMatchObject({ serverUrl: 'http://127.0.0.1:4321', conversationId: 'v1-aaaabbbb', sessionApiKey: 'channel-key' });
@@ -106,8 +106,22 @@ describe('executor service', () => {
     });
     await service.start();
     expect(resolve).not.toHaveBeenCalled();
-    expect(consent).toHaveBeenCalledWith('ws', 'http://127.0.0.1:5555');
+    expect(consent).toHaveBeenCalledWith('ws', 'http://127.0.0.1:5555', undefined);
     expect(FakeExecutor.last!.options).toMatchObject({ serverUrl: 'http://127.0.0.1:5555', conversationId: 'by-hand', sessionApiKey: 'channel-key-by-hand' });
+  });
+
+  it('attach mode from the workspace\'s settings: consent is asked for that conversation, named; declined, nothing starts', async () => {
+    const consent = vi.fn(async () => 'declined' as const);
+    const loadNative = vi.fn();
+    const { service } = setup({
+      consent, loadNative,
+      config: { serverUrl: 'http://127.0.0.1:3000', conversationMode: 'attach', conversationId: 'repo-chosen', conversationFromWorkspace: true },
+      conversation: (c) => c.conversationId,
+    });
+    await service.start();
+    expect(consent).toHaveBeenCalledWith('ws', 'http://127.0.0.1:3000', 'repo-chosen');
+    expect(loadNative).not.toHaveBeenCalled();
+    expect(service.snapshot.state).toBe('blocked');
   });
 
   it('passes the other folders of a multi-root workspace (one folder: none)', async () => {

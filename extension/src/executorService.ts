@@ -27,7 +27,8 @@ export interface ExecutorSnapshot {
 export interface ExecutorServiceDeps {
   config: () => OpenHandsConfig;
   sessionKey: () => Thenable<string | undefined>;
-  consent: (workspaceLabel: string, serverUrl: string) => Promise<ConsentResult>;
+  /** `conversation`: set when the workspace's settings chose it (attach mode from `.vscode/settings.json`). */
+  consent: (workspaceLabel: string, serverUrl: string, conversation?: string) => Promise<ConsentResult>;
   /**
    * The conversation to serve: `attach` mode's configured id, else the one the OpenHands tab shows
    * (undefined until the user starts or picks one).
@@ -199,7 +200,9 @@ export class ExecutorService implements vscode.Disposable {
       if (problem) return this.fail({ message: problem, fixes: ['settings'] });
 
       this.update({ message: 'Checking workspace trust and your permission to execute here…' });
-      const consent = await d.consent(ws.label, route?.consentUrl() ?? config.serverUrl);
+      // A conversation the repository's settings chose is named in the prompt and consented to apart.
+      const repoConversation = config.conversationMode === 'attach' && config.conversationFromWorkspace ? config.conversationId : undefined;
+      const consent = await d.consent(ws.label, route?.consentUrl() ?? config.serverUrl, repoConversation);
       if (!current()) return;
       this.update({ message: undefined });
       if (consent === 'untrusted') {

@@ -1,7 +1,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { summariseAction } from './activity';
 import { AgentTerminal } from './agentTerminal';
-import { MASK, maskSecretExports } from './secretMask';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CREDENTIAL_PATTERN, isCredentialName, MASK, maskSecretExports } from './secretMask';
 import { mock, resetMock } from './test/vscodeMock';
 
 const block = (code: number, cwd: string) =>
@@ -67,5 +69,26 @@ describe('secret exports are masked', () => {
     t.pty.open();
     term.data('progress 10%');
     expect(out.join('')).toBe('progress 10%');
+  });
+});
+
+describe('credential names', () => {
+  it('knows the common credential variables, and not the ordinary ones', () => {
+    for (const name of ['GITHUB_TOKEN', 'OPENAI_API_KEY', 'AWS_SECRET_ACCESS_KEY', 'DB_PASSWORD', 'PGPASSWORD', 'MYSQL_PWD', 'DATABASE_URL',
+      'GITHUB_PAT', 'STRIPE_KEY', 'AZURE_OPENAI_KEY', 'CLIENT_SECRETS', 'LITELLM_MASTER_KEY', 'SENTRY_DSN', 'gitlab_token']) {
+      expect(isCredentialName(name), name).toBe(true);
+    }
+    for (const name of ['PATH', 'PWD', 'OLDPWD', 'HOME', 'KEYBOARD', 'HOTKEY', 'TOKENIZERS_PARALLELISM', 'PYTHONPATH', 'SSH_AUTH_SOCK', 'PATTERN_DIR']) {
+      expect(isCredentialName(name), name).toBe(false);
+    }
+    expect(maskSecretExports("echo hi; export PGPASSWORD=$'hunter2'")).toBe(`echo hi; export PGPASSWORD=${MASK}`);
+  });
+
+  it('is the pattern of the runtime\'s strip-list (openhands_vscode_runtime/agent_env.py)', () => {
+    const py = readFileSync(join(__dirname, '..', '..', 'openhands-runtime-py', 'src', 'openhands_vscode_runtime', 'agent_env.py'), 'utf8');
+    const block = /CREDENTIAL_PATTERN = \(([\s\S]*?)\n\)/.exec(py);
+    expect(block).not.toBeNull();
+    const pattern = [...block![1].matchAll(/r'([^']*)'/g)].map((m) => m[1]).join('');
+    expect(pattern).toBe(CREDENTIAL_PATTERN);
   });
 });

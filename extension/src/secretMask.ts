@@ -4,7 +4,8 @@
  * export B=$'…'`); the agent terminal would show bash's echo of them and the activity list the
  * command, in clear. The extension cannot know which variables are secret, so it masks the value
  * of every export in a command made only of exports, and of any export whose name looks like a
- * credential (`…_TOKEN`, `…_API_KEY`, `…SECRET…`, `…PASSWORD…`) wherever it appears.
+ * credential (`…_TOKEN`, `…_API_KEY`, `…_KEY`, `…SECRET…`, `…PASSWORD…`, `…_PWD`, `…_PAT`,
+ * `DATABASE_URL`) wherever it appears.
  */
 
 export const MASK = '********';
@@ -15,7 +16,12 @@ export const MASK = '********';
 const EXPORT = /export\s+([A-Za-z_][A-Za-z0-9_]*)=(\$'(?:[^'\\]|\\[\s\S])*'|"(?:[^"\\]|\\[\s\S])*"|'[^']*'|(?!\$'|["'])[^\s;&|]*)/g;
 // A quoted value that never closes on this line (a value longer than the terminal line, cut).
 const DANGLING = /export\s+([A-Za-z_][A-Za-z0-9_]*)=(\$'|"|')[\s\S]*$/;
-const CREDENTIAL_NAME = /(^|_)(API_?KEYS?|TOKEN|SECRET|SECRET_ACCESS_KEY|SECRET_KEY|PASSWORD|PASSWD|CREDENTIALS?|PRIVATE_KEY|ACCESS_KEY)(_|$)/i;
+// The runtime's strip-list pattern (openhands_vscode_runtime/agent_env.py CREDENTIAL_PATTERN; a
+// test keeps the two equal).
+export const CREDENTIAL_PATTERN =
+  '(^|_)(API_?KEYS?|TOKENS?|SECRETS?|SECRET_ACCESS_KEY|SECRET_KEY|PASSWD|PASSPHRASE|CREDENTIALS?|' +
+  'PRIVATE_KEY|ACCESS_KEY|DATABASE_UR[LI]|DSN)(_|$)|PASSWORD|_(PAT|PWD)(_|$)|_KEYS?$';
+const CREDENTIAL_NAME = new RegExp(CREDENTIAL_PATTERN, 'i');
 
 /** True when the name looks like a credential. */
 export function isCredentialName(name: string): boolean {

@@ -70,10 +70,13 @@ def test_agent_shell_environment_holds_no_credentials(temp_dir, monkeypatch):
 def test_credential_names():
     for name in ('SESSION_API_KEY', 'OH_SESSION_API_KEY', 'LLM_API_KEY', 'LLM_BASE_URL', 'OPENAI_API_KEY',
                  'GITHUB_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'DB_PASSWORD', 'OH_SESSION_API_KEYS_3',
-                 'JWT_SECRET', 'OH_SECRET_KEY', 'gitlab_token'):
+                 'JWT_SECRET', 'OH_SECRET_KEY', 'gitlab_token', 'PGPASSWORD', 'MYSQL_PWD', 'DATABASE_URL',
+                 'GITHUB_PAT', 'STRIPE_KEY', 'AZURE_OPENAI_KEY', 'CLIENT_SECRETS', 'LITELLM_MASTER_KEY',
+                 'SENTRY_DSN', 'GPG_PASSPHRASE', 'NPM_TOKENS'):
         assert is_credential_name(name), name
     for name in ('PATH', 'HOME', 'LANG', 'SSH_AUTH_SOCK', 'TOKENIZERS_PARALLELISM', 'VIRTUAL_ENV',
-                 'OH_VSCODE_MODE', 'KEYBOARD'):
+                 'OH_VSCODE_MODE', 'KEYBOARD', 'PWD', 'OLDPWD', 'MANPATH', 'LD_LIBRARY_PATH', 'PYTHONPATH',
+                 'NODE_PATH', 'HOTKEY', 'DISPLAY', 'EDITOR', 'XDG_DATA_DIRS', 'PATTERN_DIR', 'GPG_TTY'):
         assert not is_credential_name(name), name
     assert agent_environment({'PATH': '/bin', 'LLM_API_KEY': 'x'}) == {'PATH': '/bin'}
 

@@ -25,6 +25,28 @@ describe('DiscoveryFile', () => {
     expect(fs.readdirSync(dir)).toEqual([path.basename(d.file)]); // no temp file left
   });
 
+  it('an existing folder open to others is made private before a token is written into it (with a warning)', () => {
+    fs.mkdirSync(dir, { mode: 0o755 });
+    fs.chmodSync(dir, 0o777);
+    const warnings: string[] = [];
+    new DiscoveryFile(ws, dir, (m) => warnings.push(m)).write({ url: 'http://127.0.0.1:1234/mcp', token: 'tok' });
+    expect(fs.statSync(dir).mode & 0o777).toBe(0o700);
+    expect(warnings).toEqual([expect.stringMatching(/was open to other users \(mode 0777\)/)]);
+  });
+
+  it.runIf(process.getuid?.() === 0)('a folder of another user (e.g. OPENHANDS_VSCODE_MCP_DIR under /tmp, made by them first) is refused: no token written (as root: handed to uid 54321)', () => {
+    fs.mkdirSync(dir, { mode: 0o700 });
+    fs.chownSync(dir, 54321, 54321);
+    const d = new DiscoveryFile(ws, dir);
+    expect(() => d.write({ url: 'http://127.0.0.1:1234/mcp', token: 'tok' })).toThrow(/belongs to another user \(uid 54321\)/);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('a path that is not a folder is refused', () => {
+    fs.writeFileSync(dir, '');
+    expect(() => new DiscoveryFile(ws, dir).write({ url: 'http://127.0.0.1:1234/mcp', token: 'tok' })).toThrow(/not a folder|ENOTDIR|EEXIST/);
+  });
+
   it('a workspace file names the workspace, whatever its folders', () => {
     expect(workspaceHash(['file:///a', 'file:///b'], 'file:///x.code-workspace')).toBe(workspaceHash([], 'file:///x.code-workspace'));
     expect(workspaceHash(['file:///a'], null)).not.toBe(workspaceHash(['file:///b'], null));

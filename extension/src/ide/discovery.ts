@@ -39,6 +39,25 @@ export function workspaceHash(folders: readonly string[], workspaceFile: string 
   return createHash('sha256').update(identity).digest('hex').slice(0, 16);
 }
 
+/**
+ * Creates `dir` (0700) or checks the existing one, as the runtime's `ensure_private_dir` does: it
+ * must be a folder of this user (another user's folder, or one at a path another user chose,
+ * e.g. under /tmp, would let them read every token written there), and a mode looser than 0700
+ * is tightened (`onLoosened` says so).
+ */
+export function ensurePrivateDir(dir: string, onLoosened?: (message: string) => void): void {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const st = fs.statSync(dir);
+  if (!st.isDirectory()) throw new Error(`${dir} is not a folder`);
+  if (typeof process.getuid === 'function' && st.uid !== process.getuid()) {
+    throw new Error(`the folder ${dir} belongs to another user (uid ${st.uid}); it must be yours and private: remove it or choose another location (OPENHANDS_VSCODE_MCP_DIR)`);
+  }
+  if ((st.mode & 0o077) !== 0) {
+    fs.chmodSync(dir, 0o700);
+    onLoosened?.(`the folder ${dir} was open to other users (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}); it holds tokens: set it to 0700`);
+  }
+}
+
 export class DiscoveryFile {
   readonly instance = randomUUID();
   readonly file: string;
@@ -46,6 +65,7 @@ export class DiscoveryFile {
   constructor(
     private readonly workspace: { folders: string[]; workspaceFile: string | null },
     readonly dir: string = discoveryDir(),
+    private readonly onLoosened?: (message: string) => void,
   ) {
     this.file = path.join(dir, `${workspaceHash(workspace.folders, workspace.workspaceFile)}.json`);
   }
@@ -62,7 +82,7 @@ export class DiscoveryFile {
       instance: this.instance,
       startedAt: new Date().toISOString(),
     };
-    fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    ensurePrivateDir(this.dir, this.onLoosened);
     const tmp = `${this.file}.${process.pid}.${this.instance.slice(0, 8)}.tmp`;
     // mode applies at creation; 'wx' refuses to follow a planted file or symlink.
     fs.writeFileSync(tmp, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600, flag: 'wx' });

@@ -5,6 +5,7 @@
  */
 import * as vscode from 'vscode';
 import { Consent, ConsentPrompt, defaultUi } from '../consent';
+import { userValue } from '../config';
 import { DiscoveryFile } from './discovery';
 import { clientConfig, IdeMcpServer, McpLog } from './mcpServer';
 import { runtimeIdeTools } from './runtimeTools';
@@ -41,7 +42,8 @@ interface Settings {
 
 function settings(): Settings {
   const c = vscode.workspace.getConfiguration('openhands.ide.server');
-  const origins = c.get<unknown>('allowedOrigins', []);
+  // machine-scoped; read from the user's value only, whatever the host does with the scope
+  const origins = userValue<unknown>(c, 'allowedOrigins', []);
   return {
     autoStart: c.get<boolean>('autoStart', true) !== false,
     allowedOrigins: Array.isArray(origins) ? origins.filter((o): o is string => typeof o === 'string') : [],
@@ -80,7 +82,8 @@ export function registerIdeTools(context: vscode.ExtensionContext, log: McpLog &
   const commandPolicy = {
     enabled: () => context.workspaceState.get<boolean>(EXECUTE_COMMAND_STATE_KEY, false) === true,
     allowlist: () => {
-      const v = vscode.workspace.getConfiguration().get<unknown>(ALLOWLIST_SETTING, []);
+      // application-scoped; read from the user's value only, whatever the host does with the scope
+      const v = userValue<unknown>(vscode.workspace.getConfiguration(), ALLOWLIST_SETTING, []);
       return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.trim() !== '') : [];
     },
   };
@@ -146,7 +149,7 @@ export function registerIdeTools(context: vscode.ExtensionContext, log: McpLog &
     }
     const s = new IdeMcpServer({ tools, call, allowedOrigins: settings().allowedOrigins, version, log });
     const ep = await s.start();
-    const d = new DiscoveryFile(workspaceIdentity());
+    const d = new DiscoveryFile(workspaceIdentity(), undefined, (m) => log.warn(m));
     try {
       d.write(ep);
     } catch (e) {

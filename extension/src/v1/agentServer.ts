@@ -156,7 +156,7 @@ export class ManagedAgentServer implements vscode.Disposable {
       this.server = server;
       server.onState((s) => this.emitter.fire(s));
       server.onCrash((c) => this.crashed(c));
-      this.deps.log.info(`V1 agent-server: starting ${python} -m openhands.agent_server (log: "OpenHands Agent Server" output)`);
+      this.deps.log.info(`V1 agent-server: starting ${python} -m openhands_vscode_runtime.v1.launch (the agent-server; log: "OpenHands Agent Server" output)`);
       const t0 = Date.now();
       const c = await server.start();
       // The key is never logged: the URL and the process id are enough to find it.

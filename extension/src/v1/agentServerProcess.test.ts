@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -51,22 +51,50 @@ function grandchildPid(s: AgentServerProcess): number | undefined {
   return line ? Number(line.split(' ')[1]) : undefined;
 }
 
+/**
+ * Another local process listening on 127.0.0.1: answers every request 200 (so `/ready` says
+ * "ready") and records what it was sent.
+ */
+async function squatter(port = 0): Promise<{ port: number; received: string[]; close(): Promise<void> }> {
+  const received: string[] = [];
+  const srv = http.createServer((req, res) => {
+    received.push(`${req.method} ${req.url} ${JSON.stringify(req.headers)}`);
+    req.resume();
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  });
+  await new Promise<void>((resolve, reject) => {
+    srv.once('error', reject);
+    srv.listen(port, '127.0.0.1', () => resolve());
+  });
+  squatters.push(srv);
+  return { port: (srv.address() as { port: number }).port, received, close: () => new Promise((r) => srv.close(() => r())) };
+}
+const squatters: http.Server[] = [];
+
+/** What the V1 client does first with a connection: an API call with the key. */
+async function clientCall(c: { baseUrl: string; sessionApiKey: string }): Promise<number> {
+  return (await fetch(`${c.baseUrl}/api/conversations/search`, { headers: { 'X-Session-API-Key': c.sessionApiKey } })).status;
+}
+
 afterEach(async () => {
+  for (const q of squatters.splice(0)) q.closeAllConnections(), q.close();
   for (const s of running.splice(0)) await s.stop(500);
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
 describe('AgentServerProcess', () => {
-  it('the real command line: loopback, a free port, our V1 tools loaded, no secret', () => {
-    expect(agentServerArgs(4711, undefined)).toEqual([
-      '-m', 'openhands.agent_server', '--host', '127.0.0.1', '--port', '4711', '--import-modules', 'openhands_vscode_runtime.v1.register,openhands_vscode_runtime.v1.exit_with_parent',
+  it('the real command line: the launcher, our V1 tools loaded, no port and no secret', () => {
+    expect(agentServerArgs(undefined)).toEqual([
+      '-m', 'openhands_vscode_runtime.v1.launch', '--secrets-fd', '3', '--port-fd', '4',
+      '--import-modules', 'openhands_vscode_runtime.v1.register,openhands_vscode_runtime.v1.exit_with_parent',
     ]);
   });
 
-  it('starts on 127.0.0.1 with a fresh key that is in its environment only, and private folders', async () => {
+  it('starts on 127.0.0.1 with a fresh key given over a pipe: in neither its arguments nor its environment; private folders', async () => {
     // A key inherited from a parent process (an OpenHands sandbox, a test) must not become a second accepted key.
-    const inherited = process.env.OH_SESSION_API_KEYS_0;
+    const inherited = { keys: process.env.OH_SESSION_API_KEYS_0, secret: process.env.OH_SECRET_KEY };
     process.env.OH_SESSION_API_KEYS_0 = 'inherited-from-a-parent';
+    process.env.OH_SECRET_KEY = 'inherited-secret';
     try {
       const s = server();
       const c = await s.start();
@@ -75,13 +103,15 @@ describe('AgentServerProcess', () => {
       expect(c.sessionApiKey.length).toBeGreaterThanOrEqual(43);
       const cmdline = fs.readFileSync(`/proc/${s.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
       expect(cmdline.join(' ')).not.toContain(c.sessionApiKey);
-      expect(cmdline.slice(-4)).toEqual(['--host', '127.0.0.1', '--port', new URL(c.baseUrl).port]);
-      const env = Object.fromEntries(
-        fs.readFileSync(`/proc/${s.pid}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-      );
-      expect(env.SESSION_API_KEY).toBe(c.sessionApiKey);
+      expect(cmdline).not.toContain(new URL(c.baseUrl).port);
+      // What another process of this user (the agent's bash) reads of the server: no key.
+      const environ = fs.readFileSync(`/proc/${s.pid}/environ`, 'utf8');
+      expect(environ).not.toContain(c.sessionApiKey);
+      expect(environ).not.toContain('persisted-secret');
+      const env = Object.fromEntries(environ.split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+      expect(env.SESSION_API_KEY).toBeUndefined();
+      expect(env.OH_SECRET_KEY).toBeUndefined();
       expect(env.OH_SESSION_API_KEYS_0).toBeUndefined();
-      expect(env.OH_SECRET_KEY).toBe('persisted-secret');
       expect(env.OH_VSCODE_SPAWN_EXECUTOR).toBe('0');
       expect(env.OH_VSCODE_V1_DISCOVERY_DIR).toBe(c.discoveryDir);
       expect(env.OH_ENABLE_VSCODE).toBe('false');
@@ -99,9 +129,49 @@ describe('AgentServerProcess', () => {
       const again = await s.start();
       expect(again.sessionApiKey).not.toBe(c.sessionApiKey);
     } finally {
-      if (inherited === undefined) delete process.env.OH_SESSION_API_KEYS_0;
-      else process.env.OH_SESSION_API_KEYS_0 = inherited;
+      for (const [k, v] of [['OH_SESSION_API_KEYS_0', inherited.keys], ['OH_SECRET_KEY', inherited.secret]] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
     }
+  });
+
+  it('a squatter that takes the port named in the command line before the server binds it gets nothing', { timeout: 30000 }, async () => {
+    // The attack on a supervisor that picks a free port, lets it go and passes it as `--port N`:
+    // N is readable in /proc/<pid>/cmdline by every local user, and the real agent-server binds it
+    // only after 20-40 s of imports (here --serve-delay 2). The squatter watches the child's
+    // command line, binds N first and answers /ready.
+    const s = server(['--serve-delay', '2']);
+    let taken: Awaited<ReturnType<typeof squatter>> | undefined;
+    let scanning = true;
+    const scan = (async () => {
+      while (scanning && !taken) {
+        const pid = s.pid;
+        if (pid !== undefined) {
+          const args = (() => { try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'); } catch { return []; } })();
+          const i = args.indexOf('--port');
+          if (i >= 0 && args[i + 1]) taken = await squatter(Number(args[i + 1])).catch(() => undefined);
+        }
+        await new Promise((r) => setTimeout(r, 1));
+      }
+    })();
+    const outcome = await s.start().then(async (c) => `started, the client call answered ${await clientCall(c)}`, (e: Error) => `refused: ${e.message}`);
+    scanning = false;
+    await scan;
+    expect(taken?.received ?? []).toEqual([]);
+    // The server we started is the one that answered, with the key it was given.
+    expect(outcome).toBe('started, the client call answered 200');
+  });
+
+  it('a port the child reports but another process listens on is refused before anything is sent (Linux: /proc ownership)', { timeout: 30000 }, async () => {
+    // --report-port: a stand-in for a race the launcher cannot lose (it binds before it reports),
+    // so that the ownership check is shown on its own: the squatter holds the port reported.
+    const q = await squatter();
+    const s = server(['--report-port', String(q.port)]);
+    const outcome = await s.start().then(async (c) => `started, the client call answered ${await clientCall(c)}`, (e: Error) => `refused: ${e.message}`);
+    expect(q.received).toEqual([]);
+    expect(outcome).toMatch(new RegExp(`^refused: the agent-server reported port ${q.port}, but port ${q.port} has a listening socket \\(inode \\d+\\) that process \\d+ does not hold: refused, nothing was sent there`));
+    expect(s.state).toBe('stopped');
   });
 
   it('stop() ends the whole process group and reports no crash', async () => {

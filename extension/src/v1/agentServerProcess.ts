@@ -1,13 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { portOwnedBy } from './socketOwner';
 
 /**
  * The extension's own local OpenHands V1 agent-server (managed mode): started from a Python
- * environment with this project's V1 tools loaded, on 127.0.0.1 and a free port, with a fresh
- * random session key; supervised until the window closes. What the V1 client needs to reach it
+ * environment with this project's V1 tools loaded, on 127.0.0.1 and a port it binds itself and
+ * reports over a pipe (checked on Linux to be its own listening socket), with a fresh random
+ * session key given over another pipe, never its environment; supervised until the window closes. What the V1 client needs to reach it
  * is the `AgentServerConnection` triple (the same shape attach mode gets from the user).
  * Free of `vscode` (v1/agentServer.ts adds the notifications).
  */
@@ -43,7 +45,7 @@ export interface AgentServerOptions {
   onOutput?: (line: string) => void;
   /** Extra environment (tests). */
   env?: Record<string, string>;
-  /** The module run with `-m` and its arguments before `--host`; tests substitute a stand-in. */
+  /** The module run with `-m` (given the two descriptors) and its arguments; tests substitute a stand-in. */
   command?: { module: string; extraArgs?: string[] };
 }
 
@@ -57,26 +59,38 @@ export interface CrashInfo {
   logTail: string[];
 }
 
-/** The arguments of `python`: no secret ever goes here (argv is readable by every local user). */
-export function agentServerArgs(port: number, command: AgentServerOptions['command']): string[] {
-  if (command) return ['-m', command.module, ...(command.extraArgs ?? []), '--host', '127.0.0.1', '--port', String(port)];
+/** The descriptors the server is given beside stdio: its keys come in on one, its port goes out on the other. */
+export const SECRETS_FD = 3;
+export const PORT_FD = 4;
+
+/**
+ * The arguments of `python`: no secret and no port ever goes here (argv is readable by every
+ * local user). The launcher binds its own port and reports it on PORT_FD
+ * (openhands_vscode_runtime/v1/launch.py).
+ */
+export function agentServerArgs(command: AgentServerOptions['command']): string[] {
+  const fds = ['--secrets-fd', String(SECRETS_FD), '--port-fd', String(PORT_FD)];
+  if (command) return ['-m', command.module, ...fds, ...(command.extraArgs ?? [])];
   return [
-    '-m', 'openhands.agent_server', '--host', '127.0.0.1', '--port', String(port),
+    '-m', 'openhands_vscode_runtime.v1.launch', ...fds,
     // our terminal and file_editor; the watch that ends the server with the extension host
     '--import-modules', 'openhands_vscode_runtime.v1.register,openhands_vscode_runtime.v1.exit_with_parent',
   ];
 }
 
-/** The environment of the server: the key and the private folders, never in argv. */
-export function agentServerEnv(base: NodeJS.ProcessEnv, o: { sessionApiKey: string; secretKey: string; discoveryDir: string }): NodeJS.ProcessEnv {
+/** Names the server reads its keys under; sent over SECRETS_FD, and never left in its environment. */
+const SECRET_ENV = ['SESSION_API_KEY', 'OH_SECRET_KEY'];
+
+/**
+ * The environment of the server: its private folders and switches, never a key (an inherited one
+ * is removed: it would be readable in /proc/<pid>/environ and, for a session key, a second key
+ * the server accepts). The keys go over SECRETS_FD (`agentServerSecrets`).
+ */
+export function agentServerEnv(base: NodeJS.ProcessEnv, o: { discoveryDir: string }): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base };
-  // Another session key inherited from a parent process (an OpenHands sandbox, a test) must not
-  // become a second accepted key.
-  for (const k of Object.keys(env)) if (k === 'SESSION_API_KEY' || k.startsWith('OH_SESSION_API_KEYS')) delete env[k];
+  for (const k of Object.keys(env)) if (SECRET_ENV.includes(k) || k.startsWith('OH_SESSION_API_KEYS')) delete env[k];
   return {
     ...env,
-    SESSION_API_KEY: o.sessionApiKey,
-    OH_SECRET_KEY: o.secretKey,
     // The executor is this window's addon, which attaches through the discovery file.
     OH_VSCODE_SPAWN_EXECUTOR: '0',
     OH_VSCODE_V1_DISCOVERY_DIR: o.discoveryDir,
@@ -92,16 +106,9 @@ export function agentServerEnv(base: NodeJS.ProcessEnv, o: { sessionApiKey: stri
   };
 }
 
-/** A port free on 127.0.0.1 right now (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
+/** What goes over SECRETS_FD: a JSON object the launcher puts into its own `os.environ`. */
+export function agentServerSecrets(o: { sessionApiKey: string; secretKey: string }): string {
+  return JSON.stringify({ SESSION_API_KEY: o.sessionApiKey, OH_SECRET_KEY: o.secretKey });
 }
 
 /** Makes `dir` (and parents) and restricts it to its owner. */
@@ -170,22 +177,29 @@ export class AgentServerProcess {
     const o = this.options;
     const stateDir = privateDir(o.stateDir);
     const discoveryDir = privateDir(path.join(stateDir, 'discovery'));
-    const port = await freePort();
     const sessionApiKey = randomBytes(32).toString('base64url');
-    const baseUrl = `http://127.0.0.1:${port}`;
+    const timeoutSeconds = o.readyTimeoutSeconds ?? 120;
+    const deadline = Date.now() + timeoutSeconds * 1000;
     this.tail.length = 0;
     this.stopping = false;
+    this.connection = undefined;
     this.setState('starting');
-    const child = spawn(o.python, agentServerArgs(port, o.command), {
+    const child = spawn(o.python, agentServerArgs(o.command), {
       cwd: stateDir,
-      env: { ...agentServerEnv(process.env, { sessionApiKey, secretKey: o.secretKey, discoveryDir }), ...(o.env ?? {}) },
-      // stdin: held open and never written (OH_VSCODE_EXIT_ON_STDIN_EOF above).
-      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...agentServerEnv(process.env, { discoveryDir }), ...(o.env ?? {}) },
+      // stdin: held open and never written (OH_VSCODE_EXIT_ON_STDIN_EOF above); then stdout,
+      // stderr, SECRETS_FD (we write the keys and close it) and PORT_FD (it writes its port).
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
       // Its own process group: stop() signals the group, so whatever it started ends with it.
       detached: true,
     });
     this.child = child;
-    this.connection = { baseUrl, sessionApiKey, discoveryDir };
+    const secretsOut = child.stdio[SECRETS_FD] as Writable;
+    const portIn = child.stdio[PORT_FD] as Readable;
+    // A child that dies before reading must not turn EPIPE into an unhandled error of the host.
+    secretsOut.on('error', () => undefined);
+    portIn.on('error', () => undefined);
+    secretsOut.end(agentServerSecrets({ sessionApiKey, secretKey: o.secretKey }));
     const split = (stream: NodeJS.ReadableStream) => {
       let rest = '';
       stream.on('data', (b: Buffer) => {
@@ -215,25 +229,55 @@ export class AgentServerProcess {
       // A failed start is reported by start()'s rejection; a crash after it by onCrash.
       if (!asked && wasRunning) for (const l of [...this.crashListeners]) l(info);
     });
-    const deadline = Date.now() + (o.readyTimeoutSeconds ?? 120) * 1000;
     let gone: CrashInfo | undefined;
     void exited.then((i) => (gone = i));
+    const exitedDuringStart = async () => {
+      const info = gone ?? (await exited);
+      return new Error(
+        `the agent-server exited during start-up (${info.signal ? `signal ${info.signal}` : `exit code ${info.code}`})\n${info.logTail.slice(-10).join('\n')}`,
+      );
+    };
+    const timedOut = async (what: string) => {
+      await this.stop();
+      return new Error(`the agent-server did not ${what} within ${timeoutSeconds} s\n${this.tail.slice(-10).join('\n')}`);
+    };
+
+    // 1. The port it bound itself (never one we picked and let go of).
+    const reported = await Promise.race([
+      readPortLine(portIn),
+      exited.then(() => 'exited' as const),
+      sleep(Math.max(0, deadline - Date.now())).then(() => 'timeout' as const),
+    ]);
+    if (reported === 'exited' || gone) throw await exitedDuringStart();
+    if (reported === 'timeout') throw await timedOut('report its port');
+    const port = Number(reported);
+    if (!Number.isInteger(port) || port < 1 || port > 65535) {
+      await this.stop();
+      throw new Error(`the agent-server reported no port (got ${JSON.stringify(reported)})\n${this.tail.slice(-10).join('\n')}`);
+    }
+    // 2. On Linux: the socket listening there is the child's, or nothing is sent to it.
+    const owner = await portOwnedBy(child.pid!, port);
+    if (owner.kind === 'foreign') {
+      // A server that is exiting has let go of its socket already: say that it exited.
+      await Promise.race([exited, sleep(300)]);
+      if (gone) throw await exitedDuringStart();
+      await this.stop();
+      throw new Error(`the agent-server reported port ${port}, but ${owner.reason}: refused, nothing was sent there`);
+    }
+    const baseUrl = `http://127.0.0.1:${port}`;
+    this.connection = { baseUrl, sessionApiKey, discoveryDir };
+
+    // 3. Ready: /ready answers 200 (the SDK's import takes most of the start).
     while (!gone) {
       if (await ready(baseUrl)) {
         if (gone || this.child !== child) break;
         this.setState('running');
         return this.connection;
       }
-      if (Date.now() > deadline) {
-        await this.stop();
-        throw new Error(`the agent-server did not answer ${baseUrl}/ready within ${o.readyTimeoutSeconds ?? 120} s\n${this.tail.slice(-10).join('\n')}`);
-      }
+      if (Date.now() > deadline) throw await timedOut(`answer ${baseUrl}/ready`);
       await sleep(250);
     }
-    const info = gone ?? (await exited);
-    throw new Error(
-      `the agent-server exited during start-up (${info.signal ? `signal ${info.signal}` : `exit code ${info.code}`})\n${info.logTail.slice(-10).join('\n')}`,
-    );
+    throw await exitedDuringStart();
   }
 
   /** Ends the server's process group: SIGTERM, then SIGKILL after `graceMs`. */
@@ -271,6 +315,24 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
   } catch {
     // already gone
   }
+}
+
+/** The first line on `stream` (the launcher's port), or what it wrote before it closed. */
+function readPortLine(stream: Readable): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    const done = () => {
+      stream.removeListener('data', onData);
+      resolve(text.split('\n')[0].trim());
+    };
+    const onData = (b: Buffer) => {
+      text += b.toString();
+      if (text.includes('\n') || text.length > 64) done();
+    };
+    stream.on('data', onData);
+    stream.once('end', done);
+    stream.once('close', done);
+  });
 }
 
 function sleep(ms: number): Promise<void> {

@@ -1,6 +1,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { isLoopbackUrl } from '../credentials';
 
 /**
  * Where a V1 conversation's executor channel is: the discovery file the package's V1 tools write
@@ -31,30 +32,48 @@ export function channelId(conversationId: string): string {
 
 export class DiscoveryError extends Error {}
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
-
 /**
  * Reads and checks one discovery file. It holds the executor's secret and says where this
  * window's files and shell are handed, so it is taken only if it is what the V1 tools write: a
  * regular file (not a link) of this user, readable by nobody else, for this conversation, naming
- * a loopback URL.
+ * a URL on this machine. The file is opened without following a link and every check is made on
+ * the open file (`fstat`), which is then what is read: a file swapped in after the check is not.
+ * The URL's host is loopback by address (`localhost` only if it resolves to loopback addresses
+ * only), as for the executor token (credentials.ts).
  */
-export function readChannel(file: string, conversationId: string): ExecutorChannel {
-  const st = fs.lstatSync(file);
-  if (!st.isFile()) throw new DiscoveryError(`${file} is not a regular file`);
-  if (typeof process.getuid === 'function' && st.uid !== process.getuid()) throw new DiscoveryError(`${file} belongs to another user`);
-  if ((st.mode & 0o077) !== 0) throw new DiscoveryError(`${file} is readable by others (mode ${(st.mode & 0o777).toString(8)})`);
-  const info = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+export async function readChannel(
+  file: string,
+  conversationId: string,
+  lookup?: Parameters<typeof isLoopbackUrl>[1],
+): Promise<ExecutorChannel> {
+  let fd: number;
+  try {
+    // O_NONBLOCK: a FIFO planted at the path must not hang the open.
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP') throw new DiscoveryError(`${file} is a symbolic link, not a regular file`);
+    throw e;
+  }
+  let text: string;
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw new DiscoveryError(`${file} is not a regular file`);
+    if (typeof process.getuid === 'function' && st.uid !== process.getuid()) throw new DiscoveryError(`${file} belongs to another user`);
+    if ((st.mode & 0o077) !== 0) throw new DiscoveryError(`${file} is readable by others (mode ${(st.mode & 0o777).toString(8)})`);
+    text = fs.readFileSync(fd, 'utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+  const info = JSON.parse(text) as Record<string, unknown>;
   const id = channelId(conversationId);
   if (info.conversation_id !== id) throw new DiscoveryError(`${file} is for ${String(info.conversation_id)}, not ${id}`);
   const url = String(info.url ?? '');
-  let host: string;
   try {
-    host = new URL(url).hostname;
+    new URL(url);
   } catch {
     throw new DiscoveryError(`${file} names no valid URL`);
   }
-  if (!LOOPBACK.has(host)) throw new DiscoveryError(`${file} names ${url}, not this machine`);
+  if (!(await isLoopbackUrl(url, lookup))) throw new DiscoveryError(`${file} names ${url}, not this machine (by address)`);
   if (typeof info.session_api_key !== 'string' || !info.session_api_key) throw new DiscoveryError(`${file} has no key`);
   return {
     url,

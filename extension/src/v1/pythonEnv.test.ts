@@ -152,6 +152,20 @@ describe('findBasePython and checkInterpreter', () => {
     expect(await findBasePython([mk('a', '3.11'), mk('b', '3.12'), mk('c', '3.13')])).toBe(path.join(dir, 'b'));
   });
   it('an interpreter without the agent-server and our tools is named with what it lacks', async () => {
-    expect(await checkInterpreter('python3')).toMatch(/lacks openhands\.agent_server and openhands_vscode_runtime\.v1\.register/);
+    expect(await checkInterpreter('python3')).toMatch(/lacks openhands\.agent_server and openhands_vscode_runtime\.v1\.register and openhands_vscode_runtime\.v1\.launch/);
+  });
+  it('the probes do not import from the extension host\'s working directory (a repository with an openhands/ package)', async () => {
+    const repo = tmp();
+    const marker = path.join(repo, 'ran');
+    fs.mkdirSync(path.join(repo, 'openhands'));
+    fs.writeFileSync(path.join(repo, 'openhands', '__init__.py'), `open(${JSON.stringify(marker)}, 'w').write('planted code ran')\n`);
+    const before = process.cwd();
+    process.chdir(repo);
+    try {
+      expect(await checkInterpreter('python3')).toMatch(/lacks openhands\.agent_server/);
+    } finally {
+      process.chdir(before);
+    }
+    expect(fs.existsSync(marker)).toBe(false);
   });
 });

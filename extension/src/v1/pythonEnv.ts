@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 /**
@@ -107,10 +108,19 @@ export interface RunResult {
 /** Runs one command, streaming its output lines; never throws for a non-zero exit. */
 export type Runner = (command: string, args: string[], onOutput: (text: string) => void) => Promise<RunResult>;
 
+/**
+ * Runs in a fresh empty folder of its own (removed after), never the extension host's working
+ * directory: `python -c` and `python -m` put their working directory first on `sys.path`, so a
+ * folder holding e.g. `openhands/__init__.py` or `venv.py` (a repository VS Code was started in)
+ * would run its code in the probes below and in the environment's creation.
+ */
 export const runProcess: Runner = (command, args, onOutput) =>
   new Promise((resolve) => {
     let output = '';
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PIP_NO_INPUT: '1' } });
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'oh-python-probe-'));
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PIP_NO_INPUT: '1' } });
+    child.on('close', () => fs.rmSync(cwd, { recursive: true, force: true }));
+    child.on('error', () => fs.rmSync(cwd, { recursive: true, force: true }));
     const take = (b: Buffer) => {
       const text = b.toString();
       output += text;
@@ -204,7 +214,7 @@ export async function checkInterpreter(python: string, run: Runner = runProcess)
     '        return u.find_spec(m) is not None\n' +
     '    except ImportError:\n' +
     '        return False\n' +
-    'missing = [m for m in ("openhands.agent_server", "openhands_vscode_runtime.v1.register") if not found(m)]\n' +
+    'missing = [m for m in ("openhands.agent_server", "openhands_vscode_runtime.v1.register", "openhands_vscode_runtime.v1.launch") if not found(m)]\n' +
     'print("missing:" + ",".join(missing)); sys.exit(1 if missing else 0)';
   const r = await run(python, ['-c', probe], () => undefined);
   if (r.code === 0) return undefined;

@@ -33,12 +33,16 @@ _EXACT = frozenset(
 # `OH_SESSION_API_KEYS_*`: the V1 agent-server's accepted keys.
 _PREFIXES = ('LLM_', 'OH_SESSION_API_KEYS_')
 # Names that look like a credential: `OPENAI_API_KEY`, `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`,
-# `DB_PASSWORD`, `FOO_CREDENTIALS`, ...
-_CREDENTIAL_NAME = re.compile(
-    r'(^|_)(API_?KEYS?|TOKEN|SECRET|SECRET_ACCESS_KEY|SECRET_KEY|PASSWORD|PASSWD|CREDENTIALS?|'
-    r'PRIVATE_KEY|ACCESS_KEY)(_|$)',
-    re.IGNORECASE,
+# `DB_PASSWORD`, `FOO_CREDENTIALS`, `CLIENT_SECRETS`, `PGPASSWORD` (PASSWORD anywhere),
+# `STRIPE_KEY`, `AZURE_OPENAI_KEY`, `LITELLM_MASTER_KEY` (a last word KEY), `GITHUB_PAT`,
+# `MYSQL_PWD` (PAT and PWD only after an underscore: `PATH`, `PWD` and `OLDPWD` are no
+# credentials), `DATABASE_URL` (it carries the database's password), `SENTRY_DSN`. The same pattern
+# masks exports in the extension (extension/src/secretMask.ts); a test keeps the two equal.
+CREDENTIAL_PATTERN = (
+    r'(^|_)(API_?KEYS?|TOKENS?|SECRETS?|SECRET_ACCESS_KEY|SECRET_KEY|PASSWD|PASSPHRASE|CREDENTIALS?|'
+    r'PRIVATE_KEY|ACCESS_KEY|DATABASE_UR[LI]|DSN)(_|$)|PASSWORD|_(PAT|PWD)(_|$)|_KEYS?$'
 )
+_CREDENTIAL_NAME = re.compile(CREDENTIAL_PATTERN, re.IGNORECASE)
 
 
 def is_credential_name(name: str) -> bool:

@@ -57,8 +57,11 @@ exports.run = async () => {
       await checkAnswers(c);
       const argv = cmdline(api.agentServer.pid);
       assert(argv[0] === V1_PYTHON, `interpreter ${argv[0]}, configured ${V1_PYTHON}`);
-      assert(argv.includes('openhands.agent_server') && argv.join(' ').includes('openhands_vscode_runtime.v1.register'), `argv ${argv.join(' ')}`);
+      assert(argv.includes('openhands_vscode_runtime.v1.launch') && argv.join(' ').includes('openhands_vscode_runtime.v1.register'), `argv ${argv.join(' ')}`);
       assert(!argv.join(' ').includes(c.sessionApiKey), 'the session key is in the command line');
+      assert(!argv.includes(new URL(c.baseUrl).port), 'the port is in the command line (the server binds its own)');
+      // What the agent's bash (same user) could read of the server: not its key.
+      assert(!fs.readFileSync(`/proc/${api.agentServer.pid}/environ`, 'utf8').includes(c.sessionApiKey), 'the session key is in the server\'s /proc environ');
       assert((fs.statSync(c.discoveryDir).mode & 0o777) === 0o700, 'discovery folder not 0700');
       first = { pid: api.agentServer.pid, key: c.sessionApiKey };
     });

@@ -1,14 +1,24 @@
 """A stand-in for the agent-server in the supervisor's unit tests (agentServerProcess.test.ts),
 used only where the real one cannot do what a test needs quickly: start in well under a second,
 fail on request, and start a grandchild whose end proves the process-group stop. The real
-agent-server runs in the host session (tests/vscode/suite/v1-managed.js).
+agent-server runs in the host session (tests/vscode/suite/v1-managed.js) and, through the same
+launcher, in tests/v1/test_managed_launch.py.
 
-    python -m standin_agent_server [--exit-at-start N] [--grandchild] [--never-ready] --host H --port P
+    python -m standin_agent_server --secrets-fd 3 --port-fd 4 [--exit-at-start N] [--grandchild]
+        [--never-ready] [--serve-delay S] [--report-port P]
 
-Serves GET /ready (200; 503 with --never-ready, as while the agent-server initialises) and GET /api/conversations/search (200 with the X-Session-API-Key that
-SESSION_API_KEY holds, 401 without), like the agent-server, and imports
-openhands_vscode_runtime.v1.exit_with_parent as the real one does. --grandchild starts `sleep 600` in the
-same process group and prints `grandchild <pid>`.
+Takes its keys and binds its port with the real launcher's own functions
+(openhands_vscode_runtime/v1/launch.py, loaded by path): the keys from the secrets pipe into
+os.environ, a socket on 127.0.0.1 port 0, its port written to the port pipe. Serves GET /ready
+(200; 503 with --never-ready, as while the agent-server initialises) and GET
+/api/conversations/search (200 with the X-Session-API-Key that SESSION_API_KEY holds, 401
+without), like the agent-server, and imports openhands_vscode_runtime.v1.exit_with_parent as the
+real one does. --grandchild starts `sleep 600` in the same process group and prints
+`grandchild <pid>`. --serve-delay waits S seconds between binding and serving (the real server
+imports the SDK then, 20-40 s). --report-port reports P instead of the bound port: a stand-in for
+a race the real launcher cannot lose (another process holding the port the child reports), to
+show the extension's ownership check. `--host H --port P` instead of the two descriptors binds
+P itself (how the extension started it before the launcher; kept to show that start-up's race).
 """
 
 import argparse
@@ -16,10 +26,15 @@ import http.server
 import os
 import subprocess
 import sys
+import time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--host")
 ap.add_argument("--port", type=int)
+ap.add_argument("--secrets-fd", type=int)
+ap.add_argument("--port-fd", type=int)
+ap.add_argument("--serve-delay", type=float, default=0)
+ap.add_argument("--report-port", type=int)
 ap.add_argument("--exit-at-start", type=int)
 ap.add_argument("--grandchild", action="store_true")
 ap.add_argument("--never-ready", action="store_true")
@@ -30,9 +45,23 @@ a = ap.parse_args()
 import importlib.util  # noqa: E402
 import pathlib  # noqa: E402
 
-_src = pathlib.Path(__file__).resolve().parents[4] / "openhands-runtime-py/src/openhands_vscode_runtime/v1/exit_with_parent.py"
-_spec = importlib.util.spec_from_file_location("exit_with_parent", _src)
-_spec.loader.exec_module(importlib.util.module_from_spec(_spec))
+_v1 = pathlib.Path(__file__).resolve().parents[4] / "openhands-runtime-py/src/openhands_vscode_runtime/v1"
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, _v1 / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_load("exit_with_parent")
+launch = _load("launch")
+sock = None
+if a.secrets_fd is not None:
+    os.environ.update(launch.read_secrets(a.secrets_fd))
+    sock = launch.bind_loopback()
+    launch.report_port(a.port_fd, a.report_port or sock.getsockname()[1])
 if a.exit_at_start is not None:
     print("stand-in: failing at start as asked", file=sys.stderr, flush=True)
     sys.exit(a.exit_at_start)
@@ -58,5 +87,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-print(f"stand-in listening on {a.host}:{a.port}", flush=True)
-http.server.HTTPServer((a.host, a.port), Handler).serve_forever()
+time.sleep(a.serve_delay)
+if sock is not None:
+    server = http.server.HTTPServer(sock.getsockname(), Handler, bind_and_activate=False)
+    server.socket.close()
+    server.socket = sock
+else:
+    server = http.server.HTTPServer((a.host, a.port), Handler)
+print("stand-in listening on {}:{}".format(*server.socket.getsockname()), flush=True)
+server.serve_forever()
