@@ -9,12 +9,13 @@ VENV ?= $(HOME)/.cache/openhands-vscode-runtime/venv
 PY := $(VENV)/bin/python
 export OH_VENV := $(VENV)
 
-.PHONY: help deps deps-system deps-python deps-node build build-rust addon demo test test-rust \
+.PHONY: help deps deps-system deps-python deps-node build build-rust addon demo check test test-rust \
         test-conformance test-cross test-v1 test-v1-oldest test-app deps-python-v1 test-node test-runtime test-e2e test-vscode test-dist dist check-versions reference-constraints bench vsix clean
 
 help:
 	@echo "make demo   - build what is needed, run the real agent loop (CodeActAgent) on VsCodeRuntime + the headless executor"
 	@echo "              (scripted stand-in LLM; set LLM_MODEL and LLM_API_KEY [LLM_BASE_URL] for a real model)"
+	@echo "make check  - the static gates: rustfmt, clippy -D warnings, tsc --noEmit, node --check, ruff (scripts/check.sh)"
 	@echo "make test   - install everything needed (idempotent), then run every suite"
 	@echo "make bench  - benchmarks (ratios against baselines measured in the same run)"
 	@echo "make vsix   - package the openhands-tab extension with the addon (linux-x64)"
@@ -50,6 +51,10 @@ demo: deps-python addon
 	$(PY) -m openhands_vscode_runtime.demo
 
 ## ---- tests -------------------------------------------------------------------------------
+
+# Formatters and linters, every finding fatal; each step's wall time printed at the end.
+check:
+	scripts/check.sh
 
 test: deps
 	@$(MAKE) --no-print-directory test-rust
