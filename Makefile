@@ -9,12 +9,13 @@ VENV ?= $(HOME)/.cache/openhands-vscode-runtime/venv
 PY := $(VENV)/bin/python
 export OH_VENV := $(VENV)
 
-.PHONY: help deps deps-system deps-python deps-node build build-rust addon demo test quick test-rust \
+.PHONY: help deps deps-system deps-python deps-node build build-rust addon demo check test quick test-rust \
         test-conformance test-conformance-sample test-extension-unit test-cross test-v1 test-v1-oldest test-app deps-python-v1 test-node test-runtime test-e2e test-vscode test-dist dist check-versions reference-constraints bench vsix clean
 
 help:
 	@echo "make demo   - build what is needed, run the real agent loop (CodeActAgent) on VsCodeRuntime + the headless executor"
 	@echo "              (scripted stand-in LLM; set LLM_MODEL and LLM_API_KEY [LLM_BASE_URL] for a real model)"
+	@echo "make check  - the static gates: rustfmt, clippy -D warnings, tsc --noEmit, node --check, ruff (scripts/check.sh)"
 	@echo "make test   - install everything needed (idempotent), then run every suite"
 	@echo "make bench  - benchmarks (ratios against baselines measured in the same run)"
 	@echo "make vsix   - package the openhands-tab extension with the addon (linux-x64)"
@@ -55,11 +56,15 @@ demo: deps-python addon
 # unit tests + the conformance sample through the shipped path, < 10 min warm), `test` (everything
 # CI runs). scripts/run-suites.sh runs the suites one at a time and prints each one's wall time.
 test:
-	@scripts/run-suites.sh test deps test-rust test-conformance test-v1 test-v1-oldest test-app test-node \
+	@scripts/run-suites.sh test deps check test-rust test-conformance test-v1 test-v1-oldest test-app test-node \
 	  test-runtime test-e2e test-extension-unit test-vscode test-dist test-cross
 
 quick:
 	@scripts/run-suites.sh quick deps check test-rust test-extension-unit test-node test-conformance-sample
+
+# Formatters and linters, every finding fatal; each step's wall time printed at the end.
+check:
+	scripts/check.sh
 
 # Benches and examples are type-checked too, so `make bench` cannot rot unnoticed.
 # Then the pure ports (binaryornot, difflib) against the Python they port, on seeded inputs made at

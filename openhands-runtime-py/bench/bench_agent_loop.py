@@ -176,8 +176,8 @@ def main() -> int:
             json.dump(results, f, indent=1)
     print(f'\nPer-step runtime overhead in the real agent loop (CodeActAgent, scripted LLM), '
           f'{STEPS} steps, action event -> observation event:\n')
-    print(f'| runtime | steps | p50 ms | p90 ms | mean ms | sum of steps s | wall s (excl. LLM) '
-          f'| connect s | p50 vs VsCode |')
+    print('| runtime | steps | p50 ms | p90 ms | mean ms | sum of steps s | wall s (excl. LLM) '
+          '| connect s | p50 vs VsCode |')
     print('|---|---|---|---|---|---|---|---|---|')
     base_p50 = None
     ok = True

@@ -44,7 +44,6 @@ def _submit_all(session: pytest.Session) -> None:
     if harness.DRIVER == 'hub':
         harness.start_hub_workers(max(1, workers), harness.base_dir())
     _pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix='conformance')
-    reporter = session.config.pluginmanager.get_plugin('terminalreporter')
     cases = []
     for item in session.items:
         case = getattr(item, 'callspec', None) and item.callspec.params.get('case')

@@ -9,7 +9,6 @@ The real VS Code host is tested in tests/vscode (session 10); here the host is
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import httpx

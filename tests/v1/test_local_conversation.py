@@ -11,7 +11,6 @@ import os
 import time
 from pathlib import Path
 
-import pytest
 
 os.environ.setdefault('LITELLM_LOCAL_MODEL_COST_MAP', 'True')
 

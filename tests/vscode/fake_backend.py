@@ -24,7 +24,6 @@ import hashlib
 import hmac
 import itertools
 import secrets
-import json
 import sys
 import uuid
 

@@ -45,7 +45,7 @@ fn every_kind_of_change_is_undone_and_the_undo_checkpoint_redoes_it() {
     let before = tree(ws);
 
     let mut store = Store::open(&f.store_dir, settings()).unwrap();
-    let cp = store.take(&[ws.clone()], "before message 1").unwrap();
+    let cp = store.take(std::slice::from_ref(ws), "before message 1").unwrap();
     assert_eq!(cp.files, 4);
 
     // What an agent might do through bash: sed -i, rm, chmod, ln -sf, generated files.
@@ -94,7 +94,7 @@ fn ignored_and_excluded_paths_are_neither_captured_nor_touched_by_a_restore() {
     write(ws, "node_modules/pkg/index.js", b"module 1");
     write(ws, "kept.txt", b"kept");
     let mut store = Store::open(&f.store_dir, settings()).unwrap();
-    let cp = store.take(&[ws.clone()], "t").unwrap();
+    let cp = store.take(std::slice::from_ref(ws), "t").unwrap();
     let manifest = store.load(cp.id).unwrap();
     let paths: Vec<&String> = manifest.roots[0].entries.keys().collect();
     assert_eq!(paths, vec![".gitignore", "kept.txt", "sub", "sub/.ignore"]);
@@ -125,7 +125,7 @@ fn the_users_git_folder_is_never_read_nor_touched() {
     write(ws, "a.txt", b"tracked");
     let git_before = bytes_and_mtimes(&ws.join(".git"));
     let mut store = Store::open(&f.store_dir, settings()).unwrap();
-    let cp = store.take(&[ws.clone()], "t").unwrap();
+    let cp = store.take(std::slice::from_ref(ws), "t").unwrap();
     // .git/info/exclude is not honoured (reading it would read .git) and .git is not captured.
     let manifest = store.load(cp.id).unwrap();
     assert_eq!(manifest.roots[0].entries.keys().collect::<Vec<_>>(), vec!["a.txt"]);
@@ -158,7 +158,7 @@ fn files_over_the_cap_are_recorded_as_not_captured_and_never_deleted() {
     write(ws, "small.txt", b"small");
     write(ws, "big.bin", &vec![7u8; 2000]);
     let mut store = Store::open(&f.store_dir, Settings { max_file_bytes: 1000, ..settings() }).unwrap();
-    let cp = store.take(&[ws.clone()], "t").unwrap();
+    let cp = store.take(std::slice::from_ref(ws), "t").unwrap();
     assert_eq!(cp.skipped, 1);
     let manifest = store.load(cp.id).unwrap();
     assert_eq!(
@@ -186,7 +186,7 @@ fn dirty_editor_files_are_left_alone_and_reported() {
     write(ws, "a.txt", b"a0");
     write(ws, "b.txt", b"b0");
     let mut store = Store::open(&f.store_dir, settings()).unwrap();
-    let cp = store.take(&[ws.clone()], "t").unwrap();
+    let cp = store.take(std::slice::from_ref(ws), "t").unwrap();
     write(ws, "a.txt", b"a1");
     write(ws, "b.txt", b"b1");
     let report = store.restore(cp.id, &[ws.join("a.txt")]).unwrap();
@@ -203,7 +203,7 @@ fn a_restore_never_writes_through_a_symlinked_folder() {
     fs::create_dir(&outside).unwrap();
     write(ws, "d/f.txt", b"inside");
     let mut store = Store::open(&f.store_dir, settings()).unwrap();
-    let cp = store.take(&[ws.clone()], "t").unwrap();
+    let cp = store.take(std::slice::from_ref(ws), "t").unwrap();
     // The agent swaps the folder for a link out of the workspace; the link is "dirty" in an
     // editor, so the restore may not remove it, and must not write d/f.txt through it.
     fs::remove_dir_all(ws.join("d")).unwrap();
@@ -249,7 +249,7 @@ fn unchanged_files_are_stored_once_and_not_hashed_again() {
     // with whole-second stamps).
     std::thread::sleep(std::time::Duration::from_millis(2100));
     let mut store = Store::open(&f.store_dir, settings()).unwrap();
-    let first = store.take(&[f.ws.clone()], "1").unwrap();
+    let first = store.take(std::slice::from_ref(&f.ws), "1").unwrap();
     assert_eq!(first.hashed, 21);
     let blob_count = || {
         fs::read_dir(f.store_dir.join("objects"))
@@ -260,11 +260,11 @@ fn unchanged_files_are_stored_once_and_not_hashed_again() {
     assert_eq!(blob_count(), 20, "identical content is one blob");
     drop(store);
     let mut store = Store::open(&f.store_dir, settings()).unwrap();
-    let second = store.take(&[f.ws.clone()], "2").unwrap();
+    let second = store.take(std::slice::from_ref(&f.ws), "2").unwrap();
     assert_eq!(second.hashed, 0, "the index survives reopening and spares every read");
     assert_eq!(blob_count(), 20);
     write(&f.ws, "f3.txt", b"changed");
-    let third = store.take(&[f.ws.clone()], "3").unwrap();
+    let third = store.take(std::slice::from_ref(&f.ws), "3").unwrap();
     assert_eq!(third.hashed, 1);
     assert_eq!(blob_count(), 21);
 }
@@ -278,7 +278,7 @@ fn pruning_drops_the_oldest_checkpoints_and_only_blobs_nobody_keeps() {
     let mut ids = Vec::new();
     for i in 0..6u8 {
         write(ws, "turn.txt", &vec![i; 3000]);
-        ids.push(store.take(&[ws.clone()], &format!("turn {i}")).unwrap().id);
+        ids.push(store.take(std::slice::from_ref(ws), &format!("turn {i}")).unwrap().id);
         assert!(
             store.size() <= 14_000 || store.list().len() == 1,
             "size {} with {} kept",
@@ -326,7 +326,7 @@ fn a_file_that_grew_over_the_cap_is_not_overwritten_since_that_could_not_be_undo
     let f = fixture();
     write(&f.ws, "grows.bin", b"small then");
     let mut store = Store::open(&f.store_dir, Settings { max_file_bytes: 1000, ..settings() }).unwrap();
-    let cp = store.take(&[f.ws.clone()], "t").unwrap();
+    let cp = store.take(std::slice::from_ref(&f.ws), "t").unwrap();
     write(&f.ws, "grows.bin", &vec![1u8; 5000]);
     let report = store.restore(cp.id, &[]).unwrap();
     assert_eq!(fs::read(f.ws.join("grows.bin")).unwrap(), vec![1u8; 5000]);
@@ -342,7 +342,7 @@ fn a_file_ignored_since_the_checkpoint_is_not_overwritten_since_that_could_not_b
     let f = fixture();
     write(&f.ws, "app.log", b"log then");
     let mut store = Store::open(&f.store_dir, settings()).unwrap();
-    let cp = store.take(&[f.ws.clone()], "t").unwrap();
+    let cp = store.take(std::slice::from_ref(&f.ws), "t").unwrap();
     write(&f.ws, ".gitignore", b"*.log\n");
     write(&f.ws, "app.log", b"log now");
     let report = store.restore(cp.id, &[]).unwrap();

@@ -117,7 +117,7 @@ proptest! {
             apply(&ws, op);
         }
         let mut store = Store::open(tmp.path().join("store"), Settings { max_store_bytes: None, ..Settings::default() }).unwrap();
-        let cp = store.take(&[ws.clone()], "before").unwrap();
+        let cp = store.take(std::slice::from_ref(&ws), "before").unwrap();
         let captured = without(tree(&ws), &[".git", "keep.log"]);
         let git = bytes_and_mtimes(&ws.join(".git"));
 
@@ -126,7 +126,7 @@ proptest! {
         }
         write(&ws, "keep.log", b"ignored 2");
         if checkpoint_between {
-            store.take(&[ws.clone()], "between").unwrap();
+            store.take(std::slice::from_ref(&ws), "between").unwrap();
         }
         let edited = without(tree(&ws), &[".git", "keep.log"]);
 

@@ -103,7 +103,7 @@ def make_edits(rng, old_lines, style, vocab):
             s = rng.randint(0, n - 1)
             repl = old_lines[s:s + rng.randint(1, 12)]
         elif kind < 0.25:
-            repl = [l + rng.choice([' ', '  ', '\t', 'X', '\r']) for l in old_lines[i1:i2]]
+            repl = [line + rng.choice([' ', '  ', '\t', 'X', '\r']) for line in old_lines[i1:i2]]
         else:
             repl = rand_lines(rng, rng.choice([0, 0, 1, 1, 2, 3, 5]), style, vocab)
         if i1 == i2 and not repl:
@@ -189,7 +189,7 @@ def gen_unified_cases(rng, count):
         style = rng.choice(['tiny', 'code', 'mixed'])
         a = rand_lines(rng, n, style)
         if rng.random() < 0.5:
-            a = [l + '\n' for l in a]
+            a = [line + '\n' for line in a]
         b = apply_edits('\n'.join(a), make_edits(rng, '\n'.join(a).split('\n'), style, None)).split('\n') if a else rand_lines(rng, 3, style)
         ctx = rng.choice([0, 1, 2, 3, 5])
         kw = {'fromfile': rng.choice(['a', '', 'x y']), 'tofile': rng.choice(['b', '']), 'n': ctx}

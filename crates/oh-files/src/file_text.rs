@@ -381,7 +381,7 @@ fn chardet_utf8_mb_chars(chunk: &[u8]) -> Option<usize> {
 }
 
 fn decodes_utf16(chunk: &[u8]) -> bool {
-    if chunk.len() % 2 != 0 {
+    if !chunk.len().is_multiple_of(2) {
         return false;
     }
     let be = chunk[0] == 0xfe;
@@ -399,7 +399,7 @@ fn decodes_utf16(chunk: &[u8]) -> bool {
 }
 
 fn decodes_utf32(chunk: &[u8]) -> bool {
-    if chunk.len() % 4 != 0 {
+    if !chunk.len().is_multiple_of(4) {
         return false;
     }
     let be = chunk[0] == 0;
@@ -458,10 +458,10 @@ mod tests {
         assert_eq!(common_prefix(long.as_bytes(), (long.clone() + "y").as_bytes()), 10_000);
         assert_eq!(common_prefix(long.as_bytes(), format!("{}y{}", &long[..9000], &long[9001..]).as_bytes()), 9000);
         assert_eq!(common_prefix(b"ab", b"b"), 0);
-        assert_eq!(read_text_verbatim(b"a\n".to_vec()).2, true);
-        assert_eq!(read_text_verbatim(b"\xef\xbb\xbfa\n".to_vec()).2, true);
-        assert_eq!(read_text_verbatim(b"a\r\n".to_vec()).2, false);
-        assert_eq!(read_text_verbatim(b"\xe9\n".to_vec()).2, false);
+        assert!(read_text_verbatim(b"a\n".to_vec()).2);
+        assert!(read_text_verbatim(b"\xef\xbb\xbfa\n".to_vec()).2);
+        assert!(!read_text_verbatim(b"a\r\n".to_vec()).2);
+        assert!(!read_text_verbatim(b"\xe9\n".to_vec()).2);
         // Across the counting blocks: every line start found, the last line unterminated.
         let big: String = (0..3000).map(|i| format!("line {i}\n")).collect::<String>() + "tail";
         let lines = readlines(&big);

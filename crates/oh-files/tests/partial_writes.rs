@@ -40,6 +40,9 @@ fn edit(path: &str, command: &str) -> FileEditAction {
     FileEditAction::oh_aci(path, command)
 }
 
+/// One edit to apply to the file at the given path.
+type Step = Box<dyn Fn(&str) -> FileEditAction>;
+
 #[test]
 fn partial_writes_leave_the_same_bytes_as_whole_writes() {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
@@ -62,7 +65,7 @@ fn partial_writes_leave_the_same_bytes_as_whole_writes() {
             std::fs::write(&pa, bytes).unwrap();
             std::fs::write(&pb, bytes).unwrap();
             let (pa, pb) = (pa.to_str().unwrap().to_string(), pb.to_str().unwrap().to_string());
-            let steps: Vec<Box<dyn Fn(&str) -> FileEditAction>> = vec![
+            let steps: Vec<Step> = vec![
                 Box::new(|p| {
                     let mut e = edit(p, "str_replace");
                     e.old_str = Some("line 2990 = value".into());

@@ -15,6 +15,7 @@ use napi_derive::napi;
 use oh_files::{DirEntry, FileStat, FileSystem, FsError};
 
 type Tsfn<A, R> = ThreadsafeFunction<A, R, A, Status, false>;
+type SetModeFn = Tsfn<FnArgs<(String, u32)>, FsPromise<Ignored>>;
 
 /// The filesystem callbacks. Paths are absolute POSIX paths. A callback rejects with an error whose
 /// `code` is a POSIX name (`ENOENT`, what `node:fs` sets) or a `vscode.FileSystemError` code
@@ -24,13 +25,7 @@ pub struct FsCallbacks {
     #[napi(ts_type = "(path: string) => Promise<Uint8Array>")]
     pub read_file: ThreadsafeFunction<String, FsPromise<Uint8Array>, String, Status, false>,
     #[napi(ts_type = "(path: string, data: Uint8Array) => Promise<void>")]
-    pub write_file: ThreadsafeFunction<
-        FnArgs<(String, Uint8Array)>,
-        FsPromise<Ignored>,
-        FnArgs<(String, Uint8Array)>,
-        Status,
-        false,
-    >,
+    pub write_file: Tsfn<FnArgs<(String, Uint8Array)>, FsPromise<Ignored>>,
     /// Stat, following symlinks.
     #[napi(ts_type = "(path: string) => Promise<FileStat>")]
     pub stat: ThreadsafeFunction<String, FsPromise<JsFileStat>, String, Status, false>,
@@ -44,14 +39,12 @@ pub struct FsCallbacks {
     #[napi(ts_type = "(path: string) => Promise<unknown>")]
     pub delete: ThreadsafeFunction<String, FsPromise<Ignored>, String, Status, false>,
     #[napi(ts_type = "(from: string, to: string) => Promise<unknown>")]
-    pub rename:
-        ThreadsafeFunction<FnArgs<(String, String)>, FsPromise<Ignored>, FnArgs<(String, String)>, Status, false>,
+    pub rename: Tsfn<FnArgs<(String, String)>, FsPromise<Ignored>>,
     /// Optional `chmod`: a `write` that creates a file sets it to 0o664, as the action server
     /// does. Without it (e.g. `vscode.workspace.fs`, which has no modes) new files keep the
     /// filesystem's default mode.
     #[napi(ts_type = "(path: string, mode: number) => Promise<unknown>")]
-    pub set_mode:
-        Option<ThreadsafeFunction<FnArgs<(String, u32)>, FsPromise<Ignored>, FnArgs<(String, u32)>, Status, false>>,
+    pub set_mode: Option<SetModeFn>,
 }
 
 /// `FileSystem` over [`FsCallbacks`]; [`NodeFs::dispose`] drops the callbacks so Node can exit.

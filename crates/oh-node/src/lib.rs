@@ -70,16 +70,7 @@ pub struct ExecutorHooks {
     pub on_terminal_data: Option<ThreadsafeFunction<Uint8Array, Unknown<'static>, Uint8Array, Status, false, true>>,
     /// Log records (`level` is `error`/`warn`/`info`/`debug`/`trace`).
     #[napi(ts_type = "(level: string, target: string, message: string) => void")]
-    pub on_log: Option<
-        ThreadsafeFunction<
-            FnArgs<(String, String, String)>,
-            Unknown<'static>,
-            FnArgs<(String, String, String)>,
-            Status,
-            false,
-            true,
-        >,
-    >,
+    pub on_log: Option<log::LogFn>,
     /// Each change of the connection state; `executing` carries `<action> <command or path>`.
     #[napi(ts_type = "(status: ConnectionState, message: string | null) => void")]
     pub on_status: Option<StatusFn>,
@@ -426,19 +417,7 @@ impl Executor {
 
 /// Route log records to `callback` (or stop logging with `null`), at `level` and above.
 #[napi(ts_args_type = "callback: ((level: string, target: string, message: string) => void) | null, level?: string")]
-pub fn set_log_handler(
-    callback: Option<
-        ThreadsafeFunction<
-            FnArgs<(String, String, String)>,
-            Unknown<'static>,
-            FnArgs<(String, String, String)>,
-            Status,
-            false,
-            true,
-        >,
-    >,
-    level: Option<String>,
-) {
+pub fn set_log_handler(callback: Option<log::LogFn>, level: Option<String>) {
     match callback {
         Some(cb) => log::set_sink(Some(cb), dto::level_from(level.as_deref())),
         None => log::clear_sink(),

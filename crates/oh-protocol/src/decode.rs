@@ -18,6 +18,9 @@ pub struct Delegated {
 }
 
 /// What to do with one `oh_event` payload.
+// One value per received event, matched and moved on at once: the size of `Execute` costs a copy
+// per action, and a Box would only add an allocation and a deref to every consumer's pattern.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Incoming {
     /// A delegated action of a kind this executor runs.
@@ -117,6 +120,9 @@ pub struct DecodedAction {
 /// the typed action to run, or the ErrorObservation reply for text that is not a runnable action
 /// (`cause` = its id when one can be read, the event's `tool_call_metadata` kept as the action
 /// server keeps it).
+// The refusal is the reply itself, built once per bad action and sent as is: boxing it would only
+// add an unboxing step to every caller (the replay binary, the binding).
+#[allow(clippy::result_large_err)]
 pub fn decode_action_json(action_json: &str) -> Result<DecodedAction, ObservationEvent> {
     let value: Value = match serde_json::from_str(action_json) {
         Ok(v) => v,

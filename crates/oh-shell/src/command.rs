@@ -237,7 +237,8 @@ impl Inner {
                 deadline = Some(last_change + Duration::from_secs(nct));
             }
             if let Some(t) = hard {
-                let d = start + Duration::from_secs_f64(t.max(0.0).min(1e9));
+                // A NaN (which `clamp` keeps) reads as no time left, as a negative timeout does.
+                let d = start + Duration::try_from_secs_f64(t.clamp(0.0, 1e9)).unwrap_or(Duration::ZERO);
                 deadline = Some(deadline.map_or(d, |x| x.min(d)));
             }
             // Also wake up now and then to notice a shell that exited while a background job

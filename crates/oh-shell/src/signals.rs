@@ -33,6 +33,7 @@ pub(crate) const PROMPT_READ_WAIT: Duration = Duration::from_millis(100);
 ///   by SIGINT) goes on with the loop;
 /// * bash itself has the terminal while it waits for a child that then exits normally: bash
 ///   assumes the child handled the SIGINT and drops it.
+///
 /// Either way `for …; do echo …; sleep 1; done` simply continues: the reply is `^CLine N …` and
 /// a timeout instead of exit code 130. A human, or tmux polled every 0.5 s, rarely hits those
 /// windows; an agent sending `C-c` right after a hard timeout that coincides with the loop's

@@ -16,6 +16,10 @@ pub struct StatusEvent {
 
 /// Receives status changes (called from tokio tasks; keep it quick and non-blocking).
 pub type StatusSink = Arc<dyn Fn(&StatusEvent) + Send + Sync>;
+/// Receives each delegated action as it starts.
+pub type ActionSink = Arc<dyn Fn(&ActionEvent) + Send + Sync>;
+/// Receives each reply as the JSON text sent to the runtime.
+pub type ReplySink = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// Optional callbacks (called from tokio tasks; keep them quick and non-blocking).
 #[derive(Clone, Default)]
@@ -23,9 +27,9 @@ pub struct Observers {
     /// Every status change.
     pub on_status: Option<StatusSink>,
     /// Each delegated action as it starts (not refusals or re-deliveries).
-    pub on_action: Option<Arc<dyn Fn(&ActionEvent) + Send + Sync>>,
+    pub on_action: Option<ActionSink>,
     /// Each executed action's reply, as the JSON text sent to the runtime (`cause` = its id).
-    pub on_reply: Option<Arc<dyn Fn(&str) + Send + Sync>>,
+    pub on_reply: Option<ReplySink>,
 }
 
 impl Observers {

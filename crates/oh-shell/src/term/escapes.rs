@@ -116,11 +116,7 @@ impl Term {
             b';' | b':' => {
                 self.params.push(self.cur_param.take().unwrap_or(0));
             }
-            b'<'..=b'?' => {
-                if self.params.is_empty() && self.cur_param.is_none() {
-                    self.private = Some(b);
-                }
-            }
+            b'<'..=b'?' if self.params.is_empty() && self.cur_param.is_none() => self.private = Some(b),
             b' '..=b'/' => self.csi_inter = true,
             0x40..=0x7e => {
                 if let Some(p) = self.cur_param.take() {
@@ -252,20 +248,16 @@ impl Term {
                 let cx = self.cx.min(COLS - 1);
                 self.screen[self.cy].erase(cx, cx + n);
             }
-            b'L' => {
-                if self.cy >= self.top && self.cy <= self.bottom {
-                    for _ in 0..n.min(self.bottom - self.cy + 1) {
-                        self.screen.remove(self.bottom);
-                        self.screen.insert(self.cy, Row::default());
-                    }
+            b'L' if self.cy >= self.top && self.cy <= self.bottom => {
+                for _ in 0..n.min(self.bottom - self.cy + 1) {
+                    self.screen.remove(self.bottom);
+                    self.screen.insert(self.cy, Row::default());
                 }
             }
-            b'M' => {
-                if self.cy >= self.top && self.cy <= self.bottom {
-                    for _ in 0..n.min(self.bottom - self.cy + 1) {
-                        self.screen.remove(self.cy);
-                        self.screen.insert(self.bottom, Row::default());
-                    }
+            b'M' if self.cy >= self.top && self.cy <= self.bottom => {
+                for _ in 0..n.min(self.bottom - self.cy + 1) {
+                    self.screen.remove(self.cy);
+                    self.screen.insert(self.bottom, Row::default());
                 }
             }
             b'S' => {
