@@ -66,11 +66,10 @@ quick:
 check:
 	scripts/check.sh
 
-# Benches and examples are type-checked too, so `make bench` cannot rot unnoticed.
-# Then the pure ports (binaryornot, difflib) against the Python they port, on seeded inputs made at
+# Benches and examples are type-checked by `make check` (clippy --all-targets), which `test` and
+# `quick` run first. Then the pure ports (binaryornot, difflib) against the Python they port, on seeded inputs made at
 # test time by the V0 venv (tests/parity).
 test-rust: deps-python
-	cargo check --workspace --exclude oh-node --all-targets
 	cargo test --workspace --exclude oh-node
 	tests/parity/run.sh
 
