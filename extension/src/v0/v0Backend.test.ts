@@ -413,6 +413,14 @@ describe('the tab on a V0 server (TabSession over V0Backend)', () => {
       expect(t.status().problems.map((p) => p.id).sort()).toEqual(['executor', 'llm-auth']);
     });
 
+    it('Continue with no conversation shown does nothing (it created one with "Please continue.")', async () => {
+      const t = setup({ ...settings, 'GET /api/conversations?': () => [200, { results: [] }], 'POST /api/conversations': () => [200, { conversation_id: 'c1' }] });
+      await t.session.open();
+      await t.session.continueConversation();
+      expect(t.srv.calls.filter((c) => c.method === 'POST')).toEqual([]);
+      expect(t.status()).toMatchObject({ conversationId: undefined, canSend: true });
+    });
+
     it('an agent that waits for the user can be told to continue', async () => {
       const t = await awaitingSession();
       expect(t.status()).toMatchObject({ agentState: 'awaiting_user_input', canContinue: true });
