@@ -86,7 +86,7 @@ function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always'; executo
     log: { info: () => undefined, warn: (m) => warnings.push(m), error: () => undefined },
     workspaceFolders: () => opts.folders ?? '/ws',
   });
-  return { session, requests, state: deps.state, sockets, posted, retargeted, released, answers, secrets, actions, warnings };
+  return { session, deps, requests, state: deps.state, sockets, posted, retargeted, released, answers, secrets, actions, warnings };
 }
 
 describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
@@ -222,7 +222,7 @@ describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
   });
 });
 
-describe('the tab on a V1 agent-server: where V0 and V1 disagreed, one rule', () => {
+describe('the tab on a V1 agent-server: one rule where V0 and V1 disagreed; several sessions per tab', () => {
   it('a conversation list the agent-server fails to give (HTTP 500) does not block the tab: the remembered conversation opens', async () => {
     const t = setup({ statuses: { 'GET /api/conversations/search': 500 } });
     await t.state.update('openhands.v1.conversation:http://127.0.0.1:8000', 'c4');
@@ -242,6 +242,31 @@ describe('the tab on a V1 agent-server: where V0 and V1 disagreed, one rule', ()
     expect(t.session.status().confirmation).toMatchObject({ kind: 'other', action: 'call_tool_mcp', title: 'Tool diagnostics', alreadyDone: false });
     t.session.confirm(true);
     expect(t.requests.filter((r) => r.url.endsWith('/respond_to_confirmation')).map((r) => r.body)).toEqual([{ accept: true }]);
+  });
+
+  it('two sessions in one tab (one per conversation, one agent-server, one workspace state) keep their own state', async () => {
+    const t = setup({ confirmation: 'always' });
+    const posted2: HostToView[] = [];
+    const other = new TabSession({ backend: new V1Backend(t.deps), executor: t.deps.executor, post: (m) => posted2.push(m), log: { info: () => undefined, warn: () => undefined, error: () => undefined } });
+    await t.session.open();
+    await other.open();
+    await t.session.switchTo('c1');
+    await other.switchTo('c2');
+    const [s1, s2] = t.sockets;
+    s1.open();
+    s2.open();
+    s1.emit({ kind: 'ActionEvent', id: 'a1', source: 'agent', tool_name: 'terminal', action: { kind: 'TerminalAction', command: 'echo one' } });
+    s1.emit({ kind: 'ConversationStateUpdateEvent', id: 's1', key: 'execution_status', value: 'waiting_for_confirmation' });
+    s2.emit({ kind: 'ConversationStateUpdateEvent', id: 's2', key: 'execution_status', value: 'running' });
+    expect([t.session.currentConversationId, other.currentConversationId]).toEqual(['c1', 'c2']);
+    expect(t.session.items.map((i) => (i as { title?: string }).title).filter(Boolean)).toEqual(['echo one']);
+    expect(other.items.some((i) => i.kind === 'action')).toBe(false);
+    expect([t.session.status().agentState, other.status().agentState]).toEqual(['awaiting_user_confirmation', 'running']);
+    expect(other.status().confirmation).toBeUndefined();
+    other.confirm(true);
+    t.session.confirm(false);
+    expect(t.requests.filter((r) => r.url.endsWith('/respond_to_confirmation')).map((r) => [r.url.split('/')[5], (r.body as { accept: boolean }).accept])).toEqual([['c1', false]]);
+    expect(JSON.stringify(posted2)).not.toContain('echo one');
   });
 
   it('a paused conversation that waits for input (idle) can be continued; so can an error', async () => {
