@@ -41,6 +41,8 @@ export class TabSession implements SessionHost {
   private readonly problems = new Map<string, Problem>();
   private problemsVersion = 0;
   private llmSettings: LlmSettings | undefined;
+  /** An LLM key is stored (V1: possibly before a model is chosen); the form says so. */
+  private llmKeySet = false;
   private llmForm: TabStatus['llmForm'];
   private reachable = false;
   private editReviewer: EditReviewer | undefined;
@@ -370,8 +372,6 @@ export class TabSession implements SessionHost {
     if (this.llmForm && !this.llmForm.required) this.llmForm = undefined;
     this.publish();
   }
-
-  private llmKeySet = false;
 
   private setLlm(settings: LlmSettings | undefined): void {
     this.llmKeySet = settings?.apiKeySet ?? false;
