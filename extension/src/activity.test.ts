@@ -5,8 +5,9 @@ describe('activity', () => {
   it('summarises actions', () => {
     expect(summariseAction({ action: 'run', args: { command: 'ls  -la\n' } })).toEqual({ kind: 'run', summary: 'ls -la' });
     expect(summariseAction({ action: 'run', args: { command: 'C-c', is_input: true } }).summary).toBe('input: C-c');
-    expect(summariseAction({ action: 'edit', args: { command: 'str_replace', path: '/ws/a.py' } }).summary).toBe('str_replace /ws/a.py');
-    expect(summariseAction({ action: 'read', args: { path: '/ws/a' } }).summary).toBe('read /ws/a');
+    expect(summariseAction({ action: 'edit', args: { command: 'str_replace', path: '/ws/a.py' } }).summary).toBe('Edited /ws/a.py');
+    expect(summariseAction({ action: 'v1_file_editor', args: { command: 'create', path: '/ws/b.py' } }).summary).toBe('Created /ws/b.py');
+    expect(summariseAction({ action: 'read', args: { path: '/ws/a' } }).summary).toBe('Read /ws/a');
     expect(summariseAction({ action: 'browse', message: 'x' }).kind).toBe('browse');
   });
 

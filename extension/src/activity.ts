@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { maskSecretExports } from './secretMask';
+import { actionTitle } from './actionTitle';
 
 /** One delegated action as the view lists it. */
 export interface ActivityEntry {
@@ -20,33 +20,10 @@ const oneLine = (s: string, max = 160) => {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 };
 
-/** A short human summary of an action event (event_to_dict form). */
+/** An action event's kind and its title on one line (actionTitle.ts, the tab's too). */
 export function summariseAction(event: Json): { kind: string; summary: string } {
   const kind = str(event.action);
-  const args = (event.args as Json | undefined) ?? {};
-  switch (kind) {
-    case 'run':
-    case 'v1_terminal': {
-      // OpenHands' secret exports are `run` (V1: `v1_terminal`) actions too: their values are masked.
-      const cmd = maskSecretExports(str(args.command));
-      if (args.is_input === true || args.is_input === 'true') return { kind, summary: `input: ${oneLine(cmd)}` };
-      return { kind, summary: oneLine(cmd) || '(empty command)' };
-    }
-    case 'read':
-      return { kind, summary: `read ${str(args.path)}` };
-    case 'write':
-      return { kind, summary: `write ${str(args.path)}` };
-    case 'edit': {
-      const sub = str(args.command);
-      return { kind, summary: `${sub ? `${sub} ` : 'edit '}${str(args.path)}`.trim() };
-    }
-    case 'v1_file_editor':
-      return { kind, summary: `${str(args.command) || 'edit'} ${str(args.path)}`.trim() };
-    case 'call_tool_mcp':
-      return { kind, summary: `tool ${str(args.name)}`.trim() };
-    default:
-      return { kind: kind || 'unknown', summary: oneLine(str(event.message) || kind || 'unknown action') };
-  }
+  return { kind: kind || 'unknown', summary: oneLine(actionTitle(kind, (event.args as Json | undefined) ?? {}, str(event.message))) };
 }
 
 /** Outcome of an observation event: ok/error and a one-line result. */

@@ -25,11 +25,11 @@ export function registerCommands(ctx: OpenHandsContext): vscode.Disposable[] {
     }),
     run('openhands.deleteConversation', async () => {
       const id = ctx.chat.currentConversationId;
-      if (!ctx.v1 || !id) return false;
+      if (!ctx.chat.canDelete || !id) return false;
       // A notification, as the consent prompts (test hosts refuse modal dialogs).
       const answer = await vscode.window.showWarningMessage(`Delete the OpenHands conversation ${id.slice(0, 8)}…? Its events are removed from the agent-server.`, 'Delete', 'Cancel');
       if (answer !== 'Delete') return false;
-      await ctx.v1.deleteConversation(id);
+      await ctx.chat.deleteConversation(id);
       return true;
     }),
     run('openhands.setLlmSettings', async () => {

@@ -4,7 +4,6 @@ import { AgentTerminal } from './agentTerminal';
 import { loadNative } from './bootstrap';
 import { Config } from './config';
 import { Consent } from './consent';
-import { ChatSession } from './chatSession';
 import { findExecutorCredential } from './credentials';
 import { ExecutorService, type RuntimeIdeTools } from './executorService';
 import { createFsBridge } from './fsBridge';
@@ -14,18 +13,14 @@ import { StatusBar } from './statusBar';
 import { runFix, type Fix } from './userErrors';
 import { Notifier } from './userErrors';
 import { ALLOWED_COMMANDS, buildViewModel, executorDetails, OpenHandsViewProvider } from './view';
-import { CHECKPOINT_SCHEME, CheckpointDocuments, messageIdOfKey, revertToBefore, vscodeRevertUi } from './revert';
+import { CHECKPOINT_SCHEME, CheckpointDocuments, revertToBefore, vscodeRevertUi } from './revert';
 import type { ViewToHost } from './webview/protocol';
 import type { AgentServerEndpoint } from './v1/agentServerClient';
 import { defaultDiscoveryDir, waitForChannel } from './v1/executorDiscovery';
-import { V1Session } from './v1/v1Session';
+import { V1Backend } from './v1/v1Backend';
+import { V0Backend } from './v0/v0Backend';
+import { TabSession } from './tab/tabSession';
 import { ManagedAgentServer } from './v1/agentServer';
-
-/** What the tab's conversation backend offers (V0: ChatSession, V1: V1Session). */
-export type TabBackend = Pick<ChatSession,
-  'open' | 'reopen' | 'switchTo' | 'send' | 'stop' | 'confirm' | 'continueConversation' | 'showLlmForm' | 'hideLlmForm'
-  | 'saveLlmSettings' | 'refreshConversations' | 'executorChanged' | 'publish' | 'status' | 'items' | 'currentConversationId'
-  | 'remembered' | 'setEditReviewer' | 'note' | 'dispose'> & { newConversation(): Promise<string> };
 
 /** How long the executor waits for a V1 conversation's tools to ask for it (its channel's discovery file). */
 const V1_CHANNEL_WAIT_MS = 10 * 60 * 1000;
@@ -44,9 +39,10 @@ export class OpenHandsContext implements vscode.Disposable {
   readonly log = new Logger('OpenHands');
   readonly secrets: SessionKeyStore;
   readonly consent: Consent;
-  readonly chat: TabBackend;
-  /** The V1 backend when the tab is a client of an agent-server (`openhands.v1.url`), else undefined. */
-  readonly v1: V1Session | undefined;
+  /** The tab's conversation, over the V0 server or a V1 agent-server (tab/tabSession.ts). */
+  readonly chat: TabSession;
+  /** Whether the tab is a V1 client (an agent-server: `openhands.v1.url` or this window's own). */
+  readonly v1: boolean;
   /** This window's IDE tools endpoint and its token (set by `activate`), for V1 agents' MCP configuration. */
   ideEndpoint: (() => Promise<{ url: string; headers: Record<string, string> } | undefined>) | undefined;
   readonly activity = new ActivityLog();
@@ -116,35 +112,35 @@ export class OpenHandsContext implements vscode.Disposable {
       clientName: `openhands-tab/${version} vscode/${vscode.version}`,
       ideTools: () => this.ideTools,
     });
-    this.v1 = useV1
-      ? new V1Session({
+    this.v1 = useV1;
+    const backend = useV1
+      ? new V1Backend({
           endpoint: () => this.agentServerEndpoint(),
           state: vscodeContext.workspaceState,
           llmState: vscodeContext.globalState,
           secrets: vscodeContext.secrets,
           executor: this.executor,
-          post: (m) => this.view.post(m),
-          log: this.log,
           workspaceRoot: () => vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath,
-          workspaceFolders: () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
           confirmation: () => this.config.current.v1Confirmation,
           ideTools: async () => this.ideEndpoint?.(),
-          executorDetails: () => executorDetails(buildViewModel(this.executor.snapshot, this.activity.items, this.hasKey)),
         })
-      : undefined;
-    this.chat = this.v1 ?? new ChatSession({
-      serverUrl: () => this.config.current.serverUrl,
-      attachedConversation: () => {
-        const c = this.config.current;
-        return c.conversationMode === 'attach' && c.conversationId ? c.conversationId : undefined;
-      },
-      sessionKey: () => this.secrets.get(this.config.current.serverUrl),
-      state: vscodeContext.workspaceState,
-      secrets: vscodeContext.secrets,
+      : new V0Backend({
+          serverUrl: () => this.config.current.serverUrl,
+          attachedConversation: () => {
+            const c = this.config.current;
+            return c.conversationMode === 'attach' && c.conversationId ? c.conversationId : undefined;
+          },
+          sessionKey: () => this.secrets.get(this.config.current.serverUrl),
+          state: vscodeContext.workspaceState,
+          secrets: vscodeContext.secrets,
+          executor: this.executor,
+        });
+    this.chat = new TabSession({
+      backend,
       executor: this.executor,
       post: (m) => this.view.post(m),
       log: this.log,
-      workspaceRoot: () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
+      workspaceFolders: () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
       executorDetails: () => executorDetails(buildViewModel(this.executor.snapshot, this.activity.items, this.hasKey)),
     });
     this.agentServer = new ManagedAgentServer({ context: vscodeContext, config: () => this.config.current, log: this.log });
@@ -169,7 +165,7 @@ export class OpenHandsContext implements vscode.Disposable {
       this.executor.onDidChange(() => this.refresh()),
       // A restarted agent-server has a new port and key: the V1 tab reloads against it.
       this.agentServer.onDidChange((state) => {
-        if (state === 'running' && this.v1 && !this.config.current.v1Url) void this.v1.open();
+        if (state === 'running' && this.v1 && !this.config.current.v1Url) void this.chat.open();
       }),
       this.activity.onDidChange(() => this.refresh()),
       this.secrets.onDidChange(() => {
@@ -178,7 +174,7 @@ export class OpenHandsContext implements vscode.Disposable {
       }),
       this.chat,
       this.config.onDidChange((e) => {
-        if (e.affectsConfiguration('openhands.v1.url') && (this.config.current.v1Url !== '') !== Boolean(this.v1)) {
+        if (e.affectsConfiguration('openhands.v1.url') && (this.config.current.v1Url !== '') !== this.v1) {
           void vscode.window.showInformationMessage('OpenHands: the tab switches between the V0 server and a V1 agent-server after a window reload.', 'Reload Window').then((a) => {
             if (a) void vscode.commands.executeCommand('workbench.action.reloadWindow');
           });
@@ -303,7 +299,7 @@ export class OpenHandsContext implements vscode.Disposable {
     const conversationId = this.chat.currentConversationId;
     // The checkpoint's key: V0, the message's event id (VsCodeRuntime took it); V1, the message's
     // number among the conversation's user messages (the tab took it before posting the message).
-    const messageId = this.v1 ? this.v1.userMessageNumber(key) : messageIdOfKey(key);
+    const messageId = this.chat.checkpointKey(key);
     if (!conversationId || messageId === undefined) return;
     const item = this.chat.items.find((i) => i.key === key);
     const text = item && item.kind === 'message' ? item.text : '';

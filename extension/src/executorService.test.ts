@@ -257,7 +257,7 @@ describe('executor service', () => {
     hooks.onAction!(JSON.stringify({ id: 9, action: 'v1_terminal', args: { command: "export API_KEY=$'sk-1' && export B=$'x'" } }));
     expect(service.snapshot.activity).not.toMatch(/sk-1|'x'/);
     hooks.onAction!(JSON.stringify({ id: 10, action: 'read', args: { path: '/ws/a.py' } }));
-    expect(service.snapshot.activity).toBe('read /ws/a.py');
+    expect(service.snapshot.activity).toBe('Read /ws/a.py');
     hooks.onStatus!('connected', null);
     expect(service.snapshot.activity).toBeUndefined();
   });

@@ -1,9 +1,9 @@
 /**
  * What the user can do about a problem, and the label of its button. Free of `vscode` so the
- * tab's session logic (chatSession.ts) and the notifications (userErrors.ts) share one list; the
+ * tab's session logic (tab/tabSession.ts) and the notifications (userErrors.ts) share one list; the
  * commands behind each fix live in userErrors.ts.
  */
-import { ServerError } from './serverClient';
+import { ServerError } from './tab/http';
 import type { Problem } from './webview/protocol';
 
 export type Fix = 'settings' | 'key' | 'retry' | 'trust' | 'consent' | 'logs' | 'llm' | 'start';

@@ -64,7 +64,7 @@ export function messageLabel(conversationId: string, messageId: number): string 
   return `before message ${messageId} of conversation ${conversationId}`;
 }
 
-/** The event id of a user message item (`e<id>`, eventModel.ts), else undefined. */
+/** The event id of a user message item (`e<id>`, tab/eventModel.ts), else undefined. */
 export function messageIdOfKey(key: string): number | undefined {
   const m = /^e(\d+)$/.exec(key);
   return m ? Number(m[1]) : undefined;

@@ -7,13 +7,13 @@ on its own (the server's waiting room welcomes it when the restarted runtime ope
 OpenHands 1.6.0 adds a message sent in that window to the event stream before the restarted
 AgentController subscribes, so the agent never sees it (docs/reliability.md). The tab therefore
 holds a typed message after every (re)join until the loop behind the join is live
-(extension/src/chatSession.ts `loopLive`: `GET /api/conversations/{id}` said RUNNING before the
+(extension/src/v0/v0Backend.ts `loopLive`: `GET /api/conversations/{id}` said RUNNING before the
 rejoin, or an agent state newer than the join other than loading/init/stopped arrived). This test
 runs that rule against the real server: the signals it relies on are the ones the restarted server
 sends (and, right after the rejoin, the server already says RUNNING although the controller may not
 exist yet, which is why the status is asked before), and the message sent when the rule allows
 reaches the agent exactly once. The tab's code itself is unit-tested
-(extension/src/chatSession.test.ts); here the client applies the same rule.
+(extension/src/v0/v0Backend.test.ts); here the client applies the same rule.
 """
 
 from __future__ import annotations

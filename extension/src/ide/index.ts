@@ -67,7 +67,7 @@ export interface IdeToolsApi {
    * announced at registration and a call answering MCP `CallToolResult` JSON (errors as `isError`).
    */
   readonly runtime: RuntimeIdeTools;
-  /** Confirmation mode: shows an awaited edit as a diff (ChatSession.setEditReviewer). */
+  /** Confirmation mode: shows an awaited edit as a diff (TabSession.setEditReviewer). */
   reviewEdit(args: Record<string, unknown>, signal: AbortSignal): Promise<boolean | undefined>;
 }
 

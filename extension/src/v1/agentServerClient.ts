@@ -1,4 +1,4 @@
-import { requestJson, type FetchLike } from '../serverClient';
+import { requestJson, type FetchLike } from '../tab/http';
 import type { ConversationSummary } from '../webview/protocol';
 
 /**

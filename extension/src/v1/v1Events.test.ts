@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EventModel } from '../eventModel';
+import { EventModel } from '../tab/eventModel';
 import type { V1Event } from './agentServerClient';
 import { V1EventAdapter } from './v1Events';
 

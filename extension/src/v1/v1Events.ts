@@ -1,13 +1,7 @@
-import type { ServerEvent } from '../eventModel';
+import type { ModelStep } from '../tab/backend';
 import type { V1Event } from './agentServerClient';
 
-/**
- * What the adapter hands the event model: an event in the shape `EventModel` renders (V0's
- * `event_to_dict`), or "this action waits for the user's answer" (confirmation mode).
- */
-export type AdaptedStep = { event: ServerEvent } | { holdBack: string; args: Record<string, unknown> };
-
-/** V1 `execution_status` -> the tab's agent states (eventModel.ts AGENT_STATE_LABELS). */
+/** V1 `execution_status` -> the tab's agent states (../tab/eventModel.ts AGENT_STATE_LABELS). */
 export const EXECUTION_STATES: Record<string, string> = {
   idle: 'awaiting_user_input',
   running: 'running',
@@ -65,7 +59,7 @@ export class V1EventAdapter {
     return [...this.actions.entries()].filter(([, a]) => !a.answered).map(([id, a]) => ({ id, action: a.action, args: a.args }));
   }
 
-  adapt(e: V1Event): AdaptedStep[] {
+  adapt(e: V1Event): ModelStep[] {
     if (!e || typeof e !== 'object' || typeof e.kind !== 'string') return [];
     if (typeof e.id === 'string') {
       if (this.seen.has(e.id)) return [];
@@ -100,7 +94,7 @@ export class V1EventAdapter {
     }
   }
 
-  private action(e: V1Event, base: { timestamp?: string }): AdaptedStep[] {
+  private action(e: V1Event, base: { timestamp?: string }): ModelStep[] {
     const a = (e.action ?? {}) as Record<string, unknown>;
     const kind = String(a.kind ?? '');
     const tool = String(e.tool_name ?? '');
@@ -133,7 +127,7 @@ export class V1EventAdapter {
     return [{ event: { ...base, id, source: 'agent', action, args, message } }];
   }
 
-  private observation(e: V1Event, base: { timestamp?: string }): AdaptedStep[] {
+  private observation(e: V1Event, base: { timestamp?: string }): ModelStep[] {
     const actionId = typeof e.action_id === 'string' ? e.action_id : undefined;
     const info = actionId ? this.actions.get(actionId) : undefined;
     if (info) info.answered = true;
@@ -170,13 +164,13 @@ export class V1EventAdapter {
     return [{ event: { ...base, id: this.next++, source: 'agent', cause, observation: 'tool', content: text } }];
   }
 
-  private stateUpdate(e: V1Event, base: { timestamp?: string }): AdaptedStep[] {
+  private stateUpdate(e: V1Event, base: { timestamp?: string }): ModelStep[] {
     // `full_state` (the first frame of every connect) repeats what the replayed events say.
     if (e.key !== 'execution_status' || typeof e.value !== 'string') return [];
     const status = e.value;
     const previous = this.executionStatus;
     this.executionStatus = status;
-    const out: AdaptedStep[] = [];
+    const out: ModelStep[] = [];
     if (previous === 'waiting_for_confirmation' && status !== previous && this.answer) {
       // The answer the tab sent marks the awaited action (confirmed / rejected) as the V0 tab shows it.
       out.push({ event: { ...base, id: this.next++, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: this.answer } } });

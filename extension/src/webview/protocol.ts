@@ -1,6 +1,6 @@
 /**
  * The messages between the extension host and the OpenHands tab's webview, and the display items
- * of a conversation. Types only: shared by the host (`chatSession.ts`, `view.ts`, `eventModel.ts`)
+ * of a conversation. Types only: shared by the host (`tab/tabSession.ts`, `view.ts`, `tab/eventModel.ts`)
  * and `webview/main.ts` (page).
  */
 

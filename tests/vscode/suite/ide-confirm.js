@@ -6,7 +6,7 @@
 // 1.6.0 makes edits at once even in confirmation mode but still waits for an answer, which the tab
 // shows as such; Reject clicked in the tab stops the agent. The answers travel as OpenHands'
 // agent-state changes (user_confirmed / user_rejected), checked in the server's own event history.
-// (The diff-editor review of a held-back edit is unit-tested: chatSession.test.ts.)
+// (The diff-editor review of a held-back edit is unit-tested: extension/src/v0/v0Backend.test.ts.)
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');

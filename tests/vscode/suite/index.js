@@ -115,7 +115,7 @@ exports.run = async () => {
     const text = await waitFor('the view to show the actions', async () => {
       await ui('webview-text', file);
       const t = fs.readFileSync(file, 'utf8');
-      return /Executor: Connected/.test(t) && t.includes('echo "hello from the agent') && t.includes('str_replace') ? t : undefined;
+      return /Executor: Connected/.test(t) && t.includes('echo "hello from the agent') && t.includes('Edited ') ? t : undefined;
     }, 15000, 500);
     assert(text.includes(conversationId), `the view does not show the conversation id:\n${text}`);
     assert(/exit 0/.test(text), `the view does not show the command's result:\n${text}`);

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConversationSocket, stopAction, userMessage } from './conversationSocket';
-import { FakeSocket } from './test/fakeSocket';
+import { FakeSocket } from '../test/fakeSocket';
 
 const handlers = () => ({ onEvent: vi.fn(), onStatus: vi.fn(), onServerError: vi.fn(), onConnected: vi.fn(), onDisconnected: vi.fn() });
 

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { HostToView } from '../webview/protocol';
 import type { SocketLike, V1Event } from './agentServerClient';
-import { V1Session, type V1SessionDeps } from './v1Session';
+import { TabSession } from '../tab/tabSession';
+import { V1Backend, type V1BackendDeps } from './v1Backend';
 import { revertToBefore, runCheckpoint, type CheckpointExecutor, type RevertUi } from '../revert';
 
 // Recorded from the real agent-server 1.58.2 (see the file's `about`).
@@ -30,7 +31,7 @@ function store() {
   return { get: <T>(k: string) => m.get(k) as T | undefined, update: async (k: string, v: unknown) => { m.set(k, v); }, m };
 }
 
-function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always'; executor?: CheckpointExecutor; folders?: string[]; onRequest?: (method: string, path: string, body: Record<string, unknown> | undefined) => Promise<void> } = {}) {
+function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always'; executor?: CheckpointExecutor; folders?: string[]; statuses?: Record<string, number>; onRequest?: (method: string, path: string, body: Record<string, unknown> | undefined) => Promise<void> } = {}) {
   const requests: Array<{ method: string; url: string; headers: Record<string, string>; body?: unknown }> = [];
   const sockets: FakeSocket[] = [];
   const posted: HostToView[] = [];
@@ -50,7 +51,7 @@ function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always'; executo
     },
   };
   const warnings: string[] = [];
-  const deps: V1SessionDeps = {
+  const deps: V1BackendDeps = {
     endpoint: () => ({ baseUrl: 'http://127.0.0.1:8000', sessionApiKey: 'ask', discoveryDir: '/d' }),
     state: store(),
     llmState,
@@ -61,10 +62,7 @@ function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always'; executo
       release: async (id) => { released.push(id); },
       execute: (json) => executor.execute(json),
     },
-    post: (m) => posted.push(m),
-    log: { info: () => undefined, warn: (m) => warnings.push(m), error: () => undefined },
     workspaceRoot: () => '/ws',
-    workspaceFolders: opts.folders ? () => opts.folders! : undefined,
     confirmation: () => opts.confirmation ?? 'never',
     ideTools: async () => ({ url: 'http://127.0.0.1:7777/mcp', headers: { Authorization: 'Bearer tok' } }),
     fetch: async (url, init) => {
@@ -72,7 +70,8 @@ function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always'; executo
       const path = new URL(url).pathname;
       await opts.onRequest?.(init.method, path, init.body ? JSON.parse(init.body) : undefined);
       const body = answers[`${init.method} ${path}`] ?? (path.endsWith('/search') ? { items: [] } : { success: true });
-      return { ok: true, status: 200, statusText: 'OK', text: async () => JSON.stringify(body) };
+      const status = opts.statuses?.[`${init.method} ${path}`] ?? 200;
+      return { ok: status < 300, status, statusText: String(status), text: async () => JSON.stringify(body) };
     },
     socketFactory: (url) => {
       const s = new FakeSocket(url);
@@ -80,10 +79,17 @@ function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always'; executo
       return s;
     },
   };
-  return { session: new V1Session(deps), requests, sockets, posted, retargeted, released, answers, secrets, actions, warnings };
+  const session = new TabSession({
+    backend: new V1Backend(deps),
+    executor: deps.executor,
+    post: (m) => posted.push(m),
+    log: { info: () => undefined, warn: (m) => warnings.push(m), error: () => undefined },
+    workspaceFolders: () => opts.folders ?? '/ws',
+  });
+  return { session, deps, requests, state: deps.state, sockets, posted, retargeted, released, answers, secrets, actions, warnings };
 }
 
-describe('V1Session', () => {
+describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
   it('first message: creates the conversation with our tools, the LLM, the IDE tools and the policy; the executor follows it', async () => {
     const t = setup({ confirmation: 'always' });
     await t.session.open();
@@ -216,12 +222,71 @@ describe('V1Session', () => {
   });
 });
 
+describe('the tab on a V1 agent-server: one rule where V0 and V1 disagreed; several sessions per tab', () => {
+  it('a conversation list the agent-server fails to give (HTTP 500) does not block the tab: the remembered conversation opens', async () => {
+    const t = setup({ statuses: { 'GET /api/conversations/search': 500 } });
+    await t.state.update('openhands.v1.conversation:http://127.0.0.1:8000', 'c4');
+    await t.session.open();
+    expect(t.session.status()).toMatchObject({ problems: [], conversationId: 'c4', conversations: [{ id: 'c4' }], canSend: false });
+    t.sockets[0].open();
+    expect(t.session.status().canSend).toBe(true);
+  });
+
+  it('whatever the SDK\'s policy holds back waits for the answer: an MCP tool call is confirmable too', async () => {
+    const t = setup({ confirmation: 'always' });
+    await t.session.open();
+    await t.session.switchTo('c1');
+    t.sockets[0].open();
+    t.sockets[0].emit({ kind: 'ActionEvent', id: 'm1', source: 'agent', tool_name: 'diagnostics', action: { kind: 'MCPToolAction', data: { uri: 'file:///ws/a.py' } } });
+    t.sockets[0].emit({ kind: 'ConversationStateUpdateEvent', id: 's1', key: 'execution_status', value: 'waiting_for_confirmation' });
+    expect(t.session.status().confirmation).toMatchObject({ kind: 'other', action: 'call_tool_mcp', title: 'Tool diagnostics', alreadyDone: false });
+    t.session.confirm(true);
+    expect(t.requests.filter((r) => r.url.endsWith('/respond_to_confirmation')).map((r) => r.body)).toEqual([{ accept: true }]);
+  });
+
+  it('two sessions in one tab (one per conversation, one agent-server, one workspace state) keep their own state', async () => {
+    const t = setup({ confirmation: 'always' });
+    const posted2: HostToView[] = [];
+    const other = new TabSession({ backend: new V1Backend(t.deps), executor: t.deps.executor, post: (m) => posted2.push(m), log: { info: () => undefined, warn: () => undefined, error: () => undefined } });
+    await t.session.open();
+    await other.open();
+    await t.session.switchTo('c1');
+    await other.switchTo('c2');
+    const [s1, s2] = t.sockets;
+    s1.open();
+    s2.open();
+    s1.emit({ kind: 'ActionEvent', id: 'a1', source: 'agent', tool_name: 'terminal', action: { kind: 'TerminalAction', command: 'echo one' } });
+    s1.emit({ kind: 'ConversationStateUpdateEvent', id: 's1', key: 'execution_status', value: 'waiting_for_confirmation' });
+    s2.emit({ kind: 'ConversationStateUpdateEvent', id: 's2', key: 'execution_status', value: 'running' });
+    expect([t.session.currentConversationId, other.currentConversationId]).toEqual(['c1', 'c2']);
+    expect(t.session.items.map((i) => (i as { title?: string }).title).filter(Boolean)).toEqual(['echo one']);
+    expect(other.items.some((i) => i.kind === 'action')).toBe(false);
+    expect([t.session.status().agentState, other.status().agentState]).toEqual(['awaiting_user_confirmation', 'running']);
+    expect(other.status().confirmation).toBeUndefined();
+    other.confirm(true);
+    t.session.confirm(false);
+    expect(t.requests.filter((r) => r.url.endsWith('/respond_to_confirmation')).map((r) => [r.url.split('/')[5], (r.body as { accept: boolean }).accept])).toEqual([['c1', false]]);
+    expect(JSON.stringify(posted2)).not.toContain('echo one');
+  });
+
+  it('a paused conversation that waits for input (idle) can be continued; so can an error', async () => {
+    const t = setup();
+    await t.session.open();
+    await t.session.switchTo('c1');
+    t.sockets[0].open();
+    t.sockets[0].emit({ kind: 'ConversationStateUpdateEvent', id: 's1', key: 'execution_status', value: 'idle' });
+    expect(t.session.status()).toMatchObject({ agentState: 'awaiting_user_input', canContinue: true });
+    t.sockets[0].emit({ kind: 'ConversationStateUpdateEvent', id: 's2', key: 'execution_status', value: 'error' });
+    expect(t.session.status()).toMatchObject({ agentState: 'error', canContinue: true });
+  });
+});
+
 // The real executor addon (npm/executor, as revert.test.ts uses it): real checkpoints of a real folder.
 const addon = createRequire(__filename)('../../../npm/executor/index.js') as {
   Executor: new (options: Record<string, unknown>, fs: null) => CheckpointExecutor & { stop(): Promise<void> };
 };
 
-describe('V1Session: a checkpoint before each user message (real executor)', () => {
+describe('V1Backend: a checkpoint before each user message (real executor)', () => {
   let dir: string;
   let ws: string;
   let executor: CheckpointExecutor & { stop(): Promise<void> };
@@ -273,8 +338,8 @@ describe('V1Session: a checkpoint before each user message (real executor)', () 
     t.sockets[0].emit(user('u2', 'second'));
     t.sockets[0].emit(user('u3', 'change a.txt'));
     const third = t.session.items.find((i) => i.kind === 'message' && i.text === 'change a.txt')!;
-    expect(t.session.userMessageNumber(third.key)).toBe(3);
-    expect(t.session.userMessageNumber(t.session.items.find((i) => i.kind === 'message' && i.text === 'ok')!.key)).toBeUndefined();
+    expect(t.session.checkpointKey(third.key)).toBe(3);
+    expect(t.session.checkpointKey(t.session.items.find((i) => i.kind === 'message' && i.text === 'ok')!.key)).toBeUndefined();
 
     const picks: string[][] = [];
     const ui: RevertUi = {
@@ -283,7 +348,7 @@ describe('V1Session: a checkpoint before each user message (real executor)', () 
       info: async () => undefined,
       error: (m) => { throw new Error(m); },
     };
-    const outcome = await revertToBefore(executor, ui, 'c1', t.session.userMessageNumber(third.key)!, 'change a.txt', () => [], () => undefined);
+    const outcome = await revertToBefore(executor, ui, 'c1', t.session.checkpointKey(third.key)!, 'change a.txt', () => [], () => undefined);
     expect(picks).toEqual([['a.txt']]);
     expect(outcome?.note).toContain('Files reverted to before message 3');
     expect(file()).toBe('before\n');

@@ -1,7 +1,8 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { ChatSession, type ChatSessionDeps } from './chatSession';
-import { FakeSocket } from './test/fakeSocket';
-import type { HostToView } from './webview/protocol';
+import { TabSession } from '../tab/tabSession';
+import { FakeSocket } from '../test/fakeSocket';
+import type { HostToView } from '../webview/protocol';
+import { V0Backend, type V0BackendDeps } from './v0Backend';
 
 const reply = (status: number, body: unknown) => ({
   ok: status >= 200 && status < 300, status, statusText: String(status),
@@ -25,7 +26,7 @@ function server(routes: Record<string, (body: any) => [number, unknown]>) {
 
 const settings = { 'GET /api/settings': () => [200, { llm_model: 'openai/scripted', llm_base_url: 'http://llm/v1', llm_api_key_set: true }] as [number, unknown] };
 
-function setup(routes: Record<string, (body: any) => [number, unknown]>, over: Partial<ChatSessionDeps> = {}) {
+function setup(routes: Record<string, (body: any) => [number, unknown]>, over: Partial<V0BackendDeps> = {}) {
   const srv = server(routes);
   const posted: HostToView[] = [];
   const order: string[] = [];
@@ -39,15 +40,13 @@ function setup(routes: Record<string, (body: any) => [number, unknown]>, over: P
     }),
   };
   const origFactory = FakeSocket.factory;
-  const deps: ChatSessionDeps = {
+  const deps: V0BackendDeps = {
     serverUrl: () => 'http://s',
     attachedConversation: () => undefined,
     sessionKey: async () => 'sk',
     state: { get: (k) => store.get(k) as any, update: async (k, v) => void store.set(k, v) },
     secrets: { get: async (k) => secrets.get(k), store: async (k, v) => void secrets.set(k, v) },
     executor,
-    post: (m) => posted.push(m),
-    log: { info: () => {}, warn: () => {}, error: () => {} },
     fetch: srv.fetch as any,
     socketFactory: (url, opts) => {
       order.push('join');
@@ -55,14 +54,14 @@ function setup(routes: Record<string, (body: any) => [number, unknown]>, over: P
     },
     ...over,
   };
-  const session = new ChatSession(deps);
+  const session = new TabSession({ backend: new V0Backend(deps), executor, post: (m) => posted.push(m), log: { info: () => {}, warn: () => {}, error: () => {} } });
   const status = () => [...posted].reverse().find((m) => m.type === 'status') as Extract<HostToView, { type: 'status' }>;
   return { session, srv, posted, order, store, secrets, executor, status: () => status().status };
 }
 
 const flush = () => new Promise((r) => setTimeout(r, 0));
 
-describe('chat session', () => {
+describe('the tab on a V0 server (TabSession over V0Backend)', () => {
   beforeEach(() => {
     FakeSocket.all = [];
   });
@@ -353,5 +352,78 @@ describe('chat session', () => {
     expect(t.status().problems.find((p) => p.id === 'executor')!.fixes.map((f) => f.fix)).toEqual(['key', 'retry']);
     sock.fire('connect_error', new Error('invalid_session_api_key'));
     expect(t.status().problems.find((p) => p.id === 'socket')!.fixes.map((f) => f.fix)).toEqual(['key', 'retry']);
+  });
+
+  // Where the V0 and V1 sessions disagreed, the one TabSession decides; each case fails on the old V0 ChatSession.
+  describe('one session for both backends', () => {
+    async function awaitingSession() {
+      const t = setup({ ...settings, 'GET /api/conversations?': () => [200, { results: [] }], 'POST /api/conversations': () => [200, { conversation_id: 'c1' }], 'GET /api/conversations/c2/events': () => [200, { events: [], has_more: false }] });
+      const calls: Array<{ args: Record<string, unknown>; signal: AbortSignal }> = [];
+      t.session.setEditReviewer((args, signal) => new Promise(() => calls.push({ args, signal })));
+      await t.session.open();
+      await t.session.send('Edit');
+      await flush();
+      const sock = FakeSocket.last;
+      sock.open();
+      sock.fire('oh_event', { id: 1, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_input' } });
+      return { ...t, calls, sock };
+    }
+
+    it('whatever the server holds back is confirmable: an IPython cell is a command (its code), a write an edit', async () => {
+      const t = await awaitingSession();
+      t.sock.fire('oh_event', { id: 2, source: 'agent', action: 'run_ipython', args: { code: 'print(1)\nprint(2)', confirmation_state: 'awaiting_confirmation' } });
+      t.sock.fire('oh_event', { id: 3, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_confirmation' } });
+      expect(t.status().confirmation).toMatchObject({ kind: 'command', action: 'run_ipython', title: 'print(1)\nprint(2)' });
+      t.session.confirm(true);
+      t.sock.fire('oh_event', { id: 4, source: 'agent', action: 'run_ipython', args: { code: 'print(1)\nprint(2)', confirmation_state: 'confirmed' } });
+      t.sock.fire('oh_event', { id: 5, source: 'agent', action: 'write', args: { path: '/ws/w.txt', content: 'x', confirmation_state: 'awaiting_confirmation' } });
+      t.sock.fire('oh_event', { id: 6, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_confirmation' } });
+      expect(t.status().confirmation).toMatchObject({ kind: 'edit', action: 'write', title: 'Wrote /ws/w.txt', alreadyDone: false });
+    });
+
+    it('an awaited `view` is no proposal: no diff is shown for it', async () => {
+      const t = await awaitingSession();
+      t.sock.fire('oh_event', { id: 2, source: 'agent', action: 'edit', args: { command: 'view', path: '/ws/a.py', confirmation_state: 'awaiting_confirmation' } });
+      t.sock.fire('oh_event', { id: 3, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_confirmation' } });
+      expect(t.status().confirmation).toMatchObject({ kind: 'edit', diffShown: false });
+      expect(t.calls).toHaveLength(0);
+    });
+
+    it('switching to another conversation withdraws the diff of the one left; so does closing the tab', async () => {
+      const t = await awaitingSession();
+      t.sock.fire('oh_event', { id: 2, source: 'agent', action: 'edit', args: { command: 'create', path: '/ws/a.py', file_text: 'x', confirmation_state: 'awaiting_confirmation' } });
+      t.sock.fire('oh_event', { id: 3, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_confirmation' } });
+      expect(t.calls).toHaveLength(1);
+      await t.session.switchTo('c2');
+      expect(t.calls[0].signal.aborted).toBe(true);
+      expect(t.status().confirmation).toBeUndefined();
+      const u = await awaitingSession();
+      u.sock.fire('oh_event', { id: 2, source: 'agent', action: 'edit', args: { command: 'create', path: '/ws/a.py', file_text: 'x', confirmation_state: 'awaiting_confirmation' } });
+      u.sock.fire('oh_event', { id: 3, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_confirmation' } });
+      u.session.dispose();
+      expect(u.calls[0].signal.aborted).toBe(true);
+    });
+
+    it('reloading keeps a refused LLM key and the executor\'s error (a reload cannot find them out again)', async () => {
+      const t = await awaitingSession();
+      t.sock.fire('oh_event', { status_update: true, type: 'error', id: 'STATUS$ERROR_LLM_AUTHENTICATION', message: 'AuthenticationError' });
+      (t.executor as any).snapshot = { state: 'error', message: 'oh-executor: invalid session_api_key', fixes: ['key', 'retry'] };
+      t.session.executorChanged();
+      await t.session.open();
+      expect(t.status().problems.map((p) => p.id).sort()).toEqual(['executor', 'llm-auth']);
+    });
+
+    it('Continue with no conversation shown does nothing (it created one with "Please continue.")', async () => {
+      const t = setup({ ...settings, 'GET /api/conversations?': () => [200, { results: [] }], 'POST /api/conversations': () => [200, { conversation_id: 'c1' }] });
+      await t.session.open();
+      await t.session.continueConversation();
+      expect(t.srv.calls.filter((c) => c.method === 'POST')).toEqual([]);
+      expect(t.status()).toMatchObject({ conversationId: undefined, canSend: true });
+    });
+
+    it('an agent that waits for the user can be told to continue', async () => {
+      const t = await awaitingSession();
+      expect(t.status()).toMatchObject({ agentState: 'awaiting_user_input', canContinue: true });
+    });
   });
 });

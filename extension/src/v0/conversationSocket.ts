@@ -1,5 +1,5 @@
 import { io, type Socket } from 'socket.io-client';
-import type { ServerEvent } from './eventModel';
+import type { ServerEvent } from '../tab/eventModel';
 
 /** `{"status_update": true, "type": "info"|"error", "id": <RuntimeStatus>, "message"}` from the server. */
 export interface StatusUpdate {

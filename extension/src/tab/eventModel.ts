@@ -1,4 +1,5 @@
-import type { AgentState, ChatItem } from './webview/protocol';
+import { actionTitle } from '../actionTitle';
+import type { AgentState, ChatItem } from '../webview/protocol';
 
 /** An event as OpenHands serialises it (`event_to_dict`), as the server's `oh_event` carries it. */
 export interface ServerEvent {
@@ -258,33 +259,6 @@ export function describeRuntimeStatus(id: string | undefined, message: string | 
   return known ?? (msg || id || 'status update');
 }
 
-function actionTitle(action: string, args: Record<string, unknown>, message: string | undefined): string {
-  const path = str(args.path);
-  switch (action) {
-    case 'run':
-      return str(args.command) || '(empty command: read more output)';
-    case 'run_ipython':
-      return firstLine(str(args.code));
-    case 'read':
-      return `Read ${path}`;
-    case 'write':
-      return `Wrote ${path}`;
-    case 'edit': {
-      const cmd = str(args.command);
-      if (cmd === 'view') return `Viewed ${path}`;
-      if (cmd === 'create') return `Created ${path}`;
-      if (cmd === 'undo_edit') return `Undid the last edit of ${path}`;
-      return `Edited ${path}`;
-    }
-    case 'browse':
-      return `Browse ${str(args.url)}`;
-    case 'call_tool_mcp':
-      return `Tool ${str(args.name)}`;
-    default:
-      return firstLine(str(message)) || action;
-  }
-}
-
 /** The diff of an edit: OpenHands' own when the event carries one, else computed from old/new content. */
 export function editDiff(extras: Record<string, unknown>): string[] | undefined {
   if (typeof extras.diff === 'string' && extras.diff.trim() !== '') return extras.diff.split('\n').slice(0, MAX_DIFF_LINES);
@@ -327,11 +301,6 @@ export function relativePaths(text: string, root: string | readonly string[] | u
 
 function str(v: unknown): string {
   return typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v);
-}
-
-function firstLine(s: string): string {
-  const line = s.split('\n', 1)[0] ?? '';
-  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }
 
 function clip(s: string): string {

@@ -106,4 +106,14 @@ describe('event model', () => {
     expect(lineDiff('', 'a\nb')).toEqual(['+ a', '+ b']);
     expect(lineDiff('a\nb\nc', 'a\nc')).toEqual(['  a', '- b', '  c']);
   });
+
+  it('titles an action with the one summary the executor\'s list uses: secret exports masked (the tab showed them before)', () => {
+    const m = new EventModel('/ws');
+    m.apply({ id: 1, source: 'agent', action: 'run', args: { command: `export GITHUB_TOKEN=$'ghp_secret'` } });
+    m.apply({ id: 2, source: 'agent', action: 'edit', args: { command: 'str_replace', path: '/ws/src/a.py' } });
+    const titles = m.all.map((i) => (i as { title?: string }).title);
+    expect(titles[0]).not.toContain('ghp_secret');
+    expect(titles[0]).toMatch(/^export GITHUB_TOKEN=/);
+    expect(titles[1]).toBe('Edited src/a.py');
+  });
 });

@@ -1,0 +1,330 @@
+import { randomUUID } from 'crypto';
+import { messageIdOfKey, messageLabel, runCheckpoint, type CheckpointExecutor } from '../revert';
+import type { AwaitedAction, ConversationBackend, ExecutorPort, LlmSettings, SecretStore, SessionHost, StateStore } from '../tab/backend';
+import { ServerError, type FetchLike } from '../tab/http';
+import { problemOf } from '../fixes';
+import type { Problem } from '../webview/protocol';
+import { AgentServerClient, EventStream, type AgentServerEndpoint, type ConfirmationMode, type SocketFactory, type V1Event } from './agentServerClient';
+import { V1EventAdapter } from './v1Events';
+
+/**
+ * The executor as the V1 tab drives it: serve a conversation, let one go, and run the checkpoint
+ * actions itself (the V1 tools never see the user's messages: the tab takes the checkpoint
+ * before each one, docs/checkpoints.md).
+ */
+export interface V1ExecutorPort extends ExecutorPort, CheckpointExecutor {
+  /** Stops serving `conversationId` if this window serves it (the conversation was deleted). */
+  release(conversationId: string): Promise<void>;
+}
+
+export interface V1BackendDeps {
+  /** The agent-server: attach mode's settings and key, or the one the extension started. */
+  endpoint: () => Thenable<AgentServerEndpoint | undefined> | AgentServerEndpoint | undefined;
+  /** Per workspace: the conversation shown last. */
+  state: StateStore;
+  /** Per user: the LLM model and base URL of new conversations (the key is in `secrets`). */
+  llmState: StateStore;
+  secrets: SecretStore;
+  executor: V1ExecutorPort;
+  /** The folder the agent works in (the first of the window). */
+  workspaceRoot: () => string | undefined;
+  confirmation: () => ConfirmationMode;
+  /** This window's IDE tools as an MCP server entry for the agent (undefined when not served). */
+  ideTools?: () => Promise<{ url: string; headers: Record<string, string> } | undefined>;
+  fetch?: FetchLike;
+  socketFactory?: SocketFactory;
+}
+
+// The first message's request holds until the executor attached (the tools wait for it there).
+const FIRST_MESSAGE_TIMEOUT_MS = 15 * 60 * 1000;
+const CURRENT_KEY = (server: string) => `openhands.v1.conversation:${server}`;
+const LLM_MODEL_KEY = 'openhands.v1.llm';
+const LLM_SECRET = 'openhands.v1.llmApiKey';
+
+/**
+ * The tab on a V1 agent-server: the conversation list, create (this package's terminal and file
+ * editor, this window's IDE tools over MCP, the confirmation policy, the LLM from the tab's form),
+ * history and live events over the conversation's WebSocket (V1 events adapted to the one event
+ * model, v1Events.ts), send (a checkpoint taken by the executor before each message), pause, run,
+ * confirm or reject over REST, delete. Everything the two backends share is in `TabSession`.
+ */
+export class V1Backend implements ConversationBackend {
+  readonly version = 'v1';
+  readonly noLlmMessage = 'Choose the model for OpenHands and enter its API key below.';
+  private host!: SessionHost;
+  private client: AgentServerClient | undefined;
+  private endpoint: AgentServerEndpoint | undefined;
+  private stream: EventStream | undefined;
+  private adapter = new V1EventAdapter();
+  private sending = false;
+  private starting: Promise<unknown> | undefined;
+
+  constructor(private readonly deps: V1BackendDeps) {}
+
+  bind(host: SessionHost): void {
+    this.host = host;
+  }
+
+  get serverUrl(): string {
+    return this.endpoint?.baseUrl ?? '';
+  }
+
+  get connected(): boolean {
+    return this.client !== undefined;
+  }
+
+  get linked(): boolean {
+    return this.stream !== undefined;
+  }
+
+  get joined(): boolean {
+    return Boolean(this.stream?.connected);
+  }
+
+  get busy(): boolean {
+    return this.sending || this.starting !== undefined;
+  }
+
+  async connect(): Promise<Problem | undefined> {
+    const endpoint = await this.deps.endpoint();
+    this.endpoint = endpoint;
+    if (!endpoint) {
+      this.client = undefined;
+      return problemOf('server', 'No OpenHands agent-server yet: set "openhands.v1.url" (and its key with "Set Session API Key").', ['settings', 'key']);
+    }
+    this.client = new AgentServerClient(endpoint.baseUrl, endpoint.sessionApiKey, this.deps.fetch);
+    return undefined;
+  }
+
+  remembered(): string | undefined {
+    return this.endpoint ? this.deps.state.get<string>(CURRENT_KEY(this.endpoint.baseUrl)) : undefined;
+  }
+
+  async remember(id: string | undefined): Promise<void> {
+    if (this.endpoint) await this.deps.state.update(CURRENT_KEY(this.endpoint.baseUrl), id);
+  }
+
+  /** The LLM of new conversations: model and base URL in the extension's global state, the key in SecretStorage. */
+  async loadLlm(): Promise<LlmSettings | undefined> {
+    const saved = this.deps.llmState.get<{ model?: string; baseUrl?: string }>(LLM_MODEL_KEY);
+    const apiKeySet = Boolean(await this.deps.secrets.get(LLM_SECRET));
+    return { model: saved?.model ?? '', baseUrl: saved?.baseUrl ?? '', apiKeySet };
+  }
+
+  /** V1 takes the LLM per conversation (`agent.llm` of the create request). */
+  async saveLlm(model: string, baseUrl: string, apiKey: string): Promise<void> {
+    await this.deps.llmState.update(LLM_MODEL_KEY, { model, baseUrl });
+    if (apiKey) await this.deps.secrets.store(LLM_SECRET, apiKey);
+    this.host.log.info(`stored the LLM settings for V1 conversations (model ${model})`);
+  }
+
+  listConversations() {
+    return this.client!.listConversations();
+  }
+
+  reset(): void {
+    this.adapter = new V1EventAdapter();
+  }
+
+  /** The stream replays the whole history on every connect. */
+  async join(id: string): Promise<void> {
+    const client = this.client!;
+    const stream = new EventStream(client.baseUrl, id, this.endpoint?.sessionApiKey, {
+      onOpen: () => {
+        if (this.stream !== stream) return;
+        this.host.log.info(`joined V1 conversation ${id} on ${client.baseUrl}`);
+        this.host.clearProblem('socket');
+        this.host.publish();
+      },
+      onEvent: (e) => this.onEvent(stream, e),
+      onClose: (code, reason, refused) => {
+        if (this.stream !== stream) return;
+        this.host.log.warn(`V1 conversation ${id}: event stream ${refused ? 'refused' : 'closed'} (${code} ${reason})`);
+        if (refused) {
+          this.stream = undefined;
+          if (code === 4001) this.host.problem('socket', 'The agent-server refused the session API key.', ['key', 'retry']);
+          else this.host.problem('socket', `The agent-server has no conversation ${id}.`, ['retry']);
+        }
+        this.host.publish();
+      },
+    }, this.deps.socketFactory);
+    this.stream = stream;
+    stream.connect();
+  }
+
+  leave(): void {
+    this.stream?.close();
+    this.stream = undefined;
+  }
+
+  private onEvent(stream: EventStream, e: V1Event): void {
+    if (this.stream !== stream) return;
+    this.host.apply(this.adapter.adapt(e), (event) => {
+      if (event.observation === 'error' && isAuthError(String(event.content ?? ''))) {
+        this.host.problem('llm-auth', `The LLM refused the API key (${String(event.content).slice(0, 200)}). Enter the right key, then start a New conversation.`, ['llm']);
+      }
+      if (event.observation === 'agent_state_changed' && this.adapter.status) this.host.setConversationStatus(stream.conversationId, this.adapter.status);
+    });
+  }
+
+  /**
+   * Creates a conversation (with the first message when there is one). The agent-server creates
+   * its tools inside the request and they wait for an executor, so the executor is sent to the
+   * conversation (by the id chosen here) while the request runs.
+   */
+  async newConversation(firstMessage?: string): Promise<string> {
+    const client = this.client;
+    const root = this.deps.workspaceRoot();
+    if (!client || !this.endpoint) throw new Error('No agent-server to start a conversation on.');
+    if (!root) throw new Error('Open a folder: the agent needs a workspace to work in.');
+    const llm = this.host.llm;
+    if (!llm) {
+      this.host.requireLlm();
+      this.host.publish();
+      throw new Error('Choose the LLM first (model and API key).');
+    }
+    this.host.leaveShown();
+    const id = randomUUID();
+    await this.host.showNew(id, 'starting');
+    const apiKey = (await this.deps.secrets.get(LLM_SECRET)) || undefined;
+    const ide = await this.deps.ideTools?.().catch(() => undefined);
+    // Created without its first message (`initial_message` would start the agent before the
+    // checkpoint could be taken): `postMessage` posts it.
+    const creating = (async () => {
+      await client.startConversation({
+        conversationId: id,
+        workingDir: root,
+        llm: { model: llm.model, baseUrl: llm.baseUrl || undefined, apiKey },
+        confirmation: this.deps.confirmation(),
+        mcpServers: ide ? { vscode: { url: ide.url, transport: 'http', headers: ide.headers } } : undefined,
+      });
+      this.host.log.info(`created V1 conversation ${id} on ${client.baseUrl}`);
+      if (firstMessage !== undefined) await this.postMessage(client, id, firstMessage, 1);
+    })();
+    this.starting = creating;
+    this.host.follow(id);
+    try {
+      await creating;
+    } catch (e) {
+      if (this.host.conversationId === id) this.host.serverProblem(e);
+      this.host.publish();
+      throw e;
+    } finally {
+      if (this.starting === creating) this.starting = undefined;
+    }
+    if (this.host.conversationId === id) await this.join(id);
+    void this.host.refreshConversations();
+    return id;
+  }
+
+  /** A new conversation with the message as its first, or the message to the one shown. */
+  async send(message: string): Promise<void> {
+    if (this.sending) throw new Error('A message is already being sent.');
+    this.sending = true;
+    this.host.publish();
+    try {
+      const id = this.host.conversationId;
+      if (!id) {
+        await this.host.newConversation(message);
+      } else {
+        const client = this.client!;
+        const number = await client.userMessageCount(id).then(
+          (n) => n + 1,
+          (e: Error) => {
+            this.host.log.warn(`no checkpoint before the next message of conversation ${id}: its user messages could not be counted (${e.message}); the message is sent without one (it cannot be reverted)`);
+            return undefined;
+          },
+        );
+        if (number === undefined) await client.sendMessage(id, message);
+        else await this.postMessage(client, id, message, number);
+      }
+      this.host.clearProblem('send');
+      this.host.post({ type: 'sent' });
+    } catch (e) {
+      this.host.post({ type: 'sendFailed', text: message });
+      if (!(e instanceof ServerError)) this.host.problem('send', `The message was not sent: ${(e as Error).message}`, ['retry']);
+    } finally {
+      this.sending = false;
+      this.host.publish();
+    }
+  }
+
+  /** Stop: V1 pauses after the running step. */
+  async stop(id: string): Promise<void> {
+    if (!this.client) return;
+    await this.client.pause(id);
+  }
+
+  /** A paused conversation runs again (`/run`); a finished one gets a message. */
+  async resume(id: string): Promise<boolean> {
+    if (!this.client) return true;
+    if (this.adapter.status !== 'paused') return false;
+    try {
+      await this.client.run(id);
+    } catch (e) {
+      if (!(e instanceof ServerError && e.status === 409)) this.host.serverProblem(e);
+      this.host.publish();
+    }
+    return true;
+  }
+
+  /** The answer to the actions the agent waits to run, over REST (`respond_to_confirmation`). */
+  async confirm(id: string, accept: boolean, waiting: AwaitedAction): Promise<void> {
+    if (!this.client) throw new Error('no agent-server');
+    this.adapter.answered(accept);
+    // The reason reaches the agent ("Action rejected: …"): it says which action the user refused.
+    await this.client.respondToConfirmation(id, accept, accept ? undefined : `The user rejected this action in the OpenHands tab (${waiting.title}).`);
+  }
+
+  /** Deletes a conversation on the agent-server; its executor (if this window's) stops. */
+  async deleteConversation(id: string): Promise<void> {
+    await this.deps.executor.release(id);
+    await this.client!.deleteConversation(id);
+  }
+
+  /**
+   * Posts user message `number` of conversation `id` (its number among the conversation's user
+   * messages: the agent-server gives the message its id only once stored) with the checkpoint
+   * before it, taken by this window's executor so that nothing the agent does in answer can
+   * precede it (docs/checkpoints.md). Later messages: the checkpoint, then the message. The first
+   * one: V1 creates the conversation's tools with it, and the executor can attach only then, so it
+   * is posted with `run: false` (the tools wait for the executor inside that request), the
+   * checkpoint is taken once the executor serves the conversation, and then the agent runs.
+   */
+  private async postMessage(client: AgentServerClient, id: string, text: string, number: number): Promise<void> {
+    if (number > 1) {
+      await this.checkpointBefore(id, number);
+      await client.sendMessage(id, text);
+      return;
+    }
+    await client.sendMessage(id, text, false, FIRST_MESSAGE_TIMEOUT_MS);
+    await this.checkpointBefore(id, number, this.host.serving);
+    await client.run(id);
+  }
+
+  /** The checkpoint labelled for message `number`; a failure is logged and the message goes out without one. */
+  private async checkpointBefore(id: string, number: number, serving?: Promise<boolean>): Promise<void> {
+    const label = messageLabel(id, number);
+    try {
+      if (serving && !(await serving)) throw new Error('the executor does not serve the conversation');
+      const taken = await runCheckpoint<{ id: number }>(this.deps.executor, 'take', { label });
+      this.host.log.info(`checkpoint ${taken?.id} taken ${label}`);
+    } catch (e) {
+      this.host.log.warn(`no checkpoint ${label}: ${(e as Error)?.message ?? e}; the message is sent without one (it cannot be reverted)`);
+    }
+  }
+
+  /** V1: the tab took the checkpoint before the message, keyed by its number among the user messages. */
+  checkpointKey(itemKey: string): number | undefined {
+    const eventId = messageIdOfKey(itemKey);
+    return eventId === undefined ? undefined : this.adapter.userMessageNumber(eventId);
+  }
+
+  dispose(): void {
+    this.leave();
+  }
+}
+
+function isAuthError(text: string): boolean {
+  return /AuthenticationError|invalid.api.key|incorrect api key|401/i.test(text);
+}
