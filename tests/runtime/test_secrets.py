@@ -5,6 +5,7 @@ process that spawns the executor never reach the agent's shell; the executor's l
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,12 @@ from conftest import load_runtime, real_executor_only
 
 from openhands.events.action import CmdRunAction
 
-from openhands_vscode_runtime.agent_env import agent_environment, bash_export, is_credential_name
+from openhands_vscode_runtime.agent_env import (
+    CREDENTIAL_NAME_PATTERN,
+    agent_environment,
+    bash_export,
+    is_credential_name,
+)
 
 TRICKY = (
     "a$(touch {m1})b`touch {m2}`c$HOME d${{HOME}} 'single' \"double\" back\\slash\n"
@@ -67,13 +73,32 @@ def test_agent_shell_environment_holds_no_credentials(temp_dir, monkeypatch):
     assert executor_key not in out and 'OH_SESSION_API_KEY=' not in out, 'the executor key reached the agent shell'
 
 
+# The names an earlier pattern missed (each a real tool's credential variable).
+NAMES_ONCE_MISSED = ('PGPASSWORD', 'MYSQL_PWD', 'DATABASE_URL', 'GITHUB_PAT', 'STRIPE_KEY', 'AZURE_OPENAI_KEY',
+                     'CLIENT_SECRETS', 'LITELLM_MASTER_KEY')
+
+
+@pytest.mark.parametrize('name', NAMES_ONCE_MISSED)
+def test_credential_name_kept_from_the_agents_shell(name):
+    assert is_credential_name(name) and is_credential_name(name.lower())
+    assert agent_environment({'PATH': '/bin', name: 'x'}) == {'PATH': '/bin'}
+
+
+def test_the_extension_masks_the_same_credential_names():
+    """extension/src/secretMask.ts masks exports of the names this module strips: the same pattern."""
+    ts = (Path(__file__).resolve().parents[2] / 'extension' / 'src' / 'secretMask.ts').read_text()
+    found = re.search(r'^const CREDENTIAL_NAME = /(.*)/i;$', ts, re.MULTILINE)
+    assert found, 'CREDENTIAL_NAME not found in secretMask.ts'
+    assert found.group(1) == CREDENTIAL_NAME_PATTERN
+
+
 def test_credential_names():
     for name in ('SESSION_API_KEY', 'OH_SESSION_API_KEY', 'LLM_API_KEY', 'LLM_BASE_URL', 'OPENAI_API_KEY',
                  'GITHUB_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'DB_PASSWORD', 'OH_SESSION_API_KEYS_3',
                  'JWT_SECRET', 'OH_SECRET_KEY', 'gitlab_token'):
         assert is_credential_name(name), name
     for name in ('PATH', 'HOME', 'LANG', 'SSH_AUTH_SOCK', 'TOKENIZERS_PARALLELISM', 'VIRTUAL_ENV',
-                 'OH_VSCODE_MODE', 'KEYBOARD'):
+                 'OH_VSCODE_MODE', 'KEYBOARD', 'PWD', 'OLDPWD', 'PYTHONPATH', 'PATCHLEVEL'):
         assert not is_credential_name(name), name
     assert agent_environment({'PATH': '/bin', 'LLM_API_KEY': 'x'}) == {'PATH': '/bin'}
 
@@ -117,3 +142,15 @@ def test_token_folder_of_another_user_is_refused(tmp_path):
     with pytest.raises(CredentialError, match='belongs to another user'):
         load_or_create_executor_token(folder / 'executor-token')
     assert not (folder / 'executor-token').exists()
+
+
+def test_endpoint_repr_hides_the_keys():
+    from openhands_vscode_runtime.connection import Endpoint
+
+    endpoint = Endpoint(hub=None, server_url='http://127.0.0.1:3000', session_api_key='k3y-not-to-print',
+                        accepted_keys=('k3y-not-to-print', 'other-k3y-not-to-print'))
+    text = repr(endpoint)
+    assert 'k3y-not-to-print' not in text and 'other-k3y' not in text, text
+    assert text == ("Endpoint(hub=None, server_url='http://127.0.0.1:3000', session_api_key=<redacted>, "
+                    'accepted_keys=(<redacted>, <redacted>))')
+    assert 'k3y-not-to-print' not in str(endpoint) and 'k3y-not-to-print' not in f'{endpoint!r}'
