@@ -310,6 +310,12 @@ fn read_fd(fd: i32) -> Result<String, String> {
     if flags < 0 {
         return Err(format!("{} (the launcher did not pass it open)", std::io::Error::last_os_error()));
     }
+    // A descriptor inherited across exec has no close-on-exec flag; this process's own have it
+    // (the standard library opens every file so): never read or close one of those.
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } & libc::FD_CLOEXEC != 0 {
+        return Err("not inherited: it is one of this process's own (the launcher did not pass it open)".into());
+    }
     // A launcher's socket pair may be non-blocking (Node's extra stdio pipes); a key is read whole.
     if flags & libc::O_NONBLOCK != 0 {
         // SAFETY: as above, on a descriptor checked to be open.
@@ -353,19 +359,32 @@ mod key_tests {
     fn key_from_an_inherited_pipe_which_is_then_closed() {
         let _one = FDS.lock().unwrap_or_else(|p| p.into_inner());
         use std::io::Write;
-        use std::os::fd::IntoRawFd;
+        use std::os::fd::{AsRawFd, IntoRawFd};
+        // What a child inherits across exec: no close-on-exec flag (std's pipe has one).
+        let inherited = |fd: i32| {
+            // SAFETY: fcntl on a descriptor this test owns.
+            assert_eq!(unsafe { libc::fcntl(fd, libc::F_SETFD, 0) }, 0);
+            fd
+        };
         let (reader, mut writer) = std::io::pipe().unwrap();
         writer.write_all(b"pipe-key\n").unwrap();
         drop(writer);
-        let fd = reader.into_raw_fd();
+        let fd = inherited(reader.into_raw_fd());
         assert_eq!(session_key(Some(fd), None, false).unwrap().as_deref(), Some("pipe-key"));
         // SAFETY: fcntl on a number; EBADF is the expected answer.
         assert_eq!(unsafe { libc::fcntl(fd, libc::F_GETFD) }, -1, "the descriptor was closed");
         // Empty, and a descriptor nobody passed: each says what went wrong.
         let (reader, writer) = std::io::pipe().unwrap();
         drop(writer);
-        let fd = reader.into_raw_fd();
+        let fd = inherited(reader.into_raw_fd());
         assert!(session_key(Some(fd), None, false).unwrap_err().contains("no key"));
+        // One of this process's own descriptors (close-on-exec): neither read nor closed.
+        let (own, _writer) = std::io::pipe().unwrap();
+        let own_fd = own.as_raw_fd();
+        let err = session_key(Some(own_fd), None, false).unwrap_err();
+        assert!(err.contains("not inherited"), "{err}");
+        // SAFETY: fcntl on a number; the pipe is still open.
+        assert!(unsafe { libc::fcntl(own_fd, libc::F_GETFD) } >= 0, "it was left open");
         let err = session_key(Some(987), None, false).unwrap_err();
         assert!(err.contains("--session-api-key-fd 987") && err.contains("did not pass it open"), "{err}");
     }

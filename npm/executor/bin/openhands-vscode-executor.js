@@ -101,11 +101,42 @@ function parseArgs(argv) {
 const REFUSED_KEY_VARIABLE = 'OH_SESSION_API_KEY';
 const MAX_KEY_BYTES = 64 * 1024;
 
+/**
+ * Throws (code EBADF) unless descriptor `fd` can be the launcher's. Node opens descriptors of its
+ * own before this code runs (its event loop's epoll and eventfds, and pipes: both ends of each),
+ * and marks inherited ones close-on-exec, so that flag tells nothing here: reading or closing one
+ * of Node's own would break it. Linux names each descriptor in /proc/self/fd: the launcher's is a
+ * pipe whose other end is not in this process, a socket or a file.
+ */
+function notOneOfOurOwn(fd) {
+  const own = Object.assign(new Error("not inherited: it is one of this process's own"), { code: 'EBADF' });
+  let target;
+  try {
+    target = fs.readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    throw Object.assign(new Error('bad file descriptor'), { code: 'EBADF' });
+  }
+  if (target.startsWith('anon_inode:')) throw own;
+  if (target.startsWith('pipe:')) {
+    for (const other of fs.readdirSync('/proc/self/fd')) {
+      if (Number(other) === fd) continue;
+      let t;
+      try {
+        t = fs.readlinkSync(`/proc/self/fd/${other}`);
+      } catch {
+        continue; // the directory's own descriptor, gone
+      }
+      if (t === target) throw own;
+    }
+  }
+}
+
 /** The key's text: inherited descriptor `sessionApiKeyFd` read to end of file and closed (the
  * agent's bash must not inherit it), or the file. */
 function readKey(args) {
   if (args.sessionApiKeyFd === undefined) return fs.readFileSync(args.sessionApiKeyFile, 'utf8');
   const fd = args.sessionApiKeyFd;
+  if (fd >= 3 && fs.existsSync('/proc/self/fd')) notOneOfOurOwn(fd);
   const chunks = [];
   let total = 0;
   try {
