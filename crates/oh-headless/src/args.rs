@@ -359,7 +359,7 @@ mod key_tests {
     fn key_from_an_inherited_pipe_which_is_then_closed() {
         let _one = FDS.lock().unwrap_or_else(|p| p.into_inner());
         use std::io::Write;
-        use std::os::fd::{AsRawFd, IntoRawFd};
+        use std::os::fd::IntoRawFd;
         // What a child inherits across exec: no close-on-exec flag (std's pipe has one).
         let inherited = |fd: i32| {
             // SAFETY: fcntl on a descriptor this test owns.
@@ -379,12 +379,15 @@ mod key_tests {
         let fd = inherited(reader.into_raw_fd());
         assert!(session_key(Some(fd), None, false).unwrap_err().contains("no key"));
         // One of this process's own descriptors (close-on-exec): neither read nor closed.
-        let (own, _writer) = std::io::pipe().unwrap();
-        let own_fd = own.as_raw_fd();
+        let (own, mut writer) = std::io::pipe().unwrap();
+        writer.write_all(b"not-a-key-of-ours").unwrap();
+        drop(writer);
+        let own_fd = own.into_raw_fd();
         let err = session_key(Some(own_fd), None, false).unwrap_err();
         assert!(err.contains("not inherited"), "{err}");
-        // SAFETY: fcntl on a number; the pipe is still open.
+        // SAFETY: fcntl and close on a descriptor this test owns (still open: checked first).
         assert!(unsafe { libc::fcntl(own_fd, libc::F_GETFD) } >= 0, "it was left open");
+        unsafe { libc::close(own_fd) };
         let err = session_key(Some(987), None, false).unwrap_err();
         assert!(err.contains("--session-api-key-fd 987") && err.contains("did not pass it open"), "{err}");
     }
