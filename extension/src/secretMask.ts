@@ -4,7 +4,7 @@
  * export B=$'…'`); the agent terminal would show bash's echo of them and the activity list the
  * command, in clear. The extension cannot know which variables are secret, so it masks the value
  * of every export in a command made only of exports, and of any export whose name looks like a
- * credential (`…_TOKEN`, `…_KEY`, `…_PAT`, `…_PWD`, `…SECRET…`, `…PASSWORD…`) wherever it appears.
+ * credential (`…_TOKEN`, `…_API_KEY`, `…SECRET…`, `…PASSWORD…`) wherever it appears.
  */
 
 export const MASK = '********';
@@ -15,10 +15,7 @@ export const MASK = '********';
 const EXPORT = /export\s+([A-Za-z_][A-Za-z0-9_]*)=(\$'(?:[^'\\]|\\[\s\S])*'|"(?:[^"\\]|\\[\s\S])*"|'[^']*'|(?!\$'|["'])[^\s;&|]*)/g;
 // A quoted value that never closes on this line (a value longer than the terminal line, cut).
 const DANGLING = /export\s+([A-Za-z_][A-Za-z0-9_]*)=(\$'|"|')[\s\S]*$/;
-// The names the runtime strips from the agent's environment
-// (openhands-runtime-py/src/openhands_vscode_runtime/agent_env.py, `CREDENTIAL_NAME_PATTERN`, where
-// each part is explained); tests/runtime/test_secrets.py holds the two to the same text.
-const CREDENTIAL_NAME = /(^|_)(API_?KEYS?|KEYS?|TOKENS?|CREDENTIALS?|PAT|DATABASE_URL)(_|$)|_PWD(_|$)|PASSW(OR)?D|SECRET/i;
+const CREDENTIAL_NAME = /(^|_)(API_?KEYS?|TOKEN|SECRET|SECRET_ACCESS_KEY|SECRET_KEY|PASSWORD|PASSWD|CREDENTIALS?|PRIVATE_KEY|ACCESS_KEY)(_|$)/i;
 
 /** True when the name looks like a credential. */
 export function isCredentialName(name: string): boolean {

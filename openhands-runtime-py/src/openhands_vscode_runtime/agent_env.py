@@ -32,18 +32,13 @@ _EXACT = frozenset(
 # `LLM_*`: OpenHands' LLM configuration (`LLM_API_KEY`, `LLM_AWS_SECRET_ACCESS_KEY`, ...);
 # `OH_SESSION_API_KEYS_*`: the V1 agent-server's accepted keys.
 _PREFIXES = ('LLM_', 'OH_SESSION_API_KEYS_')
-# Names that look like a credential: a word `API_KEY`/`APIKEY`, `KEY`, `TOKEN`, `CREDENTIALS`,
-# `PAT` or `DATABASE_URL` (`OPENAI_API_KEY`, `STRIPE_KEY`, `LITELLM_MASTER_KEY`, `GITHUB_TOKEN`,
-# `GITHUB_PAT`, `DATABASE_URL`, whose URL carries the password), `_PWD` (`MYSQL_PWD`; `PWD` and
-# `OLDPWD` are the shell's folders), and `PASSWORD`/`PASSWD`/`SECRET` anywhere (`PGPASSWORD`,
-# `CLIENT_SECRETS`). A word is delimited by `_` or the name's ends, so `PATH`, `KEYBOARD` and
-# `TOKENIZERS_PARALLELISM` are not credentials. The same pattern is `CREDENTIAL_NAME` in
-# extension/src/secretMask.ts (the terminal masks such exports); tests/runtime/test_secrets.py
-# `test_the_extension_masks_the_same_credential_names` holds the two to the same text.
-CREDENTIAL_NAME_PATTERN = (
-    r'(^|_)(API_?KEYS?|KEYS?|TOKENS?|CREDENTIALS?|PAT|DATABASE_URL)(_|$)|_PWD(_|$)|PASSW(OR)?D|SECRET'
+# Names that look like a credential: `OPENAI_API_KEY`, `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`,
+# `DB_PASSWORD`, `FOO_CREDENTIALS`, ...
+_CREDENTIAL_NAME = re.compile(
+    r'(^|_)(API_?KEYS?|TOKEN|SECRET|SECRET_ACCESS_KEY|SECRET_KEY|PASSWORD|PASSWD|CREDENTIALS?|'
+    r'PRIVATE_KEY|ACCESS_KEY)(_|$)',
+    re.IGNORECASE,
 )
-_CREDENTIAL_NAME = re.compile(CREDENTIAL_NAME_PATTERN, re.IGNORECASE)
 
 
 def is_credential_name(name: str) -> bool:
