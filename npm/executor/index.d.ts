@@ -98,7 +98,7 @@ export interface ExecutorHooks {
   onIdeToolCancel?: (callId: number) => void
 }
 
-/** Options of `new Executor(options, fs, hooks?)`. */
+/** Options of `new Executor(options, fs, hooks?)`. Its `Debug` shows the key as `<redacted>`. */
 export interface ExecutorOptions {
   /** Base URL of the OpenHands server / runtime, e.g. `http://127.0.0.1:3000`. */
   serverUrl: string

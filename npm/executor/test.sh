@@ -13,5 +13,5 @@ root=$(cd "$here/../.." && pwd)
 cd "$here"
 # The test files, not the folder: Node 22+ reads a folder argument as a file to run (and fails).
 node --test --test-concurrency=1 __test__/*.test.js
-echo "node: the CLI cases against the native executor (target/debug/openhands-vscode-executor)"
-OH_EXECUTOR_CLI="$root/target/debug/openhands-vscode-executor" node --test --test-concurrency=1 __test__/cli.test.js
+echo "node: the CLI and key cases against the native executor (target/debug/openhands-vscode-executor)"
+OH_EXECUTOR_CLI="$root/target/debug/openhands-vscode-executor" node --test --test-concurrency=1 __test__/cli.test.js __test__/keys.test.js

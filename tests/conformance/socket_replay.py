@@ -82,14 +82,18 @@ def main() -> int:
     executor = None
     try:
         wait('listening')
+        # server.py's default key, on a pipe the executor reads and closes (as the runtime passes it).
+        key_fd, write_fd = os.pipe()
+        os.write(write_fd, b'test-key')
+        os.close(write_fd)
         executor = subprocess.Popen(
             executor_command() + ['--url', f'http://127.0.0.1:{port}', '--conversation', 'conv1',
-             '--workspace', a.workspace, '--no-change-timeout', a.no_change_timeout, '--log-level', 'warn'],
-            stdout=sys.stderr, stderr=sys.stderr, cwd=os.getcwd(),
-            # server.py's default key; the executor reads it and removes it from its environment
-            # (the agent's bash never sees it).
-            env={**os.environ, 'OH_SESSION_API_KEY': 'test-key'},
+             '--workspace', a.workspace, '--no-change-timeout', a.no_change_timeout, '--log-level', 'warn',
+             '--session-api-key-fd', str(key_fd)],
+            stdout=sys.stderr, stderr=sys.stderr, cwd=os.getcwd(), pass_fds=(key_fd,),
+            env={k: v for k, v in os.environ.items() if k != 'OH_SESSION_API_KEY'},
         )
+        os.close(key_fd)
         wait('registered')
         for line in sys.stdin:
             if not line.strip():

@@ -196,10 +196,10 @@ class HeadlessExecutor:
             '--conversation', conversation_id,
             '--workspace', str(workspace),
         ]
-        # the key goes through the environment, never argv (visible to every local user in ps)
+        # The key goes through a pipe (`--session-api-key-fd`), as the runtime passes it: never in
+        # argv (every local user reads it in ps) nor the environment (/proc/PID/environ).
         self.env = {k: v for k, v in os.environ.items() if k != 'OH_SESSION_API_KEY'}
-        if session_api_key:
-            self.env['OH_SESSION_API_KEY'] = session_api_key
+        self.session_api_key = session_api_key
         if no_change_timeout is not None:
             self.args += ['--no-change-timeout', str(no_change_timeout)]
         self.proc: subprocess.Popen | None = None
@@ -213,13 +213,22 @@ class HeadlessExecutor:
     def _spawn(self) -> subprocess.Popen:
         self.attempts += 1
         log = open(self.log_path, 'ab')
+        key_fd = None
+        args = self.args
+        if self.session_api_key:
+            key_fd, write_fd = os.pipe()
+            os.write(write_fd, self.session_api_key.encode())
+            os.close(write_fd)
+            args = [*args, '--session-api-key-fd', str(key_fd)]
         try:
             return subprocess.Popen(
-                self.args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=self.env,
-                start_new_session=True,
+                args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=self.env,
+                start_new_session=True, pass_fds=() if key_fd is None else (key_fd,),
             )
         finally:
             log.close()
+            if key_fd is not None:
+                os.close(key_fd)
 
     def start(self, timeout: float = 30.0) -> float:
         """Start it and wait until it registered; seconds it took.

@@ -12,6 +12,15 @@ const arg = (name) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : undefined;
 };
+// The key, as the real CLIs take it from the runtime: an inherited pipe, read to its end and closed.
+function sessionKey() {
+  const fd = arg('--session-api-key-fd');
+  if (fd === undefined) return undefined;
+  const fs = require('node:fs');
+  const key = fs.readFileSync(Number(fd), 'utf8').replace(/[\r\n]+$/, '');
+  fs.closeSync(Number(fd));
+  return key;
+}
 let calls = 0;
 const tools = [
   {
@@ -60,7 +69,7 @@ const executor = new Executor(
   {
     serverUrl: arg('--url'),
     conversationId: arg('--conversation'),
-    sessionApiKey: process.env.OH_SESSION_API_KEY,
+    sessionApiKey: sessionKey(),
     workspaceRoot: path.resolve(arg('--workspace')),
     clientName: 'ide-host-standin/0',
     ideTools: tools,

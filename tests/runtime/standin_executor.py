@@ -67,13 +67,18 @@ async def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument('--url', required=True)
     p.add_argument('--conversation', required=True)
-    p.add_argument('--session-api-key', default=os.environ.get('OH_SESSION_API_KEY'))
+    p.add_argument('--session-api-key-fd', type=int)
     p.add_argument('--workspace', required=True)
     p.add_argument('--no-change-timeout')
     p.add_argument('--protocol', type=int, default=2)
     p.add_argument('--wrong-proof', action='store_true', help='answer the challenge with a bad proof')
     p.add_argument('--exit-on-stdin-eof', action='store_true')
     a = p.parse_args()
+    # The key, as the real CLIs take it from the runtime: an inherited pipe, read to its end and closed.
+    a.session_api_key = None
+    if a.session_api_key_fd is not None:
+        with os.fdopen(a.session_api_key_fd, 'rb') as f:
+            a.session_api_key = f.read().decode().rstrip('\r\n') or None
     if a.exit_on_stdin_eof:
         # As the real CLIs: end of stdin means the spawning runtime is gone.
         def _watch_stdin() -> None:

@@ -119,3 +119,15 @@ def test_token_folder_of_another_user_is_refused(as_root, tmp_path):
     with pytest.raises(CredentialError, match='belongs to another user'):
         load_or_create_executor_token(folder / 'executor-token')
     assert not (folder / 'executor-token').exists()
+
+
+def test_endpoint_repr_hides_the_keys():
+    from openhands_vscode_runtime.connection import Endpoint
+
+    endpoint = Endpoint(hub=None, server_url='http://127.0.0.1:3000', session_api_key='k3y-not-to-print',
+                        accepted_keys=('k3y-not-to-print', 'other-k3y-not-to-print'))
+    text = repr(endpoint)
+    assert 'k3y-not-to-print' not in text and 'other-k3y' not in text, text
+    assert text == ("Endpoint(hub=None, server_url='http://127.0.0.1:3000', session_api_key=<redacted>, "
+                    'accepted_keys=(<redacted>, <redacted>))')
+    assert 'k3y-not-to-print' not in str(endpoint) and 'k3y-not-to-print' not in f'{endpoint!r}'

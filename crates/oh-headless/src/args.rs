@@ -1,17 +1,20 @@
 //! The command line, parsed exactly like the Node CLI's (`--flag value` or `--flag=value`).
 
 pub const USAGE: &str = "usage: openhands-vscode-executor --url URL --conversation ID --workspace DIR [--root DIR]...
-                                 [--session-api-key-file PATH] [--no-change-timeout SECONDS] [--log-level LEVEL]
-                                 [--exit-on-stdin-eof]
+                                 [--session-api-key-fd N | --session-api-key-file PATH]
+                                 [--no-change-timeout SECONDS] [--log-level LEVEL] [--exit-on-stdin-eof]
 
   --url URL                  the OpenHands server / runtime, e.g. http://127.0.0.1:3000
   --conversation ID          the conversation whose VsCodeRuntime delegates to this executor
   --workspace DIR            workspace root (the shell starts there)
   --root DIR                 another folder of the workspace (repeatable): named to the agent,
                              covered by checkpoints
+  --session-api-key-fd N     read the session key from inherited file descriptor N (a pipe the
+                             launcher writes it to and closes) up to end of file, then close it
   --session-api-key-file PATH
-                             a file holding the session key (or $OH_SESSION_API_KEY); never on the
-                             command line, where every local user reads it (ps, /proc/PID/cmdline)
+                             a file holding the session key. Never on the command line (every
+                             local user reads it: ps, /proc/PID/cmdline), never in the environment
+                             (the agent's shell reads its parent's: /proc/PPID/environ)
   --no-change-timeout N      seconds without output before a command returns (the runtime may override)
   --log-level LEVEL          error | warn | info (default) | debug | trace; logs go to stderr
   --exit-on-stdin-eof        stop (status 0) when standard input reaches end of file: a parent that
@@ -28,7 +31,8 @@ pub struct Args {
     pub workspace: String,
     /// The workspace's other folders (`--root`, in order).
     pub roots: Vec<String>,
-    /// Where to read the session key from (otherwise `$OH_SESSION_API_KEY`).
+    /// Where to read the session key from: an inherited descriptor, or a file.
+    pub session_api_key_fd: Option<i32>,
     pub session_api_key_file: Option<String>,
     /// Whole seconds (the bash session counts whole seconds).
     pub no_change_timeout: Option<u64>,
@@ -49,6 +53,7 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
     let mut conversation = None;
     let mut workspace = None;
     let mut session_api_key_file = None;
+    let mut session_api_key_fd = None;
     let mut no_change = None;
     let mut log_level = None;
     let mut roots = Vec::new();
@@ -98,11 +103,12 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
             "--session-api-key" => {
                 return Err(
                     "--session-api-key is gone: a key on the command line is readable by every local user (ps, \
-                            /proc/PID/cmdline); pass it in $OH_SESSION_API_KEY or --session-api-key-file PATH"
+                            /proc/PID/cmdline); pass it with --session-api-key-fd N or --session-api-key-file PATH"
                         .into(),
                 )
             }
             "--session-api-key-file" => &mut session_api_key_file,
+            "--session-api-key-fd" => &mut session_api_key_fd,
             "--no-change-timeout" => &mut no_change,
             "--log-level" => &mut log_level,
             _ => return Err(format!("unknown argument {name}")),
@@ -142,11 +148,28 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
             Some((n.round() as u64).max(if n > 0.0 { 1 } else { 0 }))
         }
     };
+    let session_api_key_fd = match session_api_key_fd {
+        None => None,
+        Some(s) => match s.trim().parse::<i32>() {
+            // 1 and 2 are the logs; 0 is the parent's pipe with --exit-on-stdin-eof.
+            Ok(n) if n >= 3 || (n == 0 && !exit_on_stdin_eof) => Some(n),
+            _ => {
+                return Err(format!(
+                    "--session-api-key-fd must be an inherited file descriptor: 3 or more (or 0 without \
+                     --exit-on-stdin-eof), not {s:?}"
+                ))
+            }
+        },
+    };
+    if session_api_key_fd.is_some() && session_api_key_file.as_deref().is_some_and(|f| !f.is_empty()) {
+        return Err("--session-api-key-fd and --session-api-key-file: give one".into());
+    }
     Ok(Parsed::Run(Args {
         url: url.unwrap_or_default(),
         conversation: conversation.unwrap_or_default(),
         workspace: workspace.unwrap_or_default(),
         roots,
+        session_api_key_fd,
         session_api_key_file: session_api_key_file.filter(|k| !k.is_empty()),
         no_change_timeout,
         log_level: log_level.unwrap_or_else(|| "info".into()),
@@ -224,41 +247,154 @@ mod tests {
             panic!("expected Run")
         };
         assert_eq!(a.session_api_key_file.as_deref(), Some("/k"));
+        let base = ["--url", "u", "--conversation", "c", "--workspace", "/w"];
+        let with = |extra: &[&str]| p(&[&base[..], extra].concat());
+        let Ok(Parsed::Run(b)) = with(&["--session-api-key-fd", "3"]) else { panic!("expected Run") };
+        assert_eq!(b.session_api_key_fd, Some(3));
+        let Ok(Parsed::Run(c)) = with(&["--session-api-key-fd=0"]) else { panic!("expected Run") };
+        assert_eq!(c.session_api_key_fd, Some(0));
+        for bad in [&["--session-api-key-fd", "1"][..], &["--session-api-key-fd", "x"], &["--session-api-key-fd=-1"]] {
+            assert!(with(bad).unwrap_err().contains("--session-api-key-fd must be"), "{bad:?}");
+        }
+        // Stdin is the parent's liveness pipe with --exit-on-stdin-eof: not also the key's.
+        assert!(with(&["--session-api-key-fd", "0", "--exit-on-stdin-eof"]).is_err());
+        assert!(with(&["--session-api-key-fd", "3", "--session-api-key-file", "/k"]).unwrap_err().contains("give one"));
     }
 }
 
-/// The session key: from `file` when given (trailing newline dropped), else from
-/// `OH_SESSION_API_KEY`. Read once; the caller removes the variable from the environment so that
-/// nothing the executor starts (the agent's bash) inherits it.
-pub fn session_key(file: Option<&str>, env: Option<String>) -> Result<Option<String>, String> {
-    match file {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("--session-api-key-file {path}: {e}"))?;
-            let key = text.trim_end_matches(['\n', '\r']).to_string();
-            if key.is_empty() {
-                return Err(format!("--session-api-key-file {path}: the file is empty"));
-            }
-            Ok(Some(key))
-        }
-        None => Ok(env.filter(|k| !k.is_empty())),
+/// The variable earlier versions took the key from. A process's initial environment stays readable
+/// in `/proc/PID/environ` for its whole life (removing a variable changes the C library's copy, not
+/// that block), and the agent's shell, a child, reads its parent's (`/proc/$PPID/environ`): so a key
+/// there is refused, never read.
+pub const REFUSED_KEY_VARIABLE: &str = "OH_SESSION_API_KEY";
+
+/// Keys are short (the runtime's are 32 random bytes); more than this is not a key.
+const MAX_KEY_BYTES: u64 = 64 * 1024;
+
+/// Where the key comes from: an inherited descriptor, a file, or nowhere (the server will refuse,
+/// saying what it needs). `env_key_present`: whether `REFUSED_KEY_VARIABLE` is set.
+pub fn session_key(fd: Option<i32>, file: Option<&str>, env_key_present: bool) -> Result<Option<String>, String> {
+    if env_key_present {
+        return Err(format!(
+            "${REFUSED_KEY_VARIABLE} is set: a key in the environment stays readable in /proc/PID/environ for the \
+             executor's whole life, by the agent's shell too (/proc/$PPID/environ), so it is not read. Pass the key \
+             with --session-api-key-fd N (a pipe) or --session-api-key-file PATH, and unset {REFUSED_KEY_VARIABLE}"
+        ));
     }
+    let (what, text) = match (fd, file) {
+        (Some(fd), _) => {
+            (format!("--session-api-key-fd {fd}"), read_fd(fd).map_err(|e| format!("--session-api-key-fd {fd}: {e}"))?)
+        }
+        (None, Some(path)) => (
+            format!("--session-api-key-file {path}"),
+            std::fs::read_to_string(path).map_err(|e| format!("--session-api-key-file {path}: {e}"))?,
+        ),
+        (None, None) => return Ok(None),
+    };
+    let key = text.trim_end_matches(['\n', '\r']).to_string();
+    if key.is_empty() {
+        return Err(format!("{what}: no key (empty up to end of file)"));
+    }
+    Ok(Some(key))
+}
+
+/// Reads inherited descriptor `fd` to end of file and closes it, so that nothing this process
+/// starts (the agent's bash) inherits it. Must run before this process opens files of its own
+/// (`main` calls it first): `fd` must be the launcher's, not one of ours.
+fn read_fd(fd: i32) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    // SAFETY: fcntl on any integer is defined; it tells an open descriptor from a closed one
+    // (EBADF), so the File below owns an open descriptor that nothing else in this process uses.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(format!("{} (the launcher did not pass it open)", std::io::Error::last_os_error()));
+    }
+    // A descriptor inherited across exec has no close-on-exec flag; this process's own have it
+    // (the standard library opens every file so): never read or close one of those.
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } & libc::FD_CLOEXEC != 0 {
+        return Err("not inherited: it is one of this process's own (the launcher did not pass it open)".into());
+    }
+    // A launcher's socket pair may be non-blocking (Node's extra stdio pipes); a key is read whole.
+    if flags & libc::O_NONBLOCK != 0 {
+        // SAFETY: as above, on a descriptor checked to be open.
+        unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) };
+    }
+    // SAFETY: `fd` is open (checked above) and was inherited, not opened by this process; the
+    // File takes it over and closes it when dropped at the end of this function.
+    let file = unsafe { std::fs::File::from_raw_fd(fd) };
+    let mut bytes = Vec::new();
+    file.take(MAX_KEY_BYTES + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_KEY_BYTES {
+        return Err(format!("more than {MAX_KEY_BYTES} bytes: not a key"));
+    }
+    String::from_utf8(bytes).map_err(|_| "the key is not UTF-8 text".to_string())
 }
 
 #[cfg(test)]
 mod key_tests {
+    use super::session_key;
+
+    /// The tests that open or close descriptors run one at a time: "closed" is checked by number,
+    /// which another test's file could reuse in between.
+    static FDS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
-    fn key_from_file_or_environment() {
-        let dir = std::env::temp_dir().join(format!("oh-headless-key-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join("key");
+    fn key_from_a_file() {
+        let _one = FDS.lock().unwrap_or_else(|p| p.into_inner());
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("key");
         std::fs::write(&f, "s3cret\n").unwrap();
         let fp = f.to_str().unwrap();
-        assert_eq!(super::session_key(Some(fp), Some("env".into())).unwrap().as_deref(), Some("s3cret"));
-        assert_eq!(super::session_key(None, Some("env".into())).unwrap().as_deref(), Some("env"));
-        assert_eq!(super::session_key(None, Some(String::new())).unwrap(), None);
+        assert_eq!(session_key(None, Some(fp), false).unwrap().as_deref(), Some("s3cret"));
+        assert_eq!(session_key(None, None, false).unwrap(), None);
         std::fs::write(&f, "\n").unwrap();
-        assert!(super::session_key(Some(fp), None).unwrap_err().contains("empty"));
-        assert!(super::session_key(Some("/nonexistent/oh-key"), None).is_err());
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(session_key(None, Some(fp), false).unwrap_err().contains("no key"));
+        assert!(session_key(None, Some("/nonexistent/oh-key"), false).unwrap_err().contains("/nonexistent/oh-key"));
+    }
+
+    /// The launcher's pipe: read to end of file, then closed (the agent's bash must not inherit it).
+    #[test]
+    fn key_from_an_inherited_pipe_which_is_then_closed() {
+        let _one = FDS.lock().unwrap_or_else(|p| p.into_inner());
+        use std::io::Write;
+        use std::os::fd::IntoRawFd;
+        // What a child inherits across exec: no close-on-exec flag (std's pipe has one).
+        let inherited = |fd: i32| {
+            // SAFETY: fcntl on a descriptor this test owns.
+            assert_eq!(unsafe { libc::fcntl(fd, libc::F_SETFD, 0) }, 0);
+            fd
+        };
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        writer.write_all(b"pipe-key\n").unwrap();
+        drop(writer);
+        let fd = inherited(reader.into_raw_fd());
+        assert_eq!(session_key(Some(fd), None, false).unwrap().as_deref(), Some("pipe-key"));
+        // SAFETY: fcntl on a number; EBADF is the expected answer.
+        assert_eq!(unsafe { libc::fcntl(fd, libc::F_GETFD) }, -1, "the descriptor was closed");
+        // Empty, and a descriptor nobody passed: each says what went wrong.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(writer);
+        let fd = inherited(reader.into_raw_fd());
+        assert!(session_key(Some(fd), None, false).unwrap_err().contains("no key"));
+        // One of this process's own descriptors (close-on-exec): neither read nor closed.
+        let (own, mut writer) = std::io::pipe().unwrap();
+        writer.write_all(b"not-a-key-of-ours").unwrap();
+        drop(writer);
+        let own_fd = own.into_raw_fd();
+        let err = session_key(Some(own_fd), None, false).unwrap_err();
+        assert!(err.contains("not inherited"), "{err}");
+        // SAFETY: fcntl and close on a descriptor this test owns (still open: checked first).
+        assert!(unsafe { libc::fcntl(own_fd, libc::F_GETFD) } >= 0, "it was left open");
+        unsafe { libc::close(own_fd) };
+        let err = session_key(Some(987), None, false).unwrap_err();
+        assert!(err.contains("--session-api-key-fd 987") && err.contains("did not pass it open"), "{err}");
+    }
+
+    #[test]
+    fn a_key_in_the_environment_is_refused_not_read() {
+        let err = session_key(None, None, true).unwrap_err();
+        assert!(err.contains("$OH_SESSION_API_KEY is set") && err.contains("--session-api-key-fd"), "{err}");
     }
 }

@@ -69,18 +69,19 @@ fn main() -> ExitCode {
             extra_roots.push(path);
         }
     }
-    // Read the key once, then take it out of the environment: nothing this process starts (the
-    // agent's bash) inherits it. Single-threaded here, before the async runtime starts.
-    let session_api_key =
-        match args::session_key(args.session_api_key_file.as_deref(), std::env::var("OH_SESSION_API_KEY").ok()) {
-            Ok(k) => k,
-            Err(msg) => {
-                eprintln!("openhands-vscode-executor: {msg}");
-                return ExitCode::from(66);
-            }
-        };
-    // No other thread exists yet (the tokio runtime is built below).
-    std::env::remove_var("OH_SESSION_API_KEY");
+    // The key, from the launcher's pipe or a file, never from the environment (args::session_key
+    // says why). First thing that touches descriptors: the pipe's number is the launcher's.
+    let session_api_key = match args::session_key(
+        args.session_api_key_fd,
+        args.session_api_key_file.as_deref(),
+        std::env::var_os(args::REFUSED_KEY_VARIABLE).is_some(),
+    ) {
+        Ok(k) => k,
+        Err(msg) => {
+            eprintln!("openhands-vscode-executor: {msg}");
+            return ExitCode::from(66);
+        }
+    };
     log::install(&args.log_level);
     // Two workers: the transport and the shell's I/O never need more, and each thread costs memory.
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {

@@ -90,14 +90,19 @@ impl Drop for Server {
     }
 }
 
+/// The executor, with the key on a pipe as its stdin (`--session-api-key-fd 0`): the key is in
+/// neither its arguments nor its environment.
 fn executor(port: u16, workspace: &std::path::Path, key: &str) -> Command {
+    use std::io::Write;
+    let (reader, mut writer) = std::io::pipe().unwrap();
+    writer.write_all(key.as_bytes()).unwrap();
+    drop(writer);
     let mut c = Command::new(env!("CARGO_BIN_EXE_openhands-vscode-executor"));
     c.args(["--url", &format!("http://127.0.0.1:{port}"), "--conversation", "conv1", "--workspace"])
         .arg(workspace)
-        .args(["--log-level", "trace"])
-        .env("OH_SESSION_API_KEY", key)
+        .args(["--log-level", "trace", "--session-api-key-fd", "0"])
         .env("RUST_LOG", "trace")
-        .stdin(Stdio::null())
+        .stdin(reader)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     c

@@ -9,9 +9,9 @@ use napi::sys;
 use napi_derive::napi;
 use oh_files::FileKind;
 
-/// Options of `new Executor(options, fs, hooks?)`.
+/// Options of `new Executor(options, fs, hooks?)`. Its `Debug` shows the key as `<redacted>`.
 #[napi(object)]
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ExecutorOptions {
     /// Base URL of the OpenHands server / runtime, e.g. `http://127.0.0.1:3000`.
     pub server_url: String,
@@ -33,6 +33,38 @@ pub struct ExecutorOptions {
     /// The IDE tools this host runs through `hooks.onIdeTool`, announced to the runtime at
     /// registration (`auth.ide_tools`); absent: none are offered to the agent.
     pub ide_tools: Option<Vec<IdeToolInfo>>,
+}
+
+/// Every field but the key (a log line or a panic message must never carry it). The pattern names
+/// every field, so a new one does not compile until it is decided here whether it is shown.
+impl std::fmt::Debug for ExecutorOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ExecutorOptions {
+            server_url,
+            conversation_id,
+            session_api_key,
+            workspace_root,
+            extra_roots,
+            no_change_timeout_seconds,
+            env,
+            client_name,
+            log_level,
+            ide_tools,
+        } = self;
+        f.debug_struct("ExecutorOptions")
+            .field("server_url", server_url)
+            .field("conversation_id", conversation_id)
+            .field("session_api_key", &session_api_key.as_ref().map(|_| oh_transport::config::Redacted))
+            .field("workspace_root", workspace_root)
+            .field("extra_roots", extra_roots)
+            .field("no_change_timeout_seconds", no_change_timeout_seconds)
+            // The shell's extra variables may hold the user's secrets: names only.
+            .field("env", &env.as_ref().map(|e| e.keys().collect::<std::collections::BTreeSet<_>>()))
+            .field("client_name", client_name)
+            .field("log_level", log_level)
+            .field("ide_tools", ide_tools)
+            .finish()
+    }
 }
 
 /// One IDE tool as MCP's `tools/list` describes it.
@@ -140,5 +172,30 @@ pub fn level_from(s: Option<&str>) -> tracing::Level {
         Some("debug") => tracing::Level::DEBUG,
         Some("trace") => tracing::Level::TRACE,
         _ => tracing::Level::INFO,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ExecutorOptions;
+
+    #[test]
+    fn debug_never_shows_the_key_or_the_shells_values() {
+        let options = ExecutorOptions {
+            server_url: "http://127.0.0.1:3000".into(),
+            conversation_id: "conv-7".into(),
+            session_api_key: Some("k3y-that-must-not-print".into()),
+            workspace_root: "/w".into(),
+            extra_roots: None,
+            no_change_timeout_seconds: None,
+            env: Some([("GITHUB_TOKEN".to_string(), "ghp-value-that-must-not-print".to_string())].into()),
+            client_name: None,
+            log_level: None,
+            ide_tools: None,
+        };
+        for text in [format!("{options:?}"), format!("{options:#?}")] {
+            assert!(!text.contains("k3y-that-must-not-print") && !text.contains("ghp-value"), "{text}");
+            assert!(text.contains("<redacted>") && text.contains("GITHUB_TOKEN") && text.contains("conv-7"), "{text}");
+        }
     }
 }

@@ -11,8 +11,8 @@ pub const PROTOCOL_VERSION: i64 = 2;
 /// The Socket.IO namespace of the protocol.
 pub const NAMESPACE: &str = "/oh-executor";
 
-/// Connection settings.
-#[derive(Clone, Debug)]
+/// Connection settings. Its `Debug` shows the key as `<redacted>`.
+#[derive(Clone)]
 pub struct TransportConfig {
     /// Base URL of the server, e.g. `http://127.0.0.1:3000` (the `/socket.io/` path is added).
     pub server_url: String,
@@ -106,5 +106,77 @@ impl TransportConfig {
             auth["roots"] = json!(roots);
         }
         auth
+    }
+}
+
+/// What `Debug` prints in place of a key.
+pub const REDACTED: &str = "<redacted>";
+
+/// Every field but the key, which a log line or a panic message must never carry. The pattern
+/// names every field, so a new one does not compile until it is decided here whether it is shown.
+impl std::fmt::Debug for TransportConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let TransportConfig {
+            server_url,
+            conversation_id,
+            session_api_key,
+            workspace,
+            extra_roots,
+            client,
+            executor_id,
+            welcome_timeout,
+            initial_connect_timeout,
+            ack_timeout,
+            backoff_min,
+            backoff_max,
+            finished_cache,
+            max_reply_bytes,
+            ide_tools,
+        } = self;
+        f.debug_struct("TransportConfig")
+            .field("server_url", server_url)
+            .field("conversation_id", conversation_id)
+            .field("session_api_key", &session_api_key.as_ref().map(|_| Redacted))
+            .field("workspace", workspace)
+            .field("extra_roots", extra_roots)
+            .field("client", client)
+            .field("executor_id", executor_id)
+            .field("welcome_timeout", welcome_timeout)
+            .field("initial_connect_timeout", initial_connect_timeout)
+            .field("ack_timeout", ack_timeout)
+            .field("backoff_min", backoff_min)
+            .field("backoff_max", backoff_max)
+            .field("finished_cache", finished_cache)
+            .field("max_reply_bytes", max_reply_bytes)
+            .field("ide_tools", ide_tools)
+            .finish()
+    }
+}
+
+/// Prints [`REDACTED`] (without quotes) wherever a secret's `Debug` would go.
+pub struct Redacted;
+
+impl std::fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(REDACTED)
+    }
+}
+
+#[cfg(test)]
+mod debug_tests {
+    use super::TransportConfig;
+
+    #[test]
+    fn debug_never_shows_the_key() {
+        let mut cfg = TransportConfig::new("http://127.0.0.1:3000", "conv-7", "/w");
+        cfg.session_api_key = Some("k3y-that-must-not-print".into());
+        assert!(format!("{cfg:?}").contains("session_api_key: Some(<redacted>)"), "{cfg:?}");
+        for text in [format!("{cfg:?}"), format!("{cfg:#?}")] {
+            assert!(!text.contains("k3y-that-must-not-print"), "{text}");
+            assert!(text.contains("<redacted>"), "{text}");
+            assert!(text.contains("conv-7") && text.contains("http://127.0.0.1:3000"), "{text}");
+        }
+        cfg.session_api_key = None;
+        assert!(format!("{cfg:?}").contains("session_api_key: None"));
     }
 }

@@ -41,14 +41,19 @@ export class ConversationSocket {
   private readonly initialLatest: number;
   private readonly seen = new Set<number>();
 
+  // An ES private field, not a TypeScript `private` one: neither `util.inspect` (a log line, a
+  // debugger's view) nor `JSON.stringify` shows it.
+  readonly #sessionApiKey: string | undefined;
+
   constructor(
     readonly serverUrl: string,
     readonly conversationId: string,
     latestEventId: number,
-    private readonly sessionApiKey: string | undefined,
+    sessionApiKey: string | undefined,
     private readonly handlers: SocketHandlers,
     private readonly factory: SocketFactory = defaultFactory,
   ) {
+    this.#sessionApiKey = sessionApiKey;
     this.latest = latestEventId;
     this.initialLatest = latestEventId;
   }
@@ -91,7 +96,7 @@ export class ConversationSocket {
 
   private query(): Record<string, string> {
     const q: Record<string, string> = { conversation_id: this.conversationId, latest_event_id: String(this.latest) };
-    if (this.sessionApiKey) q.session_api_key = this.sessionApiKey;
+    if (this.#sessionApiKey) q.session_api_key = this.#sessionApiKey;
     return q;
   }
 

@@ -1,4 +1,6 @@
+import { inspect } from 'node:util';
 import { describe, expect, it, vi } from 'vitest';
+import { ConversationSocket } from './conversationSocket';
 import { ServerClient } from './serverClient';
 
 const reply = (status: number, body: unknown) => ({
@@ -20,6 +22,16 @@ describe('server client (REST)', () => {
     expect(init).toMatchObject({ method: 'POST', headers: { 'X-Session-API-Key': 'k' } });
     // No first message in the request: the tab sends it once the executor is there.
     expect(JSON.parse(init.body)).toEqual({});
+  });
+
+  it('shows its key neither to util.inspect nor to JSON.stringify (the REST client and the UI socket)', () => {
+    const client = new ServerClient('http://s', 'k3y-not-to-print', vi.fn());
+    const socket = new ConversationSocket('http://s', 'c1', -1, 'k3y-not-to-print', {} as never, (() => undefined) as never);
+    for (const o of [client, socket]) {
+      expect(inspect(o, { depth: 5, showHidden: true })).not.toContain('k3y-not-to-print');
+      expect(JSON.stringify(o) ?? '').not.toContain('k3y-not-to-print');
+    }
+    expect(inspect(client)).toContain('http://s');
   });
 
   it('reads and stores LLM settings; 404 means none', async () => {

@@ -9,16 +9,22 @@ import type { ConversationSummary } from '../webview/protocol';
  */
 
 export class ServerClient {
+  // An ES private field, not a TypeScript `private` one: neither `util.inspect` (a log line, a
+  // debugger's view) nor `JSON.stringify` shows it.
+  readonly #sessionApiKey: string | undefined;
+
   constructor(
     readonly baseUrl: string,
-    private readonly sessionApiKey: string | undefined,
+    sessionApiKey: string | undefined,
     private readonly fetchImpl: FetchLike = globalThis.fetch as unknown as FetchLike,
     private readonly timeoutMs = 15000,
-  ) {}
+  ) {
+    this.#sessionApiKey = sessionApiKey;
+  }
 
   private request(method: string, path: string, body?: unknown): Promise<unknown> {
     return requestJson({
-      fetchImpl: this.fetchImpl, baseUrl: this.baseUrl, sessionApiKey: this.sessionApiKey, timeoutMs: this.timeoutMs,
+      fetchImpl: this.fetchImpl, baseUrl: this.baseUrl, sessionApiKey: this.#sessionApiKey, timeoutMs: this.timeoutMs,
       serverName: 'OpenHands server',
       // V0's answer when the user has saved no LLM settings: the tab shows its LLM form.
       classify: (detail) => (/SETTINGS_NOT_FOUND|Settings not found/i.test(detail) ? 'no_settings' : undefined),

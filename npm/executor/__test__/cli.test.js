@@ -4,19 +4,14 @@
 // binary of crates/oh-headless, or an installed package's bin); default: this package's Node CLI.
 const test = require('node:test');
 const assert = require('node:assert');
-const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { tmpdir, PyServer, runAction } = require('./helpers');
+const { tmpdir, PyServer, runAction, NODE_CLI, CLI, COMMAND, spawnWithKey } = require('./helpers');
 
-const NODE_CLI = path.join(__dirname, '..', 'bin', 'openhands-vscode-executor.js');
-const CLI = process.env.OH_EXECUTOR_CLI || NODE_CLI;
-const COMMAND = CLI.endsWith('.js') ? [process.execPath, CLI] : [CLI];
-
-// The test server's default key (server.py), in the environment: never on the command line.
+// The test server's default key (server.py), on descriptor 3 as the runtime passes it (a pipe the
+// CLI reads to its end): never on the command line nor in the environment.
 function run(args, key = 'test-key') {
-  const env = { ...process.env, OH_SESSION_API_KEY: key };
-  const child = spawn(COMMAND[0], [...COMMAND.slice(1), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawnWithKey(args, key, 'ignore');
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   // 'close': after the exit and the end of its output (a short stderr may still be in flight at 'exit').
@@ -172,10 +167,7 @@ test('--exit-on-stdin-eof: closing stdin stops a registered executor (status 0, 
   const server = await PyServer.start([]);
   if (!server) return t.skip('no python with python-socketio');
   t.after(() => server.close());
-  const child = spawn(COMMAND[0], [...COMMAND.slice(1), '--url', server.url, '--conversation', 'conv1', '--workspace', tmpdir(), '--exit-on-stdin-eof'], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, OH_SESSION_API_KEY: 'test-key' },
-  });
+  const child = spawnWithKey(['--url', server.url, '--conversation', 'conv1', '--workspace', tmpdir(), '--exit-on-stdin-eof'], 'test-key', 'pipe');
   t.after(() => child.kill('SIGKILL'));
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
@@ -197,10 +189,7 @@ test('without --exit-on-stdin-eof, end of stdin changes nothing', async (t) => {
   const server = await PyServer.start([]);
   if (!server) return t.skip('no python with python-socketio');
   t.after(() => server.close());
-  const child = spawn(COMMAND[0], [...COMMAND.slice(1), '--url', server.url, '--conversation', 'conv1', '--workspace', tmpdir()], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, OH_SESSION_API_KEY: 'test-key' },
-  });
+  const child = spawnWithKey(['--url', server.url, '--conversation', 'conv1', '--workspace', tmpdir()], 'test-key', 'pipe');
   t.after(() => child.kill('SIGKILL'));
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));

@@ -155,4 +155,24 @@ function runAction(id, command, extra = {}) {
   };
 }
 
-module.exports = { addon, countingFs, tmpdir, PyServer, python, runAction, ROOT };
+// The headless CLI under test: OH_EXECUTOR_CLI names another implementation (the native binary of
+// crates/oh-headless, or an installed package's bin); default: this package's Node CLI.
+const NODE_CLI = path.join(__dirname, '..', 'bin', 'openhands-vscode-executor.js');
+const CLI = process.env.OH_EXECUTOR_CLI || NODE_CLI;
+const COMMAND = CLI.endsWith('.js') ? [process.execPath, CLI] : [CLI];
+
+/** The CLI with `key` on descriptor 3 (`--session-api-key-fd 3`, written and closed at once), as
+ * the runtime passes it: in neither its arguments nor its environment. `env`: extra variables. */
+function spawnWithKey(args, key, stdin = 'ignore', env = {}) {
+  const childEnv = { ...process.env, ...env };
+  delete childEnv.OH_SESSION_API_KEY;
+  const child = spawn(COMMAND[0], [...COMMAND.slice(1), ...args, '--session-api-key-fd', '3'], {
+    stdio: [stdin, 'pipe', 'pipe', 'pipe'],
+    env: childEnv,
+  });
+  child.stdio[3].on('error', () => {}); // a CLI that exits before reading (a usage error)
+  child.stdio[3].end(key);
+  return child;
+}
+
+module.exports = { addon, countingFs, tmpdir, PyServer, python, runAction, ROOT, NODE_CLI, CLI, COMMAND, spawnWithKey };

@@ -4,21 +4,25 @@
 // (Rust's LocalFs: no round trip through JavaScript).
 'use strict';
 
+const fs = require('node:fs');
 const fsp = require('node:fs/promises');
 const path = require('node:path');
 
 const USAGE = `usage: openhands-vscode-executor --url URL --conversation ID --workspace DIR [--root DIR]...
-                                 [--session-api-key-file PATH] [--no-change-timeout SECONDS] [--log-level LEVEL]
-                                 [--exit-on-stdin-eof]
+                                 [--session-api-key-fd N | --session-api-key-file PATH]
+                                 [--no-change-timeout SECONDS] [--log-level LEVEL] [--exit-on-stdin-eof]
 
   --url URL                  the OpenHands server / runtime, e.g. http://127.0.0.1:3000
   --conversation ID          the conversation whose VsCodeRuntime delegates to this executor
   --workspace DIR            workspace root (the shell starts there)
   --root DIR                 another folder of the workspace (repeatable): named to the agent,
                              covered by checkpoints
+  --session-api-key-fd N     read the session key from inherited file descriptor N (a pipe the
+                             launcher writes it to and closes) up to end of file, then close it
   --session-api-key-file PATH
-                             a file holding the session key (or $OH_SESSION_API_KEY); never on the
-                             command line, where every local user reads it (ps, /proc/PID/cmdline)
+                             a file holding the session key. Never on the command line (every
+                             local user reads it: ps, /proc/PID/cmdline), never in the environment
+                             (the agent's shell reads its parent's: /proc/PPID/environ)
   --no-change-timeout N      seconds without output before a command returns (the runtime may override)
   --log-level LEVEL          error | warn | info (default) | debug | trace; logs go to stderr
   --exit-on-stdin-eof        stop (status 0) when standard input reaches end of file: a parent that
@@ -34,6 +38,7 @@ function parseArgs(argv) {
     '--url': 'url',
     '--conversation': 'conversation',
     '--session-api-key-file': 'sessionApiKeyFile',
+    '--session-api-key-fd': 'sessionApiKeyFd',
     '--workspace': 'workspace',
     '--no-change-timeout': 'noChangeTimeout',
     '--log-level': 'logLevel',
@@ -71,7 +76,7 @@ function parseArgs(argv) {
     if (arg === '--session-api-key')
       throw new Error(
         '--session-api-key is gone: a key on the command line is readable by every local user (ps, /proc/PID/cmdline); ' +
-          'pass it in $OH_SESSION_API_KEY or --session-api-key-file PATH',
+          'pass it with --session-api-key-fd N or --session-api-key-file PATH',
       );
     if (!key) throw new Error(`unknown argument ${arg}`);
     if (value === undefined) {
@@ -80,7 +85,85 @@ function parseArgs(argv) {
     }
     out[key] = value;
   }
+  if (out.sessionApiKeyFd !== undefined) {
+    const fd = /^\s*\d+\s*$/.test(out.sessionApiKeyFd) ? Number(out.sessionApiKeyFd) : -1;
+    // 1 and 2 are the logs; 0 is the parent's pipe with --exit-on-stdin-eof.
+    if (!(fd >= 3 || (fd === 0 && !out.exitOnStdinEof)))
+      throw new Error(
+        `--session-api-key-fd must be an inherited file descriptor: 3 or more (or 0 without --exit-on-stdin-eof), not ${JSON.stringify(out.sessionApiKeyFd)}`,
+      );
+    out.sessionApiKeyFd = fd;
+    if (out.sessionApiKeyFile) throw new Error('--session-api-key-fd and --session-api-key-file: give one');
+  }
   return out;
+}
+
+const REFUSED_KEY_VARIABLE = 'OH_SESSION_API_KEY';
+const MAX_KEY_BYTES = 64 * 1024;
+
+/**
+ * Throws (code EBADF) unless descriptor `fd` can be the launcher's. Node opens descriptors of its
+ * own before this code runs (its event loop's epoll and eventfds, and pipes: both ends of each),
+ * and marks inherited ones close-on-exec, so that flag tells nothing here: reading or closing one
+ * of Node's own would break it. Linux names each descriptor in /proc/self/fd: the launcher's is a
+ * pipe whose other end is not in this process, a socket or a file.
+ */
+function notOneOfOurOwn(fd) {
+  const own = Object.assign(new Error("not inherited: it is one of this process's own"), { code: 'EBADF' });
+  let target;
+  try {
+    target = fs.readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    throw Object.assign(new Error('bad file descriptor'), { code: 'EBADF' });
+  }
+  if (target.startsWith('anon_inode:')) throw own;
+  if (target.startsWith('pipe:')) {
+    for (const other of fs.readdirSync('/proc/self/fd')) {
+      if (Number(other) === fd) continue;
+      let t;
+      try {
+        t = fs.readlinkSync(`/proc/self/fd/${other}`);
+      } catch {
+        continue; // the directory's own descriptor, gone
+      }
+      if (t === target) throw own;
+    }
+  }
+}
+
+/** The key's text: inherited descriptor `sessionApiKeyFd` read to end of file and closed (the
+ * agent's bash must not inherit it), or the file. */
+function readKey(args) {
+  if (args.sessionApiKeyFd === undefined) return fs.readFileSync(args.sessionApiKeyFile, 'utf8');
+  const fd = args.sessionApiKeyFd;
+  if (fd >= 3 && fs.existsSync('/proc/self/fd')) notOneOfOurOwn(fd);
+  const chunks = [];
+  let total = 0;
+  try {
+    const buf = Buffer.alloc(4096);
+    for (;;) {
+      let n;
+      try {
+        n = fs.readSync(fd, buf, 0, buf.length, null);
+      } catch (e) {
+        // A launcher's non-blocking socket pair (Node's extra stdio pipes): wait for the rest.
+        if (e.code !== 'EAGAIN') throw e;
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+        continue;
+      }
+      if (n === 0) break;
+      total += n;
+      if (total > MAX_KEY_BYTES) throw new Error(`more than ${MAX_KEY_BYTES} bytes: not a key`);
+      chunks.push(Buffer.from(buf.subarray(0, n)));
+    }
+  } finally {
+    try {
+      fs.closeSync(fd);
+    } catch {
+      // not open: the read above already said so
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**
@@ -151,19 +234,31 @@ async function main() {
     noChange = Math.max(noChange > 0 ? 1 : 0, Math.round(noChange));
   }
 
-  // The key: from the file, else the environment; then out of the environment, so that nothing
-  // the executor starts (the agent's bash) inherits it.
-  let sessionApiKey = process.env.OH_SESSION_API_KEY || undefined;
-  delete process.env.OH_SESSION_API_KEY;
-  if (args.sessionApiKeyFile) {
+  // The key, from the launcher's pipe or a file, never from the environment: a process's initial
+  // environment stays readable in /proc/PID/environ for its whole life (deleting the variable
+  // changes Node's copy, not that block), by the agent's shell too (/proc/$PPID/environ).
+  if (process.env[REFUSED_KEY_VARIABLE] !== undefined) {
+    process.stderr.write(
+      `openhands-vscode-executor: $${REFUSED_KEY_VARIABLE} is set: a key in the environment stays readable in ` +
+        `/proc/PID/environ for the executor's whole life, by the agent's shell too (/proc/$PPID/environ), so it is ` +
+        `not read. Pass the key with --session-api-key-fd N (a pipe) or --session-api-key-file PATH, and unset ` +
+        `${REFUSED_KEY_VARIABLE}\n`,
+    );
+    return 66;
+  }
+  let sessionApiKey;
+  if (args.sessionApiKeyFd !== undefined || args.sessionApiKeyFile) {
+    const what =
+      args.sessionApiKeyFd !== undefined ? `--session-api-key-fd ${args.sessionApiKeyFd}` : `--session-api-key-file ${args.sessionApiKeyFile}`;
     try {
-      sessionApiKey = (await fsp.readFile(args.sessionApiKeyFile, 'utf8')).replace(/[\r\n]+$/, '');
+      sessionApiKey = readKey(args).replace(/[\r\n]+$/, '');
     } catch (e) {
-      process.stderr.write(`openhands-vscode-executor: --session-api-key-file ${args.sessionApiKeyFile}: ${e.message}\n`);
+      const hint = e.code === 'EBADF' ? ' (the launcher did not pass it open)' : '';
+      process.stderr.write(`openhands-vscode-executor: ${what}: ${e.message}${hint}\n`);
       return 66;
     }
     if (!sessionApiKey) {
-      process.stderr.write(`openhands-vscode-executor: --session-api-key-file ${args.sessionApiKeyFile}: the file is empty\n`);
+      process.stderr.write(`openhands-vscode-executor: ${what}: no key (empty up to end of file)\n`);
       return 66;
     }
   }

@@ -11,8 +11,8 @@ The rule is a strip-list of credential names, not an allow-list: the agent's she
 the user's own environment (PATH, toolchains, virtualenvs, proxies, locale), and an allow-list
 would silently drop whatever the list did not foresee. A name is stripped when it is one of
 OpenHands' server credentials or looks like a credential (docs/security.md, "Secrets kept out of
-the agent's shell"). The executor's own key (`OH_SESSION_API_KEY`) is stripped here and put back
-by the spawner for the executor only; the executor's bash does not inherit it (crates/oh-shell).
+the agent's shell"). The executor's own key never goes into an environment (the spawner passes it on
+a pipe); `OH_SESSION_API_KEY` is stripped here all the same (the executor refuses to start with it).
 """
 
 from __future__ import annotations

@@ -38,13 +38,15 @@ logger = logging.getLogger('openhands_vscode_runtime')
 EMBEDDED_CONNECT_TIMEOUT = 30.0
 SERVER_CONNECT_TIMEOUT = 120.0
 DEFAULT_SERVER_URL = 'http://127.0.0.1:3000'
+# What a repr shows in place of a key.
+REDACTED = '<redacted>'
 
 
 class ConnectionSetupError(RuntimeError):
     """The connection cannot be set up (the message says why and what to do)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Endpoint:
     hub: ExecutorHub
     # Where a spawned executor connects.
@@ -52,6 +54,13 @@ class Endpoint:
     # The key a spawned executor presents, and every key an executor may present.
     session_api_key: str
     accepted_keys: tuple[str, ...]
+
+    def __repr__(self) -> str:
+        # The keys never go into a log line or a traceback's locals.
+        return (
+            f'Endpoint(hub={self.hub!r}, server_url={self.server_url!r}, session_api_key={REDACTED}, '
+            f'accepted_keys=({", ".join(REDACTED for _ in self.accepted_keys)}))'
+        )
 
 
 def openhands_sio() -> Any:

@@ -75,6 +75,24 @@ def installed_binary() -> Path | None:
     return None
 
 
+def key_pipe(key: str) -> int:
+    """The read end of a pipe holding `key` and then end of file, for a child to inherit
+    (`pass_fds`) and read with `--session-api-key-fd`. The write end is closed here: a key is far
+    smaller than a pipe's buffer, so the write never blocks and the child reads to end of file."""
+    data = key.encode()
+    if len(data) >= 4096:  # POSIX guarantees at least PIPE_BUF (4096 on Linux) without blocking
+        raise ValueError('a session key is shorter than 4096 bytes')
+    read_fd, write_fd = os.pipe()
+    try:
+        os.write(write_fd, data)
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+    return read_fd
+
+
 class ExecutorProcess:
     """A headless executor child process; its output goes to a log file."""
 
@@ -99,15 +117,19 @@ class ExecutorProcess:
             '--workspace',
             workspace,
         ]
-        # The key goes in the environment, never on the command line: any local user can read
-        # another process's arguments (ps, /proc/PID/cmdline), only its owner its environment.
+        # The key goes through a pipe the executor reads and closes (`--session-api-key-fd`):
+        # never on the command line (any local user reads another process's arguments: ps,
+        # /proc/PID/cmdline), never in the environment (its owner, and so the agent's shell, reads
+        # the executor's initial environment in /proc/PID/environ for the executor's whole life).
         # `base_env`: the environment to start from (default: this process's); the V1 tools pass
         # OpenHands V1's sanitised terminal environment.
         # Credentials of this process (in server mode: the OpenHands server's) stay out of the
         # executor and so out of the agent's shell (agent_env.py).
         env = agent_environment(os.environ if base_env is None else base_env)
+        key_fd = None
         if session_api_key:
-            env['OH_SESSION_API_KEY'] = session_api_key
+            key_fd = key_pipe(session_api_key)
+            args += ['--session-api-key-fd', str(key_fd)]
         if no_change_timeout is not None:
             args += ['--no-change-timeout', f'{no_change_timeout:g}']
         # The executor runs in its own session (a signal to our group must not reach its shell),
@@ -120,15 +142,21 @@ class ExecutorProcess:
         fd, self.log_path = tempfile.mkstemp(prefix='oh-executor-', suffix='.log')
         self._log = os.fdopen(fd, 'wb')
         self._closing = False
-        self.proc = subprocess.Popen(
-            args,
-            stdin=subprocess.PIPE,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            cwd=workspace,
-            env=env,
-            start_new_session=True,
-        )
+        try:
+            self.proc = subprocess.Popen(
+                args,
+                stdin=subprocess.PIPE,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                cwd=workspace,
+                env=env,
+                start_new_session=True,
+                pass_fds=() if key_fd is None else (key_fd,),
+            )
+        finally:
+            # The child has its copy; ours goes (the pipe then holds the key for the child only).
+            if key_fd is not None:
+                os.close(key_fd)
         self._on_exit = on_exit
         self._watcher = threading.Thread(
             target=self._watch, name=f'oh-executor-watch-{self.proc.pid}', daemon=True
