@@ -26,13 +26,16 @@ WALK = (
 )
 
 
+def _decode(field: str) -> bytes | None:
+    return None if field == '-' else base64.b64decode(field)
+
+
 def read_walk(path: Path) -> list[tuple[int, bytes | None, bytes | None]]:
     rows = []
     for line in path.read_text().split('\n'):
         if line.strip():
             pid, environ, cmdline = line.split(' ')
-            decode = (lambda b: None if b == '-' else base64.b64decode(b))
-            rows.append((int(pid), decode(environ), decode(cmdline)))
+            rows.append((int(pid), _decode(environ), _decode(cmdline)))
     return rows
 
 
