@@ -122,51 +122,6 @@ fn terminal_from_v0(obs: Observation, command: &str) -> Observation {
     }
 }
 
-/// `[<n:6>\t]` with nothing after it: an empty numbered line of a `cat -n` block.
-fn is_numbered_line(line: &str) -> Option<bool> {
-    let (num, rest) = line.split_once('\t')?;
-    let digits = num.trim_start_matches(' ');
-    if num.len() < 6 || digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some(rest.is_empty())
-}
-
-/// V1's `cat -n` framing: a terminating newline ends the last line rather than adding an empty
-/// numbered one (V0 numbers it). Every `cat -n` block of the text loses its last line when that
-/// line is empty, which is exactly what V1's `_make_output` drops.
-fn v1_cat_n(text: &str) -> String {
-    const HEADER: &str = "Here's the result of running `cat -n` on ";
-    if !text.contains(HEADER) {
-        return text.to_string();
-    }
-    let lines: Vec<&str> = text.split('\n').collect();
-    let mut drop = vec![false; lines.len()];
-    let mut i = 0;
-    while i < lines.len() {
-        if lines[i].starts_with(HEADER) || lines[i].contains(HEADER) {
-            let mut j = i + 1;
-            let mut last: Option<usize> = None;
-            while j < lines.len() {
-                match is_numbered_line(lines[j]) {
-                    Some(_) => last = Some(j),
-                    None => break,
-                }
-                j += 1;
-            }
-            if let Some(l) = last {
-                if is_numbered_line(lines[l]) == Some(true) {
-                    drop[l] = true;
-                }
-            }
-            i = j;
-        } else {
-            i += 1;
-        }
-    }
-    lines.iter().zip(drop).filter(|(_, d)| !d).map(|(l, _)| *l).collect::<Vec<_>>().join("\n")
-}
-
 fn editor_obs(
     text: String,
     is_error: bool,
@@ -271,7 +226,8 @@ impl Executor {
         Observation { content: text.into(), extras: Extras::V1 { kind: "v1_interrupt", fields: f } }
     }
 
-    /// Run one `v1_file_editor` action with the V0 editor (OH_ACI), under V1's binary rule.
+    /// Run one `v1_file_editor` action with the V0 editor (OH_ACI) under V1's rule: its binary
+    /// check and its `cat -n` views (`oh_files::TextRule::V1`).
     pub(crate) async fn v1_file_editor(&self, a: &V1FileEditorAction) -> Observation {
         let command = a.command.clone();
         let error = |content: &str| editor_obs(v1_editor_error_text(content), true, &command, None, true, None, None);
@@ -290,7 +246,7 @@ impl Executor {
             return match obs.extras {
                 Extras::Error { .. } => error(&obs.content),
                 _ if obs.content.starts_with("ERROR:\n") => error(&obs.content),
-                _ => editor_obs(v1_cat_n(&obs.content), false, &command, Some(&v1_path), true, None, None),
+                _ => editor_obs(obs.content, false, &command, Some(&v1_path), true, None, None),
             };
         }
         let edit = FileEditAction {
@@ -309,7 +265,7 @@ impl Executor {
         // the new text only, `view` neither (the editor gives none for it).
         let (prev_exist, old, new) =
             if command == "create" { (false, None, new_content) } else { (true, old_content, new_content) };
-        editor_obs(v1_cat_n(&content), false, &command, Some(&v1_path), prev_exist, old, new)
+        editor_obs(content, false, &command, Some(&v1_path), prev_exist, old, new)
     }
 }
 
@@ -371,16 +327,6 @@ mod tests {
         assert_eq!(t.chars().count(), MAX_CMD_OUTPUT_SIZE);
         assert!(t.contains(TRUNCATE_NOTICE));
         assert_eq!(v1_truncate("short".into()), "short");
-    }
-
-    #[test]
-    fn cat_n_drops_only_a_trailing_empty_numbered_line() {
-        let v0 = "Here's the result of running `cat -n` on /a:\n     1\tx\n     2\t\n";
-        assert_eq!(v1_cat_n(v0), "Here's the result of running `cat -n` on /a:\n     1\tx\n");
-        let mid = "Here's the result of running `cat -n` on /a:\n     1\t\n     2\ty\nReview";
-        assert_eq!(v1_cat_n(mid), mid);
-        let empty = "Here's the result of running `cat -n` on /a:\n     1\t\n";
-        assert_eq!(v1_cat_n(empty), "Here's the result of running `cat -n` on /a:\n");
     }
 }
 
