@@ -176,9 +176,10 @@ def rewrite_deviations(results_path: Path, path: Path = DEVIATIONS_FILE) -> None
             before = old.get(key) or old.get(key.partition('@')[0]) or {}
             kept_lines = {f: p for f, p in before.get('lines', {}).items() if f in e.get('fields', [])}
             new[key] = {'reason': before.get('reason', REWRITE_TODO), **e, **({'lines': kept_lines} if kept_lines else {})}
-    for key, e in old.items():  # entries of cases this run did not cover are kept as they are
-        if not any(key.partition('@')[0] in ran[u] for u in USER_PASSES):
-            new[key] = e
+    for key, e in old.items():  # entries of cases (or passes) this run did not cover are kept as they are
+        cid, _, user = key.partition('@')
+        if not any(cid in ran[u] for u in ([user] if user else USER_PASSES)):
+            new.setdefault(key, e)
     write_deviations(dict(sorted(new.items())), path)
 
 

@@ -31,6 +31,9 @@ def orchestrate(args, deviations: dict, version: str, run_pass, test_user: str) 
         ids, problem = sample_ids(Path(args.oldest_sample))
         if problem:
             failures.append(('oldest sample', problem))
+        missing = ids - {cid for cid, _ in cases}
+        if missing:
+            failures.append(('oldest sample', f'oldest_sample.json names cases that do not exist or map: {sorted(missing)}'))
         cases = [(cid, c) for cid, c in cases if cid in ids]
         notes.append(f'oldest release: the {len(cases)} cases of oldest_sample.json (v1_oldest.py)')
     elif not args.selectors:
