@@ -103,7 +103,7 @@ def measure(cases: list[tuple[str, dict]], backend: str, runs: int, workers: int
         seen: dict[str, dict] = {}
         for _ in range(runs):
             r = run_sides(case, root, {'reference': lambda c, ws, s: run_reference(c, ws, s, backend)})['reference']
-            seen.setdefault(json.dumps(r, sort_keys=True), r)
+            seen.setdefault(json.dumps(r, sort_keys=True), {'times': 0, 'result': r})['times'] += 1
         return cid, list(seen.values())
 
     try:
@@ -113,10 +113,10 @@ def measure(cases: list[tuple[str, dict]], backend: str, runs: int, workers: int
     finally:
         shutil.rmtree(root, ignore_errors=True)
     out.write_text(json.dumps({'backend': backend, 'runs': runs, 'variants': found}, indent=1))
-    varied = {cid: len(v) for cid, v in found.items() if len(v) > 1}
+    varied = {cid: ', '.join(str(x['times']) for x in v) for cid, v in found.items() if len(v) > 1}
     print(f'{backend}: {len(found)} terminal cases, {runs} runs each; {len(varied)} gave more than one result:')
     for cid, n in sorted(varied.items()):
-        print(f'  {cid}: {n} distinct results')
+        print(f'  {cid}: distinct results seen {n} times')
     print(f'every result: {out}')
     return 0
 

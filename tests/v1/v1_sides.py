@@ -55,6 +55,29 @@ def settle(terminal) -> None:
         time.sleep(0.05)
 
 
+def warm_pane(terminal) -> None:
+    """Race absorber for the tmux pane pool: the pool creates a pane on its first checkout and
+    types the first command at once, while that pane's bash may still be starting; the tty then
+    echoes the typed-ahead lines of a multi-line command (a heredoc) with or without an extra
+    blank line, depending on timing (`bash/multicmd/rejected_heredoc_then_command` gave two
+    results in three runs). Checking a pane out, waiting until it shows a settled prompt and
+    checking it back in gives the first call the pane a running conversation would have."""
+    pool = terminal._pool
+    pane = pool.checkout()
+    try:
+        deadline = time.monotonic() + 10
+        last, since = None, time.monotonic()
+        while time.monotonic() < deadline:
+            cur = pane.read_screen()
+            if cur != last:
+                last, since = cur, time.monotonic()
+            elif cur.rstrip().endswith('###PS1END###') and time.monotonic() - since >= 0.5:
+                return
+            time.sleep(0.05)
+    finally:
+        pool.checkin(pane)
+
+
 def run_reference(case: dict, ws: str, start: threading.Barrier | None, backend: str | None) -> list[dict]:
     from openhands.tools.file_editor.definition import FileEditorAction
     from openhands.tools.file_editor.impl import FileEditorExecutor
@@ -69,6 +92,7 @@ def run_reference(case: dict, ws: str, start: threading.Barrier | None, backend:
             terminal = TerminalExecutor(working_dir=ws, no_change_timeout_seconds=case['nct'])
             if not terminal.is_pooled:
                 raise RuntimeError('V1 did not pick its tmux pane pool (is tmux installed?)')
+            warm_pane(terminal)
         else:
             terminal = TerminalExecutor(working_dir=ws, no_change_timeout_seconds=case['nct'],
                                         terminal_type='subprocess')
