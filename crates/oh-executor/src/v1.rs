@@ -350,6 +350,7 @@ mod executor_tests {
                 f.insert("new_content".into(), new_content.map_or(Value::Null, Value::from));
                 (obs.content, f)
             }
+            Extras::Read { .. } => (obs.content, serde_json::Map::new()),
             other => panic!("unexpected extras {other:?}"),
         }
     }
@@ -420,6 +421,34 @@ mod executor_tests {
         // V0 keeps OHEditor's verdict.
         let (text, _) = run(&ex, "edit", json!({"command": "view", "path": path, "impl_source": "oh_aci"})).await;
         assert!(text.contains("File appears to be binary"), "{text}");
+        ex.shutdown().await;
+    }
+    #[tokio::test]
+    async fn v1_views_follow_openhands_tools_and_v0_views_keep_oheditor() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("x")).unwrap();
+        std::fs::write(dir.path().join("x/child"), "").unwrap();
+        std::fs::write(dir.path().join("x.txt"), "").unwrap();
+        std::fs::write(dir.path().join("nl.txt"), "\n").unwrap();
+        std::fs::write(dir.path().join("ff.txt"), "a\x0cb\nc\n").unwrap();
+        let root = dir.path().to_str().unwrap().to_string();
+        let ex = executor(dir.path()).await;
+        let listing = |text: &str| text.lines().skip(1).map(|l| l.replace(&root, "")).collect::<Vec<_>>();
+        // V1: a directory's children right after it; V0 (OHEditor): `find | sort` order.
+        let (text, _) = run(&ex, "v1_file_editor", json!({"command": "view", "path": root})).await;
+        assert_eq!(listing(&text)[..4], ["/", "/ff.txt", "/nl.txt", "/x/"]);
+        assert_eq!(listing(&text)[4..], ["/x/child", "/x.txt"]);
+        let (text, _) = run(&ex, "edit", json!({"command": "view", "path": root, "impl_source": "oh_aci"})).await;
+        assert_eq!(listing(&text)[4..], ["/x.txt", "/x/child"]);
+        // V1: a one-newline file is one empty line; lines split at `\n` only (a form feed stays).
+        let nl = format!("{root}/nl.txt");
+        let (text, _) = run(&ex, "v1_file_editor", json!({"command": "view", "path": nl})).await;
+        assert!(text.ends_with(":\n     1\t\n"), "{text:?}");
+        let ff = format!("{root}/ff.txt");
+        let (text, _) = run(&ex, "v1_file_editor", json!({"command": "view", "path": ff, "view_range": [1, 2]})).await;
+        assert!(text.ends_with(":\n     1\ta\x0cb\n     2\tc\n"), "{text:?}");
+        let (text, _) = run(&ex, "read", json!({"path": ff, "view_range": [1, 2], "impl_source": "oh_aci"})).await;
+        assert!(text.contains("     1\ta\n     2\tb\n"), "{text:?}");
         ex.shutdown().await;
     }
 }
