@@ -26,7 +26,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 os.environ.setdefault('LITELLM_LOCAL_MODEL_COST_MAP', 'True')

@@ -69,7 +69,8 @@ def orchestrate(args, deviations: dict, version: str, run_pass, test_user: str) 
             # target; ours: in place), which only the file editor does itself; a terminal
             # command runs in the same bash as the same user on both sides (README.md).
             ids = [cid for cid, case in cases if not uses_terminal(case)]
-            notes.append(f'non-root pass: the {len(ids)} cases without a terminal step (--non-root-cases all: every case)')
+            if ids:
+                    notes.append(f'non-root pass: the {len(ids)} cases without a terminal step (--non-root-cases all: every case)')
         run['passes'][name] = run_pass(name, ids, args.j, user if name == 'non-root' else None) if ids else []
         run['timings'][name] = round(time.time() - t0)
         run['ran'][name] = ids
