@@ -59,7 +59,9 @@ def load_cases(selectors: list[str]) -> list[tuple[str, dict]]:
             continue
         if selectors and not any(s in c.id for s in selectors):
             continue
-        if c.id in NOT_COMPARED or c.xfail or c.racy:
+        # `racy` marks are gone from the V0 cases on main (reference_variants judges them); read
+        # it only where the loader still has it.
+        if c.id in NOT_COMPARED or c.xfail or getattr(c, 'racy', None):
             continue
         mapped = map_case(c.actions)
         if mapped is not None:
