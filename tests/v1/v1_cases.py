@@ -25,7 +25,8 @@ NOT_COMPARED = {
 # driven deterministically there (`diff_v1.py --measure tmux`, README.md). Empty: measured on
 # 27 Nov 2026 (openhands-tools 1.58.2, load average 12 on 2 cores), all 160 terminal cases ran on
 # tmux; the 26 that differ from ours gave one result in each of three reference runs; the rest
-# equalled ours at the first run; the one case whose tmux reply varies
+# equalled ours at the first run; `--measure tmux --runs 3` over the 62 timing-bound cases
+# (bash/interactive, timeouts, background, multicmd) found one case whose tmux reply varies
 # (bash/multicmd/rejected_heredoc_then_command: 6, 3 and 1 of 10 runs) varies on the subprocess
 # backend too, so that backend would not make it deterministic: it is judged
 # (reference_variants.judge) like any reference race.
