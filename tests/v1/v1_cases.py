@@ -27,7 +27,7 @@ NOT_COMPARED = {
 # tmux; the 26 that differ from ours gave one result in each of three reference runs; the rest
 # equalled ours at the first run; `--measure tmux --runs 3` over the 62 timing-bound cases
 # (bash/interactive, timeouts, background, multicmd) found one case whose tmux reply varies
-# (bash/multicmd/rejected_heredoc_then_command: 6, 3 and 1 of 10 runs) varies on the subprocess
+# (bash/multicmd/rejected_heredoc_then_command: 6, 3 and 1 of 10 runs); it varies on the subprocess
 # backend too, so that backend would not make it deterministic: it is judged
 # (reference_variants.judge) like any reference race.
 SUBPROCESS_ONLY: dict[str, str] = {}
