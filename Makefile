@@ -98,8 +98,9 @@ test-cross: deps-python deps-node
 
 # OpenHands V1 (software-agent-sdk): the executor's V1 mode against openhands-tools' own
 # TerminalExecutor and FileEditor, in a venv of its own per release (scripts/setup-python-v1.sh).
-# `test-v1` runs the newest supported release (part of `make test`), `test-v1-oldest` the oldest
-# (.ci/run runs it after `make test`; docs/v1.md, "Versions").
+# `test-v1` runs the newest supported release (part of `make test`), `test-v1-oldest` the oldest:
+# the sample of cases that covers the SDK code differing between the two (.ci/run runs it after
+# `make test`; docs/v1.md, "Versions"; tests/v1/README.md, "The oldest release").
 test-v1: deps-system
 	tests/v1/run.sh
 

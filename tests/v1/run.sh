@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
 # The OpenHands V1 differential suite (`make test-v1`): builds oh-executor, makes sure the V1 venv
 # of V1_VERSION exists (scripts/setup-python-v1.sh; default the newest supported release, V1_NEWEST
-# in scripts/venv-lib.sh) and the unprivileged test user, then runs tests/v1/diff_v1.py (its root,
-# non-root and tmux passes) and the end-to-end tests. Arguments are case selectors (then only the
-# differential suite runs). `make test-v1-oldest` is V1_VERSION=$V1_OLDEST.
+# in scripts/venv-lib.sh) and the unprivileged test user, then runs tests/v1/diff_v1.py (its root
+# and non-root passes) and the end-to-end tests. Arguments are case selectors (then only the
+# differential suite runs). `make test-v1-oldest` is V1_VERSION=$V1_OLDEST: the differential
+# suite's sample for that release (oldest_sample.json, chosen from the SDK's diff to the newest;
+# README.md), whose check needs the newest release's venv too; no end-to-end tests (the SDK code
+# they run is the same in both releases: README.md, "The oldest release").
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 source "$repo/scripts/venv-lib.sh"
 export V1_VERSION=${V1_VERSION:-$V1_NEWEST}
 venv=$(v1_venv_path "$V1_VERSION")
 "$repo/scripts/setup-python-v1.sh"
+sample=()
+if [ "$V1_VERSION" != "$V1_NEWEST" ]; then
+  V1_VERSION=$V1_NEWEST "$repo/scripts/setup-python-v1.sh"
+  newest=$(v1_venv_path "$V1_NEWEST")
+  sample=(--oldest-sample "$("$newest/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')")
+fi
 # oh-executor for the differential suite, the headless executor for the end-to-end tests.
 (cd "$repo" && cargo build -q -p oh-executor --bin oh-executor -p oh-headless --bin openhands-vscode-executor)
 target=${CARGO_TARGET_DIR:-$repo/target}
@@ -19,7 +28,8 @@ export OH_EXECUTOR=${OH_EXECUTOR:-$target/debug/oh-executor}
 # venv, this checkout and the executor.
 export V1_TEST_USER=${V1_TEST_USER:-oh-v1-test}
 "$repo/scripts/setup-test-user.sh" "$V1_TEST_USER" "$(readlink -f "$venv/bin/python")" "$venv/bin/python" \
-  "$repo/tests/v1/diff_v1.py" "$repo/tests/conformance/cases" "$OH_EXECUTOR"
+  "$repo/tests/v1" "$repo/tests/conformance/harness_setup.py" "$repo/tests/conformance/harness_compare.py" \
+  "$repo/tests/conformance/reference_variants.py" "$repo/tests/conformance/cases" "$OH_EXECUTOR"
 # A clean HOME (a host .bashrc can be slow or noisy), the V0 suite's locale, no cost-map download.
 home=$(mktemp -d /tmp/ohv1-home.XXXXXX)
 trap 'rm -rf "$home"' EXIT
@@ -37,9 +47,10 @@ unset TMUX NO_CHANGE_TIMEOUT_SECONDS
 export OH_TERMINAL_PROCESS_PRIORITY=none
 if [ $# -gt 0 ]; then
   # Not exec: the EXIT trap removes the clean HOME (set -e ends here with the suite's status).
-  "$venv/bin/python" "$repo/tests/v1/diff_v1.py" "$@"
+  "$venv/bin/python" "$repo/tests/v1/diff_v1.py" "${sample[@]}" "$@"
   exit 0
 fi
-"$venv/bin/python" "$repo/tests/v1/diff_v1.py"
+"$venv/bin/python" "$repo/tests/v1/diff_v1.py" "${sample[@]}"
+[ "$V1_VERSION" = "$V1_NEWEST" ] || exit 0
 # End to end: V1 conversations whose tools run in the headless executor.
 "$venv/bin/python" -m pytest -q -p no:cacheprovider "$repo/tests/v1" -k 'not diff' -s

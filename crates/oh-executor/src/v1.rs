@@ -122,51 +122,6 @@ fn terminal_from_v0(obs: Observation, command: &str) -> Observation {
     }
 }
 
-/// `[<n:6>\t]` with nothing after it: an empty numbered line of a `cat -n` block.
-fn is_numbered_line(line: &str) -> Option<bool> {
-    let (num, rest) = line.split_once('\t')?;
-    let digits = num.trim_start_matches(' ');
-    if num.len() < 6 || digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some(rest.is_empty())
-}
-
-/// V1's `cat -n` framing: a terminating newline ends the last line rather than adding an empty
-/// numbered one (V0 numbers it). Every `cat -n` block of the text loses its last line when that
-/// line is empty, which is exactly what V1's `_make_output` drops.
-fn v1_cat_n(text: &str) -> String {
-    const HEADER: &str = "Here's the result of running `cat -n` on ";
-    if !text.contains(HEADER) {
-        return text.to_string();
-    }
-    let lines: Vec<&str> = text.split('\n').collect();
-    let mut drop = vec![false; lines.len()];
-    let mut i = 0;
-    while i < lines.len() {
-        if lines[i].starts_with(HEADER) || lines[i].contains(HEADER) {
-            let mut j = i + 1;
-            let mut last: Option<usize> = None;
-            while j < lines.len() {
-                match is_numbered_line(lines[j]) {
-                    Some(_) => last = Some(j),
-                    None => break,
-                }
-                j += 1;
-            }
-            if let Some(l) = last {
-                if is_numbered_line(lines[l]) == Some(true) {
-                    drop[l] = true;
-                }
-            }
-            i = j;
-        } else {
-            i += 1;
-        }
-    }
-    lines.iter().zip(drop).filter(|(_, d)| !d).map(|(l, _)| *l).collect::<Vec<_>>().join("\n")
-}
-
 fn editor_obs(
     text: String,
     is_error: bool,
@@ -271,7 +226,8 @@ impl Executor {
         Observation { content: text.into(), extras: Extras::V1 { kind: "v1_interrupt", fields: f } }
     }
 
-    /// Run one `v1_file_editor` action with the V0 editor (OH_ACI), under V1's binary rule.
+    /// Run one `v1_file_editor` action with the V0 editor (OH_ACI) under V1's rule: its binary
+    /// check and its `cat -n` views (`oh_files::TextRule::V1`).
     pub(crate) async fn v1_file_editor(&self, a: &V1FileEditorAction) -> Observation {
         let command = a.command.clone();
         let error = |content: &str| editor_obs(v1_editor_error_text(content), true, &command, None, true, None, None);
@@ -290,7 +246,7 @@ impl Executor {
             return match obs.extras {
                 Extras::Error { .. } => error(&obs.content),
                 _ if obs.content.starts_with("ERROR:\n") => error(&obs.content),
-                _ => editor_obs(v1_cat_n(&obs.content), false, &command, Some(&v1_path), true, None, None),
+                _ => editor_obs(obs.content, false, &command, Some(&v1_path), true, None, None),
             };
         }
         let edit = FileEditAction {
@@ -309,7 +265,7 @@ impl Executor {
         // the new text only, `view` neither (the editor gives none for it).
         let (prev_exist, old, new) =
             if command == "create" { (false, None, new_content) } else { (true, old_content, new_content) };
-        editor_obs(v1_cat_n(&content), false, &command, Some(&v1_path), prev_exist, old, new)
+        editor_obs(content, false, &command, Some(&v1_path), prev_exist, old, new)
     }
 }
 
@@ -372,16 +328,6 @@ mod tests {
         assert!(t.contains(TRUNCATE_NOTICE));
         assert_eq!(v1_truncate("short".into()), "short");
     }
-
-    #[test]
-    fn cat_n_drops_only_a_trailing_empty_numbered_line() {
-        let v0 = "Here's the result of running `cat -n` on /a:\n     1\tx\n     2\t\n";
-        assert_eq!(v1_cat_n(v0), "Here's the result of running `cat -n` on /a:\n     1\tx\n");
-        let mid = "Here's the result of running `cat -n` on /a:\n     1\t\n     2\ty\nReview";
-        assert_eq!(v1_cat_n(mid), mid);
-        let empty = "Here's the result of running `cat -n` on /a:\n     1\t\n";
-        assert_eq!(v1_cat_n(empty), "Here's the result of running `cat -n` on /a:\n");
-    }
 }
 
 #[cfg(test)]
@@ -404,6 +350,7 @@ mod executor_tests {
                 f.insert("new_content".into(), new_content.map_or(Value::Null, Value::from));
                 (obs.content, f)
             }
+            Extras::Read { .. } => (obs.content, serde_json::Map::new()),
             other => panic!("unexpected extras {other:?}"),
         }
     }
@@ -474,6 +421,34 @@ mod executor_tests {
         // V0 keeps OHEditor's verdict.
         let (text, _) = run(&ex, "edit", json!({"command": "view", "path": path, "impl_source": "oh_aci"})).await;
         assert!(text.contains("File appears to be binary"), "{text}");
+        ex.shutdown().await;
+    }
+    #[tokio::test]
+    async fn v1_views_follow_openhands_tools_and_v0_views_keep_oheditor() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("x")).unwrap();
+        std::fs::write(dir.path().join("x/child"), "").unwrap();
+        std::fs::write(dir.path().join("x.txt"), "").unwrap();
+        std::fs::write(dir.path().join("nl.txt"), "\n").unwrap();
+        std::fs::write(dir.path().join("ff.txt"), "a\x0cb\nc\n").unwrap();
+        let root = dir.path().to_str().unwrap().to_string();
+        let ex = executor(dir.path()).await;
+        let listing = |text: &str| text.lines().skip(1).map(|l| l.replace(&root, "")).collect::<Vec<_>>();
+        // V1: a directory's children right after it; V0 (OHEditor): `find | sort` order.
+        let (text, _) = run(&ex, "v1_file_editor", json!({"command": "view", "path": root})).await;
+        assert_eq!(listing(&text)[..4], ["/", "/ff.txt", "/nl.txt", "/x/"]);
+        assert_eq!(listing(&text)[4..], ["/x/child", "/x.txt"]);
+        let (text, _) = run(&ex, "edit", json!({"command": "view", "path": root, "impl_source": "oh_aci"})).await;
+        assert_eq!(listing(&text)[4..], ["/x.txt", "/x/child"]);
+        // V1: a one-newline file is one empty line; lines split at `\n` only (a form feed stays).
+        let nl = format!("{root}/nl.txt");
+        let (text, _) = run(&ex, "v1_file_editor", json!({"command": "view", "path": nl})).await;
+        assert!(text.ends_with(":\n     1\t\n"), "{text:?}");
+        let ff = format!("{root}/ff.txt");
+        let (text, _) = run(&ex, "v1_file_editor", json!({"command": "view", "path": ff, "view_range": [1, 2]})).await;
+        assert!(text.ends_with(":\n     1\ta\x0cb\n     2\tc\n"), "{text:?}");
+        let (text, _) = run(&ex, "read", json!({"path": ff, "view_range": [1, 2], "impl_source": "oh_aci"})).await;
+        assert!(text.contains("     1\ta\n     2\tb\n"), "{text:?}");
         ex.shutdown().await;
     }
 }

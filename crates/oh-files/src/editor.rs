@@ -110,6 +110,14 @@ pub enum TextRule {
     V1,
 }
 
+/// The editor's `_make_output` under `rule`: OHEditor's (V0) or openhands-tools 1.58's (V1).
+pub(crate) fn cat_n(rule: TextRule, content: &str, description: &str, start_line: i64) -> String {
+    match rule {
+        TextRule::OhEditor => file_text::make_output(content, description, start_line),
+        TextRule::V1 => file_text::make_output_v1(content, description, start_line),
+    }
+}
+
 /// Whether `bytes` hold one of the control characters V1's `BINARY_CONTROL_CHARS` matches.
 fn has_binary_control_byte(bytes: &[u8]) -> bool {
     bytes.iter().any(|&b| matches!(b, 0x00..=0x08 | 0x0e..=0x1f | 0x7f))

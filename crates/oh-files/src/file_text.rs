@@ -243,6 +243,47 @@ pub fn maybe_truncate<'a>(s: &'a str, notice: &str) -> Cow<'a, str> {
     }
 }
 
+/// openhands-sdk's `maybe_truncate(text, 16000, notice)` (V1): the middle of a long text is
+/// replaced by the notice, the head getting the odd code point (code points, as Python counts).
+pub fn maybe_truncate_middle<'a>(s: &'a str, notice: &str) -> Cow<'a, str> {
+    let count = s.chars().count();
+    if count <= MAX_RESPONSE_LEN_CHAR {
+        return Cow::Borrowed(s);
+    }
+    let notice_len = notice.chars().count();
+    if notice_len >= MAX_RESPONSE_LEN_CHAR {
+        return Cow::Owned(notice.chars().take(MAX_RESPONSE_LEN_CHAR).collect());
+    }
+    let available = MAX_RESPONSE_LEN_CHAR - notice_len;
+    let head = available / 2 + available % 2;
+    let tail = available - head;
+    let head_end = s.char_indices().nth(head).map_or(s.len(), |(i, _)| i);
+    let tail_start = if tail == 0 { s.len() } else { s.char_indices().nth(count - tail).map_or(s.len(), |(i, _)| i) };
+    Cow::Owned(format!("{}{}{}", &s[..head_end], notice, &s[tail_start..]))
+}
+
+/// openhands-tools 1.58's `FileEditor._make_output` (V1): the middle of a long text clipped
+/// ([`maybe_truncate_middle`]), lines split at `\n` only, a terminating newline ending the last
+/// line rather than adding an empty numbered one.
+pub fn make_output_v1(content: &str, description: &str, start_line: i64) -> String {
+    let content = maybe_truncate_middle(content, TEXT_NOTICE);
+    let body = content.strip_suffix('\n').unwrap_or(&content);
+    let mut out = String::with_capacity(content.len() + content.len() / 4 + 128);
+    out.push_str("Here's the result of running `cat -n` on ");
+    out.push_str(description);
+    out.push_str(":\n");
+    if content.is_empty() {
+        return out;
+    }
+    for (i, line) in body.split('\n').enumerate() {
+        use std::fmt::Write;
+        let _ = write!(out, "{:6}\t", i as i64 + start_line);
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 /// `OHEditor._make_output`.
 pub fn make_output(content: &str, description: &str, start_line: i64) -> String {
     let content = maybe_truncate(content, TEXT_NOTICE);
@@ -471,6 +512,21 @@ mod tests {
         }
         assert_eq!(line_start(&big, 3002), big.len());
         assert_eq!(lines_range(&big, 2990, 5000), lines[2989..].concat());
+    }
+
+    #[test]
+    fn output_v1() {
+        let head = "Here's the result of running `cat -n` on p:\n";
+        assert_eq!(make_output_v1("", "p", 1), head);
+        // One newline is one empty line; a terminating newline adds no empty numbered line.
+        assert_eq!(make_output_v1("\n", "p", 1), format!("{head}     1\t\n"));
+        assert_eq!(make_output_v1("x\n\n", "p", 9), format!("{head}     9\tx\n    10\t\n"));
+        assert_eq!(make_output_v1("a\x0cb\u{2028}c", "p", 1), format!("{head}     1\ta\x0cb\u{2028}c\n"));
+        // The middle is clipped: head and tail kept, 16,000 code points in all.
+        let long: String = (0..5000).map(|i| format!("{i}\n")).collect();
+        let t = maybe_truncate_middle(&long, TEXT_NOTICE);
+        assert_eq!(t.chars().count(), MAX_RESPONSE_LEN_CHAR);
+        assert!(t.starts_with("0\n1\n") && t.ends_with("4998\n4999\n") && t.contains(TEXT_NOTICE));
     }
 
     #[test]

@@ -84,7 +84,7 @@ impl Editor {
             std::borrow::Cow::Owned(ref t) => file_text::lines_range(t, start + 1, end),
         };
         let mut output = format!("The file {path} has been edited. ");
-        output.push_str(&file_text::make_output(snippet, &format!("a snippet of {path}"), start + 1));
+        output.push_str(&cat_n(rule, snippet, &format!("a snippet of {path}"), start + 1));
         output.push_str("Review the changes and make sure they are as expected. Edit the file again if necessary.");
         drop(reread);
         Ok(EditorResult { output, old_content: Some(content), new_content: Some(Arc::new(new_content)) })
@@ -140,7 +140,8 @@ impl Editor {
         let end = (num_lines + k).min(line + file_text::SNIPPET_CONTEXT_WINDOW + k);
         let snippet = file_text::lines_range(&new_content, start + 1, end);
         let mut output = format!("The file {path} has been edited. ");
-        output.push_str(&file_text::make_output(
+        output.push_str(&cat_n(
+            rule,
             snippet,
             "a snippet of the edited file",
             (line - file_text::SNIPPET_CONTEXT_WINDOW + 1).max(1),
@@ -157,7 +158,7 @@ impl Editor {
         let unchanged = if verbatim { file_text::common_prefix(current.as_bytes(), old.as_bytes()) } else { 0 };
         // `undo_edit` does not read the file back: no revalidation.
         let _ = self.write_encoded(rule, path, &old, enc, unchanged).await?;
-        let output = format!("Last edit to {path} undone successfully. {}", file_text::make_output(&old, path, 1));
+        let output = format!("Last edit to {path} undone successfully. {}", cat_n(rule, &old, path, 1));
         Ok(EditorResult { output, old_content: Some(Arc::new(current)), new_content: Some(old) })
     }
 }

@@ -22,7 +22,7 @@ impl Editor {
                     "The `view_range` parameter is not allowed when `path` points to a directory.",
                 ));
             }
-            return self.view_dir(path).await;
+            return self.view_dir(rule, path).await;
         }
         if is_supported_binary(path) {
             let _ = self.load(rule, path, &stat, pre).await?;
@@ -38,7 +38,9 @@ impl Editor {
             Some(v) => Some(v),
         };
         let mut pre = pre;
+        // V1 clips a long view in its middle: it needs the tail too.
         if pre.is_none()
+            && rule == TextRule::OhEditor
             && vr.is_none()
             && stat.kind == FileKind::File
             && stat.size > VIEW_HEAD as u64
@@ -54,7 +56,7 @@ impl Editor {
         }
         let Some(vr) = vr else {
             let text = self.load(rule, path, &stat, pre).await?.text;
-            return Ok(EditorResult::output(file_text::make_output(&text, path, 1)));
+            return Ok(EditorResult::output(cat_n(rule, &text, path, 1)));
         };
         let (num_lines, whole, lines) = match pre_lines {
             // Streamed by the caller (see `range_scan`): the count and the lines asked for.
@@ -114,17 +116,25 @@ impl Editor {
             Some(l) => l.as_str(),
             None => file_text::lines_range(&whole, start, end),
         };
-        let joined = oh_pysem::splitlines(slice).collect::<Vec<_>>().join("\n");
-        let mut output = file_text::make_output(&joined, path, start);
+        let mut output = match rule {
+            // OHEditor re-splits the lines at every `str.splitlines()` break.
+            TextRule::OhEditor => {
+                file_text::make_output(&oh_pysem::splitlines(slice).collect::<Vec<_>>().join("\n"), path, start)
+            }
+            // V1 keeps the `\n`-separated lines as read (`_normalize_lines`).
+            TextRule::V1 => file_text::make_output_v1(slice, path, start),
+        };
         if let Some(w) = warning {
             output = format!("NOTE: {w}\n{output}");
         }
         Ok(EditorResult::output(output))
     }
 
-    /// `find -L {path} -maxdepth 2 -not \( -path '{path}/\.*' -o -path '{path}/*/\.*' \) | sort`
-    /// plus the depth-1 hidden count, emulated with `read_dir`.
-    pub(super) async fn view_dir(&self, path: &str) -> Result<EditorResult, String> {
+    /// OHEditor (V0): `find -L {path} -maxdepth 2 -not \( -path '{path}/\.*' -o -path
+    /// '{path}/*/\.*' \) | sort` plus the depth-1 hidden count, emulated with `read_dir`.
+    /// V1 (openhands-tools 1.58) lists each level sorted, a directory's children right after it,
+    /// skips a subdirectory it cannot read, and clips the whole message in its middle.
+    pub(super) async fn view_dir(&self, rule: TextRule, path: &str) -> Result<EditorResult, String> {
         let join = |base: &str, name: &str| {
             if base.ends_with('/') {
                 format!("{base}{name}")
@@ -135,6 +145,8 @@ impl Editor {
         let mut stderr = String::new();
         let mut lines: Vec<(String, bool)> = vec![(path.to_string(), true)];
         let mut hidden_count = 0usize;
+        // Each subdirectory's entries: (its path, first index in `lines`, end index).
+        let mut groups: Vec<(String, usize, usize)> = Vec::new();
         match self.fs.read_dir(path).await {
             Err(e) => {
                 stderr.push_str(&format!("find: ‘{path}’: {}\n", pypath::errno_of(&e.code).1));
@@ -154,7 +166,10 @@ impl Editor {
                     lines.push((full, is_dir));
                 }
                 for sub in subdirs {
-                    match self.fs.read_dir(&sub).await {
+                    let first = lines.len();
+                    let read = self.fs.read_dir(&sub).await;
+                    match read {
+                        Err(_) if rule == TextRule::V1 => {}
                         Err(e) => stderr.push_str(&format!("find: ‘{sub}’: {}\n", pypath::errno_of(&e.code).1)),
                         Ok(children) => {
                             for c in children {
@@ -165,11 +180,15 @@ impl Editor {
                             }
                         }
                     }
+                    groups.push((sub, first, lines.len()));
                 }
             }
         }
         if !stderr.is_empty() {
             return Err(file_text::maybe_truncate(&stderr, file_text::GENERIC_NOTICE).into_owned());
+        }
+        if rule == TextRule::V1 {
+            return Ok(EditorResult::output(v1_dir_listing(path, &lines, &groups, hidden_count)));
         }
         lines.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         let dirs: std::collections::HashSet<&str> = lines.iter().filter(|l| l.1).map(|l| l.0.as_str()).collect();
@@ -196,6 +215,36 @@ impl Editor {
         }
         Ok(EditorResult::output(out))
     }
+}
+
+/// V1's directory view: `lines` holds the root, its entries, then each subdirectory's entries
+/// (subdirectories in the order of `subdirs`); V1 sorts the depth-1 entries and puts each
+/// directory's sorted children right after it.
+fn v1_dir_listing(path: &str, lines: &[(String, bool)], subdirs: &[(String, usize, usize)], hidden: usize) -> String {
+    let label = |(p, is_dir): &(String, bool)| if *is_dir { format!("{p}/") } else { p.clone() };
+    let sorted = |s: &[(String, bool)]| {
+        let mut v: Vec<(String, bool)> = s.to_vec();
+        v.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        v
+    };
+    let depth1_end = subdirs.first().map_or(lines.len(), |s| s.1);
+    let mut out = vec![label(&lines[0])];
+    for entry in sorted(&lines[1..depth1_end]) {
+        out.push(label(&entry));
+        if let Some((_, a, b)) = subdirs.iter().find(|s| s.0 == entry.0) {
+            out.extend(sorted(&lines[*a..*b]).iter().map(label));
+        }
+    }
+    let mut msg = format!(
+        "Here's the files and directories up to 2 levels deep in {path}, excluding hidden items:\n{}",
+        out.join("\n")
+    );
+    if hidden > 0 {
+        msg.push_str(&format!(
+            "\n\n{hidden} hidden files/directories in this directory are excluded. You can use 'ls -la {path}' to see them."
+        ));
+    }
+    file_text::maybe_truncate_middle(&msg, file_text::DIRECTORY_NOTICE).into_owned()
 }
 
 /// `[start, end]` of a `view_range` that is a list of two integers (or bools, which Python
