@@ -46,9 +46,9 @@ if [ -n "$as_user" ]; then
   mkdir -p "$CONFORMANCE_ARTIFACTS"
   chown "$as_user:" "$home" "$CONFORMANCE_ARTIFACTS" "$CONFORMANCE_SUMMARY_FILE"
   if [ -n "${CONFORMANCE_REFERENCE_STORE:-}" ]; then
-    # The store's key tells root from not; its folder must be the user's to write.
-    mkdir -p "$CONFORMANCE_REFERENCE_STORE/$as_user" && chown "$as_user:" "$CONFORMANCE_REFERENCE_STORE/$as_user"
-    export CONFORMANCE_REFERENCE_STORE="$CONFORMANCE_REFERENCE_STORE/$as_user"
+    # Root's results are of no use to this pass (the store's key tells root from not), and the
+    # run's folder is root's (0700): the user's results go to a store of their own.
+    export CONFORMANCE_REFERENCE_STORE="$home/reference"
   fi
   runner=(setpriv --reuid="$as_user" --regid="$as_user" --init-groups env HOME="$home" PYTHONDONTWRITEBYTECODE=1)
   echo "conformance: both sides run as $as_user ($(id "$as_user"))" >&2
