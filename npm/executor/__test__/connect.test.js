@@ -28,7 +28,7 @@ test('registers, executes delegated actions through JS callbacks, reports status
   assert.strictEqual(ex.status, 'connected');
   const reg = await server.expect('registered');
   assert.strictEqual(reg.auth.protocol, 2);
-  // The key never crosses the wire (protocol 2 proves it).
+  // The key never crosses the wire (the handshake proves it).
   assert.ok(!JSON.stringify(reg).includes('test-key'), JSON.stringify(reg));
   assert.strictEqual(reg.auth.workspace, ws);
   assert.strictEqual(reg.auth.executor_id, ex.executorId);
