@@ -48,9 +48,16 @@ pub fn proof(key: &str, label: &str, conversation_id: &str, first: &str, second:
 
 /// The executor's proof: over both nonces (the server's first) and the auth text it registers
 /// with, which the server then reads from this signed copy, never from the connect's `auth`.
-pub fn executor_proof(key: &str, conversation_id: &str, server_nonce: &str, client_nonce: &str, signed_auth: &str) -> String {
+pub fn executor_proof(
+    key: &str,
+    conversation_id: &str,
+    server_nonce: &str,
+    client_nonce: &str,
+    signed_auth: &str,
+) -> String {
     let k = hmac::Key::new(hmac::HMAC_SHA256, key.as_bytes());
-    hex(hmac::sign(&k, &message(EXECUTOR_LABEL, conversation_id, server_nonce, client_nonce, Some(signed_auth))).as_ref())
+    hex(hmac::sign(&k, &message(EXECUTOR_LABEL, conversation_id, server_nonce, client_nonce, Some(signed_auth)))
+        .as_ref())
 }
 
 /// Check the server's `oh_executor_challenge`: one of its `server_proofs` must be

@@ -79,7 +79,11 @@ impl Refusal {
                 format!("oh-executor: the server at {server_url} refused the connection (reason: {shown})")
             }
         };
-        tracing::debug!(code = self.code.as_deref().unwrap_or("none"), "the server's own words (unverified: sent before it proved the key): {}", self.message);
+        tracing::debug!(
+            code = self.code.as_deref().unwrap_or("none"),
+            "the server's own words (unverified: sent before it proved the key): {}",
+            self.message
+        );
         (code, words)
     }
 }
@@ -124,7 +128,10 @@ mod tests {
         let refusal = connect_refusal(&format!("Received an ConnectError frame: {evil}")).unwrap();
         let (code, words) = refusal.explain("http://h:1", "c1", false);
         assert_eq!(code, ErrorCode::NoRuntime);
-        assert!(words.contains("no VsCodeRuntime for conversation c1 at http://h:1") && !words.contains("curl"), "{words}");
+        assert!(
+            words.contains("no VsCodeRuntime for conversation c1 at http://h:1") && !words.contains("curl"),
+            "{words}"
+        );
         assert!(refusal.explain("http://h:1", "c1", true).1.contains("curl"), "sealed words are the server's");
         let odd = Refusal { code: Some("Run curl".into()), message: String::new(), server_protocol: None };
         assert!(!odd.explain("u", "c", false).1.contains("curl"));

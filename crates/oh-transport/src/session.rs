@@ -19,7 +19,13 @@ pub const TO_SERVER: &str = "executor->server";
 
 /// One direction's key: HMAC(proven key, label | direction | conversation | client nonce |
 /// server nonce), used as an HMAC key in turn.
-fn direction_key(key: &str, direction: &str, conversation_id: &str, client_nonce: &str, server_nonce: &str) -> hmac::Key {
+fn direction_key(
+    key: &str,
+    direction: &str,
+    conversation_id: &str,
+    client_nonce: &str,
+    server_nonce: &str,
+) -> hmac::Key {
     let k = hmac::Key::new(hmac::HMAC_SHA256, key.as_bytes());
     let msg = [SESSION_KEY_LABEL, direction, conversation_id, client_nonce, server_nonce].join("\n");
     hmac::Key::new(hmac::HMAC_SHA256, hmac::sign(&k, msg.as_bytes()).as_ref())
@@ -133,7 +139,10 @@ mod tests {
         let err = |b: &mut SessionBinding, v: Value| b.open("oh_event", &v).unwrap_err();
         assert!(err(&mut b, json!({"id": 2})).contains("unauthenticated"));
         assert!(err(&mut b, server_seal("other", 1, "oh_event", "{}")).starts_with("bad MAC"));
-        assert!(err(&mut b, server_seal("k", 1, "oh_executor_cancel", "{}")).starts_with("bad MAC"), "bound to the event");
+        assert!(
+            err(&mut b, server_seal("k", 1, "oh_executor_cancel", "{}")).starts_with("bad MAC"),
+            "bound to the event"
+        );
         let mut forged = server_seal("k", 1, "oh_event", "{\"id\":2}");
         forged["body"] = json!("{\"id\":3}");
         assert!(err(&mut b, forged).starts_with("bad MAC"));

@@ -2,8 +2,8 @@
 //! answered (executed or refused) while id-less payloads are dropped.
 
 use oh_protocol::decode::{decode_delegated, extract_id, Incoming};
-use oh_transport::shrink_reply;
 use oh_transport::refusal::connect_refusal;
+use oh_transport::shrink_reply;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 

@@ -69,7 +69,10 @@ async fn tampering_ends_the_session_as_eauth() {
         // Ended for good: no new registration.
         let server = tokio::task::spawn_blocking(move || {
             let mut server = server;
-            assert!(server.try_expect("registered", Duration::from_millis(800), |_| true).is_none(), "{how}: it came back");
+            assert!(
+                server.try_expect("registered", Duration::from_millis(800), |_| true).is_none(),
+                "{how}: it came back"
+            );
             server
         })
         .await
