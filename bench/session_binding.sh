@@ -14,13 +14,19 @@ base=$(mktemp -d /tmp/oh-bench-base.XXXXXX)
 trap 'rm -rf "$base"' EXIT
 git -C "$repo" archive "$base_rev" | tar -x -C "$base"
 target=${CARGO_TARGET_DIR:-$repo/target}
-# The base's executor, built in this target dir (its crates are other units: the registry crates
-# are shared), kept aside; then this checkout's is rebuilt (the binary's name is the same).
-(cd "$base" && CARGO_TARGET_DIR=$target cargo build -q -p oh-headless --bin openhands-vscode-executor)
-cp "$target/debug/openhands-vscode-executor" "$base/executor-before"
-touch "$repo/crates/oh-headless/src/main.rs"
-(cd "$repo" && cargo build -q -p oh-headless --bin openhands-vscode-executor)
-cp "$target/debug/openhands-vscode-executor" "$base/executor-after"
+# The base's executor, built in this target dir (the registry crates are shared), kept aside; then
+# this checkout's. Cargo gives a workspace crate the same artifact whatever checkout it comes from
+# and trusts its mtimes, so the crates that differ are cleaned before each build (else one side
+# silently links the other's; the addon, oh-node, must be rebuilt after this script).
+rebuild() {
+  (cd "$1" && CARGO_TARGET_DIR=$target cargo clean -q -p oh-transport -p oh-headless -p oh-node \
+    && CARGO_TARGET_DIR=$target cargo build -q -p oh-headless --bin openhands-vscode-executor)
+  cp "$target/debug/openhands-vscode-executor" "$2"
+}
+rebuild "$base" "$base/executor-before"
+rebuild "$repo" "$base/executor-after"
+grep -q 'oh-executor/3 session key' "$base/executor-after"
+! grep -q 'oh-executor/3 session key' "$base/executor-before"
 export LITELLM_LOCAL_MODEL_COST_MAP=True LOG_LEVEL=ERROR OPENHANDS_SUPPRESS_BANNER=1
 for i in $(seq "$rounds"); do
   for side in before after; do

@@ -30,6 +30,7 @@ import threading
 import time
 import uuid
 from typing import Any
+from urllib.parse import parse_qs, urlencode
 
 import socketio
 import uvicorn
@@ -106,14 +107,19 @@ class RelayImpostor:
             to_executor.put_nowait((event, data))
 
         client.on('*', from_hub, namespace=NS)
-        query = environ.get('QUERY_STRING', '')
+        refusal: dict = {}
+        client.on('connect_error', lambda d: refusal.update(d if isinstance(d, dict) else {}),
+                  namespace=NS)
+        # The executor's own query (the Engine.IO fields are the relay client's business).
+        query = urlencode({k: v[0] for k, v in parse_qs(environ.get('QUERY_STRING', '')).items()
+                           if k in ('conversation_id', 'latest_event_id')})
         try:
-            await client.connect(f'{self.upstream_url}/socket.io/?{query}', namespaces=[NS],
+            await client.connect(f'{self.upstream_url}?{query}', namespaces=[NS],
                                  transports=['websocket'], auth=auth, wait_timeout=10)
         except socketio.exceptions.ConnectionError as e:
             # The hub's refusal, passed on as it came.
-            data = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], dict) else {}
-            raise ConnectionRefusedError(str(e.args[0] if e.args else e), data) from None
+            raise ConnectionRefusedError(refusal.get('message', str(e)),
+                                         refusal.get('data') or {}) from None
         self._upstream[sid] = client
         loop = asyncio.get_running_loop()
         loop.create_task(self._pump_to_executor(sid, to_executor))
