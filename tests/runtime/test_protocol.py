@@ -142,8 +142,9 @@ def test_refusals(channel, query_fn, auth_kw, code, message):
             await c.connect(query_fn(channel), auth(**auth_kw))
         return c.connect_error
 
-    data = asyncio.run(go())
-    assert data['code'] == code and message in data['message'], data
+    error = asyncio.run(go())  # {"message", "data": {"code", "message", ...}}
+    assert error['data']['code'] == code and message in error['data']['message'], error
+    assert error['message'] == error['data']['message'], error
 
 
 def test_a_wrong_proof_is_refused_after_the_challenge(channel):
