@@ -27,7 +27,7 @@ test('registers, executes delegated actions through JS callbacks, reports status
   await ex.start();
   assert.strictEqual(ex.status, 'connected');
   const reg = await server.expect('registered');
-  assert.strictEqual(reg.auth.protocol, 2);
+  assert.strictEqual(reg.auth.protocol, 3);
   // The key never crosses the wire (the handshake proves it).
   assert.ok(!JSON.stringify(reg).includes('test-key'), JSON.stringify(reg));
   assert.strictEqual(reg.auth.workspace, ws);
