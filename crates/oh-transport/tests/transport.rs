@@ -415,19 +415,14 @@ async fn refusals_are_reported() {
     let mut cfg = config(&server);
     cfg.session_api_key = None;
     let err = Transport::connect(cfg, MockHandler::new(), None).await.err().expect("refused");
-    assert!(
-        matches!(&err, TransportError::Refused(ErrorCode::Auth, m) if m.starts_with("oh-executor: missing session_api_key: the server at")),
-        "{err:?}"
-    );
+    let refused = |e: &TransportError, code, start: &str| matches!(e, TransportError::Refused(c, m) if *c == code && m.starts_with(start));
+    assert!(refused(&err, ErrorCode::Auth, "oh-executor: missing session_api_key: the server at"), "{err:?}");
     // Unknown conversation.
     let mut cfg = config(&server);
     cfg.session_api_key = Some("secret".into());
     cfg.conversation_id = "other".into();
     let err = Transport::connect(cfg, MockHandler::new(), None).await.err().expect("refused");
-    assert!(
-        matches!(&err, TransportError::Refused(ErrorCode::NoRuntime, m) if m.starts_with("oh-executor: no VsCodeRuntime for conversation other at")),
-        "{err:?}"
-    );
+    assert!(refused(&err, ErrorCode::NoRuntime, "oh-executor: no VsCodeRuntime for conversation other at"), "{err:?}");
     drop(server);
     // A server speaking another protocol version.
     let Some(server) = PyServer::start(&["--welcome-protocol", "4"]) else { return };
