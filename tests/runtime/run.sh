@@ -36,6 +36,9 @@ if [ "${OH_TEST_EXECUTOR:-real}" != standin ] && [ -z "${OH_VSCODE_EXECUTOR:-}" 
   exit 1
 fi
 
+# The native headless executor too: test_relay.py runs the relay against both executors.
+(cd "$repo" && cargo build -q -p oh-headless --bin openhands-vscode-executor)
+
 cd "$repo"
 exec "$py" -m pytest "$here" -q -p no:cacheprovider -W ignore::DeprecationWarning \
   --timeout 300 -o console_output_style=classic "$@"

@@ -1,6 +1,7 @@
 """A minimal Python stand-in for the headless executor, for protocol unit tests only.
 
-It speaks oh-executor/2 (docs/protocol.md) with the same command line as
+It speaks oh-executor/3 (docs/protocol.md; the proofs and seals of
+openhands_vscode_runtime/protocol.py) with the same command line as
 npm/executor/bin/openhands-vscode-executor.js, but runs each command with `bash -c` (no session
 state, no BashSession semantics) and implements only `run`, `read` and `write`. The real suite uses
 the real executor; this file exists so that the runtime's side of the protocol can be tested on its
@@ -11,10 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
-import hmac
 import os
-import secrets
 import subprocess
 import sys
 import threading
@@ -22,7 +20,9 @@ import uuid
 
 import socketio
 
-NS = '/oh-executor'
+from openhands_vscode_runtime import protocol as P
+
+NS = P.NAMESPACE
 
 
 def _run(command: str, cwd: str, timeout: float | None) -> dict:
@@ -70,7 +70,7 @@ async def main() -> int:
     p.add_argument('--session-api-key-fd', type=int)
     p.add_argument('--workspace', required=True)
     p.add_argument('--no-change-timeout')
-    p.add_argument('--protocol', type=int, default=2)
+    p.add_argument('--protocol', type=int, default=P.PROTOCOL_VERSION)
     p.add_argument('--wrong-proof', action='store_true', help='answer the challenge with a bad proof')
     p.add_argument('--exit-on-stdin-eof', action='store_true')
     a = p.parse_args()
@@ -94,40 +94,86 @@ async def main() -> int:
     session = {'id': None}
     welcomed = asyncio.Event()
 
-    client_nonce = secrets.token_hex(32)
+    # Per connection (python-socketio reconnects with the same handlers): a fresh nonce, and the
+    # session binding made from it and the server's nonce.
+    conn: dict = {'nonce': None, 'auth': None, 'binding': None}
+    send_lock = asyncio.Lock()
 
-    def proof(label: str, first: str, second: str) -> str:
-        message = '\n'.join((label, a.conversation, first, second)).encode()
-        return hmac.new(a.session_api_key.encode(), message, hashlib.sha256).hexdigest()
+    def auth() -> dict:
+        conn['nonce'] = P.new_nonce()
+        conn['binding'] = None
+        conn['auth'] = {
+            'protocol': a.protocol,
+            'executor_id': executor_id,
+            'workspace': os.path.realpath(a.workspace),
+            'client': 'standin/0',
+            **({'client_nonce': conn['nonce']} if a.session_api_key else {}),
+        }
+        return conn['auth']
 
-    @sio.on('oh_executor_challenge', namespace=NS)
+    def opened(event: str, data):
+        """The payload of a sealed message; a message that fails its check ends this executor."""
+        if conn['binding'] is None:
+            return None
+        try:
+            return conn['binding'].open(event, data)
+        except P.BindingError as e:
+            print(f'session broken: {e}', flush=True)
+            os._exit(4)
+
+    async def send(event: str, payload) -> None:
+        async with send_lock:
+            await sio.emit(event, conn['binding'].seal(event, payload), namespace=NS)
+
+    @sio.on(P.EV_CHALLENGE, namespace=NS)
     async def challenge(data):
-        sn = data['server_nonce']
-        mine = proof('oh-executor/2 server', client_nonce, sn)
-        if not any(hmac.compare_digest(mine, p) for p in data['server_proofs']):
+        key, nonce = a.session_api_key, conn['nonce']
+        if not P.server_proved(key, a.conversation, nonce, data):
             print('the server could not prove it holds the session key', flush=True)
             os._exit(3)
-        answer = proof('oh-executor/2 executor', sn, client_nonce)
+        sn = data['server_nonce']
+        signed = P.signed_auth_text(conn['auth'])
+        answer = P.executor_proof(key, a.conversation, sn, nonce, signed)
         if a.wrong_proof:
             answer = '0' * 64
-        await sio.emit('oh_executor_auth', {'proof': answer}, namespace=NS)
+        conn['binding'] = P.SessionBinding(key, a.conversation, nonce, sn, 'executor')
+        await sio.emit(P.EV_AUTH, {'proof': answer, 'auth': signed}, namespace=NS)
 
-    @sio.on('oh_executor_refused', namespace=NS)
+    @sio.on(P.EV_REFUSED, namespace=NS)
     async def refused(data):
+        if conn['binding'] is not None and isinstance(data, dict) and 'body' in data:
+            data = opened(P.EV_REFUSED, data)
         print('refused', data.get('message'), flush=True)
         os._exit(2)
 
-    @sio.on('oh_executor_welcome', namespace=NS)
+    @sio.on(P.EV_WAITING, namespace=NS)
+    async def waiting(data):
+        opened(P.EV_WAITING, data)
+
+    @sio.on(P.EV_ACK, namespace=NS)
+    async def ack(data):
+        opened(P.EV_ACK, data)
+
+    @sio.on(P.EV_CANCEL, namespace=NS)
+    async def cancel(data):
+        opened(P.EV_CANCEL, data)
+
+    @sio.on(P.EV_WELCOME, namespace=NS)
     async def welcome(data):
+        data = opened(P.EV_WELCOME, data)
         session['id'] = data['runtime_session']
         welcomed.set()
 
-    @sio.on('oh_executor_replaced', namespace=NS)
+    @sio.on(P.EV_REPLACED, namespace=NS)
     async def replaced(data):
+        opened(P.EV_REPLACED, data)
         print('replaced', flush=True)
 
-    @sio.on('oh_event', namespace=NS)
+    @sio.on(P.EV_EVENT, namespace=NS)
     async def on_event(data):
+        data = opened(P.EV_EVENT, data)
+        if not isinstance(data, dict):
+            return
         rid = data.get('id')
         if not isinstance(rid, int):
             return
@@ -135,27 +181,21 @@ async def main() -> int:
         if key in started:
             fut = started[key]
             if fut.done():
-                await sio.emit('oh_event', fut.result(), namespace=NS)
+                await send(P.EV_EVENT, fut.result())
             return
         fut = asyncio.get_running_loop().create_future()
         started[key] = fut
         reply = await asyncio.to_thread(_execute, data, a.workspace)
         reply['cause'] = rid
         fut.set_result(reply)
-        await sio.emit('oh_event', reply, namespace=NS)
+        await send(P.EV_EVENT, reply)
 
     query = f'conversation_id={a.conversation}'
     await sio.connect(
         f'{a.url}?{query}',
         namespaces=[NS],
         transports=['websocket'],
-        auth={
-            'protocol': a.protocol,
-            'executor_id': executor_id,
-            'workspace': os.path.realpath(a.workspace),
-            'client': 'standin/0',
-            **({'client_nonce': client_nonce} if a.session_api_key else {}),
-        },
+        auth=auth,
         wait_timeout=10,
     )
     await sio.wait()

@@ -12,8 +12,6 @@ test_server_mode.py with the same helpers.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import json
 import os
 import secrets
@@ -33,6 +31,7 @@ from openhands.events.observation import CmdOutputObservation
 
 from openhands_vscode_runtime.executor_process import ExecutorProcess, find_executor
 from openhands_vscode_runtime import hub as hub_module
+from openhands_vscode_runtime import protocol as P
 from openhands_vscode_runtime.hub import NAMESPACE
 
 UNPROVEN = 'could not prove it holds the session key: not the OpenHands you configured?'
@@ -65,7 +64,7 @@ def browser_register(url: str, conversation_id: str, key: str, origin: str) -> s
         async with websockets.connect(ws_url, origin=origin) as ws:
             opening = await asyncio.wait_for(ws.recv(), 5)
             assert opening.startswith('0{'), opening
-            auth = {'protocol': 2, 'executor_id': str(uuid.uuid4()), 'workspace': '/tmp',
+            auth = {'protocol': P.PROTOCOL_VERSION, 'executor_id': str(uuid.uuid4()), 'workspace': '/tmp',
                     'client': 'web-page/0', 'client_nonce': secrets.token_hex(32)}
             await ws.send(f'40{NAMESPACE},{json.dumps(auth)}')
             while True:
@@ -87,7 +86,7 @@ def polling_register(url: str, conversation_id: str, key: str) -> str:
             await client.connect(
                 f'{url}?{urlencode({"conversation_id": conversation_id})}',
                 namespaces=[NAMESPACE], transports=['polling'],
-                auth={'protocol': 2, 'executor_id': 'x', 'workspace': '/tmp', 'client': 't/0',
+                auth={'protocol': P.PROTOCOL_VERSION, 'executor_id': 'x', 'workspace': '/tmp', 'client': 't/0',
                       'client_nonce': secrets.token_hex(32)},
                 wait_timeout=5,
             )
@@ -210,34 +209,36 @@ def test_a_channel_without_a_key_cannot_be_opened():
             hub.open_channel('conv-nokey', session_api_key=empty, session_settings={})
 
 
-def proof(key: str, label: str, conversation_id: str, first: str, second: str) -> str:
-    message = '\n'.join((label, conversation_id, first, second)).encode()
-    return hmac.new(key.encode(), message, hashlib.sha256).hexdigest()
-
-
 def handshake(url: str, conversation_id: str, *, key: str, prove_with: str,
               timeout: float = 10) -> dict:
-    """A python-socketio client doing protocol 2 by hand: checks the hub's proof with `key`, then
-    answers with a proof made with `prove_with`. Returns what the hub sent."""
+    """A python-socketio client doing protocol 3 by hand: checks the hub's proof with `key`, then
+    answers with a proof made with `prove_with`. Returns what the hub sent (sealed messages
+    opened)."""
     seen: dict = {'events': []}
 
     async def go() -> dict:
         client = socketio.AsyncClient(reconnection=False)
-        nonce = secrets.token_hex(32)
+        nonce = P.new_nonce()
         done = asyncio.Event()
+        auth = {'protocol': P.PROTOCOL_VERSION, 'executor_id': str(uuid.uuid4()),
+                'workspace': '/tmp', 'client': 'by-hand/0', 'client_nonce': nonce}
+        binding: list[P.SessionBinding] = []
 
         @client.on('oh_executor_challenge', namespace=NAMESPACE)
         async def challenge(data):
             seen['events'].append(('challenge', data))
             sn = data['server_nonce']
-            mine = proof(key, 'oh-executor/2 server', conversation_id, nonce, sn)
-            seen['server_proved'] = any(hmac.compare_digest(mine, p) for p in data['server_proofs'])
-            await client.emit('oh_executor_auth', {'proof': proof(
-                prove_with, 'oh-executor/2 executor', conversation_id, sn, nonce)},
-                namespace=NAMESPACE)
+            seen['server_proved'] = P.server_proved(key, conversation_id, nonce, data)
+            signed = P.signed_auth_text(auth)
+            binding.append(P.SessionBinding(prove_with, conversation_id, nonce, sn, 'executor'))
+            await client.emit('oh_executor_auth', {
+                'proof': P.executor_proof(prove_with, conversation_id, sn, nonce, signed),
+                'auth': signed}, namespace=NAMESPACE)
 
         for name in ('oh_executor_welcome', 'oh_executor_refused', 'oh_executor_waiting'):
             def handler(data, name=name):
+                if binding and isinstance(data, dict) and 'body' in data:
+                    data = binding[0].open(name, data)
                 seen['events'].append((name, data))
                 if name != 'oh_executor_waiting':
                     done.set()
@@ -249,8 +250,7 @@ def handshake(url: str, conversation_id: str, *, key: str, prove_with: str,
             await client.connect(
                 f'{url}?{urlencode({"conversation_id": conversation_id})}',
                 namespaces=[NAMESPACE], transports=['websocket'], wait_timeout=5,
-                auth={'protocol': 2, 'executor_id': str(uuid.uuid4()), 'workspace': '/tmp',
-                      'client': 'by-hand/0', 'client_nonce': nonce})
+                auth=auth)
         except socketio.exceptions.ConnectionError:
             await client.disconnect()
             return seen

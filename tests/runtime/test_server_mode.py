@@ -193,6 +193,27 @@ def token_file(monkeypatch, tmp_path):
     return path
 
 
+def connect_refusal_without_a_key(url: str, conversation_id: str) -> dict:
+    """The connect error a client without a key (no nonce) gets: `{message, data: {code, …}}`."""
+    import socketio
+
+    from openhands_vscode_runtime import protocol as P
+
+    async def go() -> dict:
+        client = socketio.AsyncClient(reconnection=False)
+        seen: dict = {}
+        client.on('connect_error', seen.update, namespace=P.NAMESPACE)
+        with pytest.raises(socketio.exceptions.ConnectionError):
+            await client.connect(f'{url}?conversation_id={conversation_id}',
+                                 namespaces=[P.NAMESPACE], transports=['websocket'], wait_timeout=5,
+                                 auth={'protocol': P.PROTOCOL_VERSION, 'executor_id': 'x',
+                                       'workspace': '/tmp', 'client': 't/0'})
+        await client.disconnect()
+        return seen
+
+    return asyncio.run(go())
+
+
 def test_without_session_api_key_executors_need_the_token_file(server, monkeypatch, tmp_path,
                                                                token_file):
     from test_auth import assert_marker_only_in, browser_register, intruder
@@ -215,7 +236,13 @@ def test_without_session_api_key_executors_need_the_token_file(server, monkeypat
         intruders = tmp_path / 'intruders'
         rc, out = intruder(server['url'], rt.sid, None, intruders / 'nokey')
         assert rc == 2 and 'oh-executor: missing session_api_key' in out, out
-        assert str(token_file) in out  # the refusal says where the token is
+        # The refusal names the token file; the executor reports its code in its own words (before
+        # the server's proof anyone on the port could have written the server's), which point to
+        # the docs that say where the token is.
+        assert 'docs/security.md' in out, out
+        refusal = connect_refusal_without_a_key(server['url'], rt.sid)
+        assert refusal['data']['code'] == 'no_key', refusal
+        assert str(token_file) in refusal['data']['message'], refusal
         rc, out = intruder(server['url'], rt.sid, 'guess', intruders / 'wrong')
         assert rc == 2 and 'could not prove it holds the session key' in out, out
         answer = browser_register(server['url'], rt.sid, token, origin='http://evil.example')

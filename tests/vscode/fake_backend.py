@@ -1,10 +1,11 @@
-"""A small backend speaking docs/protocol.md (oh-executor/2) for the VS Code integration tests.
+"""A small backend speaking docs/protocol.md (oh-executor/3) for the VS Code integration tests.
 
 It plays the part of the OpenHands server + VsCodeRuntime without the agent:
 
 * `POST /api/conversations` creates a conversation (and a "runtime" waiting for it), like the
   OpenHands server API; `--conversation ID` pre-creates one for attach mode.
-* Socket.IO namespace `/oh-executor` with the handshake, welcome, replacement and ack rules.
+* Socket.IO namespace `/oh-executor` with the handshake, welcome, replacement and ack rules, and
+  every message after the proofs sealed (openhands_vscode_runtime/protocol.py).
 * Test control endpoints (loopback only): `GET /test/state`, `GET /test/connections` (requests
   to the Socket.IO endpoint and namespace connect attempts, refused ones included), `POST /test/delegate`
   (`{"conversation_id", "action": {...event_to_dict...}, "timeout"}`) which allocates an id,
@@ -20,22 +21,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
-import hmac
 import itertools
-import secrets
+import json
 import sys
 import uuid
 
 import socketio
 from aiohttp import web
 
-NS = '/oh-executor'
+from openhands_vscode_runtime import protocol as P
 
-
-def proof(key: str, label: str, conversation_id: str, first: str, second: str) -> str:
-    message = '\n'.join((label, conversation_id, first, second)).encode()
-    return hmac.new(key.encode(), message, hashlib.sha256).hexdigest()
+NS = P.NAMESPACE
 
 
 def executor_key(args: argparse.Namespace) -> str:
@@ -78,6 +74,17 @@ def build(args: argparse.Namespace) -> web.Application:
     runtimes: dict[str, Runtime] = {}
     by_sid: dict[str, Runtime] = {}
     challenged: dict[str, tuple] = {}
+    bound: dict[str, tuple[P.SessionBinding, asyncio.Lock]] = {}
+
+    async def send(sid: str, event: str, payload) -> None:
+        entry = bound.get(sid)
+        if entry is None:
+            return
+        async with entry[1]:
+            await sio.emit(event, entry[0].seal(event, payload), to=sid, namespace=NS)
+
+    def refused(code: str, message: str) -> Exception:
+        return socketio.exceptions.ConnectionRefusedError(message, P.refusal(code, message))
     key = executor_key(args)
     if args.conversation:
         runtimes[args.conversation] = Runtime(args.conversation)
@@ -89,24 +96,26 @@ def build(args: argparse.Namespace) -> web.Application:
         query = parse_qs(environ.get('QUERY_STRING', ''))
         cid = (query.get('conversation_id') or [''])[0]
         if not cid:
-            raise socketio.exceptions.ConnectionRefusedError('oh-executor: conversation_id is required')
+            raise refused(P.R_NO_CONVERSATION, 'oh-executor: conversation_id is required')
         rt = runtimes.get(cid)
         if rt is None:
-            raise socketio.exceptions.ConnectionRefusedError(f'oh-executor: no VsCodeRuntime for conversation {cid}')
+            raise refused(P.R_NO_RUNTIME, f'oh-executor: no VsCodeRuntime for conversation {cid}')
         auth = auth or {}
-        if auth.get('protocol') != 2:
+        if auth.get('protocol') != P.PROTOCOL_VERSION:
             raise socketio.exceptions.ConnectionRefusedError(
-                f"oh-executor: protocol mismatch: server speaks 2, executor sent {auth.get('protocol')}")
+                f"oh-executor: protocol mismatch: server speaks {P.PROTOCOL_VERSION}, executor sent "
+                f"{auth.get('protocol')}", P.refusal(P.R_PROTOCOL, 'protocol mismatch',
+                                                     server_protocol=P.PROTOCOL_VERSION))
         client_nonce = auth.get('client_nonce')
-        if not isinstance(client_nonce, str) or len(client_nonce) != 64:
-            raise socketio.exceptions.ConnectionRefusedError('oh-executor: missing session_api_key')
-        server_nonce = secrets.token_hex(32)
-        challenged[sid] = (rt, auth, client_nonce, server_nonce)
+        if not P.is_nonce(client_nonce):
+            raise refused(P.R_NO_KEY, 'oh-executor: missing session_api_key')
+        server_nonce = P.new_nonce()
+        challenged[sid] = (rt, client_nonce, server_nonce)
 
         async def challenge():
             await asyncio.sleep(0)
-            await sio.emit('oh_executor_challenge', {'server_nonce': server_nonce, 'server_proofs': [
-                proof(key, 'oh-executor/2 server', cid, client_nonce, server_nonce)]}, to=sid, namespace=NS)
+            await sio.emit(P.EV_CHALLENGE, {'server_nonce': server_nonce, 'server_proofs': [
+                P.server_proof(key, cid, client_nonce, server_nonce)]}, to=sid, namespace=NS)
 
         asyncio.get_running_loop().create_task(challenge())
 
@@ -115,30 +124,36 @@ def build(args: argparse.Namespace) -> web.Application:
         entry = challenged.pop(sid, None)
         if entry is None:
             return
-        rt, auth, client_nonce, server_nonce = entry
+        rt, client_nonce, server_nonce = entry
         cid = rt.conversation_id
-        expected = proof(key, 'oh-executor/2 executor', cid, server_nonce, client_nonce)
-        if not isinstance(data, dict) or not hmac.compare_digest(str(data.get('proof')), expected):
-            await sio.emit('oh_executor_refused', {'message': 'oh-executor: invalid session_api_key'}, to=sid, namespace=NS)
+        signed = data.get('auth') if isinstance(data, dict) else None
+        proved = isinstance(signed, str) and P.proving_key(
+            data.get('proof'), [key], cid, server_nonce, client_nonce, signed) is not None
+        if not proved:
+            await sio.emit(P.EV_REFUSED, P.refusal(P.R_INVALID_PROOF, 'oh-executor: invalid session_api_key'),
+                           to=sid, namespace=NS)
             await sio.disconnect(sid, namespace=NS)
             return
+        auth = json.loads(signed)
+        bound[sid] = (P.SessionBinding(key, cid, client_nonce, server_nonce, 'server'), asyncio.Lock())
         old = rt.sid
         rt.sid, rt.executor_id, rt.workspace = sid, auth.get('executor_id'), auth.get('workspace')
         by_sid[sid] = rt
         print(f'executor {auth} registered for {cid} (sid {sid})', flush=True)
-        await sio.emit('oh_executor_welcome', {
-            'protocol': 2, 'conversation_id': cid, 'runtime_session': rt.session,
+        await send(sid, P.EV_WELCOME, {
+            'protocol': P.PROTOCOL_VERSION, 'conversation_id': cid, 'runtime_session': rt.session,
             'session': {'no_change_timeout_seconds': args.no_change_timeout},
-        }, to=sid, namespace=NS)
+        })
         if old and old != sid:
-            await sio.emit('oh_executor_replaced', {'conversation_id': cid}, to=old, namespace=NS)
+            await send(old, P.EV_REPLACED, {'conversation_id': cid})
             await sio.disconnect(old, namespace=NS)
         for aid, action in rt.sent.items():  # re-send pending actions after a reconnect
             if not rt.pending[aid].done():
-                await sio.emit('oh_event', action, to=sid, namespace=NS)
+                await send(sid, P.EV_EVENT, action)
 
     @sio.on('disconnect', namespace=NS)
     async def disconnect(sid, *a):
+        bound.pop(sid, None)
         rt = by_sid.pop(sid, None)
         if rt and rt.sid == sid:
             rt.sid = None
@@ -146,14 +161,26 @@ def build(args: argparse.Namespace) -> web.Application:
 
     @sio.on('oh_event', namespace=NS)
     async def oh_event(sid, data):
+        entry = bound.get(sid)
+        if entry is None:
+            return
+        try:
+            data = entry[0].open(P.EV_EVENT, data)
+        except P.BindingError as e:
+            print(f'session of {sid} broken: {e}', flush=True)
+            await send(sid, P.EV_REFUSED, P.refusal(P.R_SESSION, f'oh-executor: the server ended this session: {e}'))
+            await sio.disconnect(sid, namespace=NS)
+            return
         rt = by_sid.get(sid)
+        cause = data.get('cause') if isinstance(data, dict) else None
         if rt is None or not isinstance(data, dict) or 'cause' not in data or 'id' in data:
-            return {'ok': False, 'error': 'malformed reply'}
+            await send(sid, P.EV_ACK, {'cause': cause, 'ok': False, 'error': 'malformed reply'})
+            return
         rt.replies.append(data)
         fut = rt.pending.get(int(data['cause']))
         if fut and not fut.done():
             fut.set_result(data)
-        return {'ok': True}
+        await send(sid, P.EV_ACK, {'cause': cause, 'ok': True})
 
     async def create_conversation(request: web.Request):
         if args.session_api_key and request.headers.get('X-Session-API-Key') != args.session_api_key:
@@ -189,7 +216,7 @@ def build(args: argparse.Namespace) -> web.Application:
         action['timeout'] = body.get('timeout', 120)
         rt.pending[aid] = loop.create_future()
         rt.sent[aid] = action
-        await sio.emit('oh_event', action, to=rt.sid, namespace=NS)
+        await send(rt.sid, P.EV_EVENT, action)
         try:
             obs = await asyncio.wait_for(asyncio.shield(rt.pending[aid]), float(action['timeout']) + 15)
         except asyncio.TimeoutError:

@@ -169,8 +169,10 @@ async fn run(args: Args, session_api_key: Option<String>, workspace: &Path, extr
             handler.shutdown().await;
             let why = {
                 let st = last.lock().unwrap_or_else(|p| p.into_inner());
+                // The code first, as the Node CLI prints it (a tampered session: `EAUTH`).
+                let code = transport.close_error().map(|e| format!("{}: ", e.code().as_str())).unwrap_or_default();
                 match &st.1 {
-                    Some(m) => format!("{}: {m}", st.0),
+                    Some(m) => format!("{}: {code}{m}", st.0),
                     None => st.0.clone(),
                 }
             };

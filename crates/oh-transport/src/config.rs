@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use crate::ids::new_uuid;
 
 /// The protocol version this executor speaks (`auth.protocol`, welcome `protocol`).
-pub const PROTOCOL_VERSION: i64 = 2;
+pub const PROTOCOL_VERSION: i64 = 3;
 /// The Socket.IO namespace of the protocol.
 pub const NAMESPACE: &str = "/oh-executor";
 
@@ -79,7 +79,7 @@ impl TransportConfig {
     }
 
     /// The connection URL with its query (`conversation_id`, `latest_event_id`). The key is not
-    /// in it (protocol 2 proves the key without sending it).
+    /// in it (the handshake proves the key without sending it).
     pub fn url(&self, latest_event_id: Option<i64>) -> String {
         let mut u = format!("{}/socket.io/?", self.server_url.trim_end_matches('/'));
         let mut q = url::form_urlencoded::Serializer::new(String::new());

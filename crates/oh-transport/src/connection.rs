@@ -1,7 +1,8 @@
 //! One Socket.IO connection: connect, check the server's proof of the key and prove ours (the
-//! handshake of protocol 2), wait for the welcome, register, then serve (dispatch
+//! handshake of protocol 3), wait for the welcome, register, then serve (dispatch
 //! actions, send replies one at a time until each is acked) in a single event loop until the
-//! connection ends.
+//! connection ends. After the proofs every message is sealed (`session.rs`): one that fails
+//! its check ends the session (`EAUTH`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,16 +15,17 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::dispatch::Shared;
-use crate::handshake::{check_challenge, new_nonce, proof, EXECUTOR_LABEL};
+use crate::handshake::{check_challenge, executor_proof, new_nonce};
+use crate::refusal::{connect_refusal, Refusal};
+use crate::session::SessionBinding;
 use crate::supervisor::FirstRegistration;
-use crate::wire::{ack_object, connect_error_message};
-use crate::{ConnectionState, TransportError, NAMESPACE, PROTOCOL_VERSION};
+use crate::{ConnectionState, ErrorCode, TransportError, NAMESPACE, PROTOCOL_VERSION};
 
 /// How a connection ended.
 pub(crate) enum Outcome {
     Shutdown,
     Lost { registered: bool, message: String },
-    Refused(String),
+    Refused(ErrorCode, String),
     Fatal(TransportError),
     Replaced(String),
 }
@@ -36,7 +38,7 @@ enum ConnEvent {
     Welcome(Value),
     Action(Value),
     Cancel(Value),
-    Ack { cause: i64, values: Vec<Value> },
+    Ack(Value),
     Error(String),
     Closed,
     Lost,
@@ -100,6 +102,7 @@ pub(crate) async fn connection(
         .on("oh_executor_refused", forward(tx.clone(), |v| ConnEvent::RefusedAfterConnect(first_value(v))))
         .on("oh_executor_welcome", forward(tx.clone(), |v| ConnEvent::Welcome(first_value(v))))
         .on("oh_executor_replaced", forward(tx.clone(), |v| ConnEvent::Replaced(first_value(v))))
+        .on("oh_executor_ack", forward(tx.clone(), |v| ConnEvent::Ack(first_value(v))))
         .on(Event::Close, forward(tx.clone(), |_| ConnEvent::Closed))
         .on(Event::Error, move |payload: Payload, _c: Client| {
             let text = match payload {
@@ -130,7 +133,7 @@ pub(crate) async fn connection(
         },
         _ = shutdown.changed() => return Outcome::Shutdown,
     };
-    let outcome = serve(shared, &client, client_nonce.as_deref(), tx, rx, shutdown, first).await;
+    let outcome = serve(shared, &client, client_nonce.as_deref(), rx, shutdown, first).await;
     disconnect(&client).await;
     outcome
 }
@@ -143,16 +146,41 @@ fn unproven(server_url: &str, reason: &str) -> Outcome {
     )))
 }
 
+/// A message of the proven session failed its check: the session ends, for good.
+fn broken(server_url: &str, reason: String) -> Outcome {
+    Outcome::Fatal(TransportError::SessionBroken(format!(
+        "oh-executor: the session with the server at {server_url} was tampered with, so it was closed: {reason}. \
+         Something between this executor and the server (a relay on the port?) injected, changed, replayed, reordered or dropped a message; nothing it sent was run."
+    )))
+}
+
+/// A refusal, sealed or not: a sealed one must pass its check (and then the server's words are
+/// shown); an unsealed one is reported in the executor's own words.
+fn refused(cfg: &crate::TransportConfig, binding: &mut Option<SessionBinding>, v: &Value) -> Outcome {
+    let (refusal, verified) = match binding.as_mut() {
+        Some(b) if v.get("body").is_some() => match b.open("oh_executor_refused", v) {
+            Ok(payload) => (Refusal::from_value(&payload), true),
+            Err(reason) => return broken(&cfg.server_url, reason),
+        },
+        _ => (Refusal::from_value(v), false),
+    };
+    if verified && refusal.code.as_deref() == Some("session") {
+        return Outcome::Fatal(TransportError::SessionBroken(refusal.message));
+    }
+    let (code, message) = refusal.explain(&cfg.server_url, &cfg.conversation_id, verified);
+    Outcome::Refused(code, message)
+}
+
 /// The event loop of a connected client. Until the server has proven it holds the key, nothing
-/// it sends is run or kept (actions are dropped, a welcome ends the connection); between the
-/// proof and the welcome, actions wait (events may arrive before the Connect callback) and the
-/// welcome deadline runs; after it, actions are dispatched and the outbox is drained one acked
-/// reply at a time.
+/// it sends is run or kept (actions are dropped, a welcome ends the connection); from our proof
+/// on, every message must come sealed, in order (`session.rs`); between the proof and the
+/// welcome, actions wait (events may arrive before the Connect callback) and the welcome
+/// deadline runs; after it, actions are dispatched and the outbox is drained one acked reply at
+/// a time.
 async fn serve(
     shared: &Arc<Shared>,
     client: &Client,
     client_nonce: Option<&str>,
-    tx: mpsc::UnboundedSender<ConnEvent>,
     mut rx: mpsc::UnboundedReceiver<ConnEvent>,
     shutdown: &mut watch::Receiver<bool>,
     first: &mut Option<FirstRegistration>,
@@ -160,33 +188,32 @@ async fn serve(
     let cfg = &shared.config;
     let mut welcome_deadline = Instant::now() + cfg.welcome_timeout;
     let mut registered = false;
-    let mut proven = false;
+    let mut binding: Option<SessionBinding> = None;
     let mut early = Vec::new();
     let mut early_cancels = Vec::new();
     let mut inflight: Option<(i64, Instant)> = None;
+    // Opens a sealed message of the proven session, or ends the session.
+    macro_rules! open {
+        ($event:expr, $v:expr) => {
+            match binding.as_mut().map(|b| b.open($event, &$v)) {
+                Some(Ok(payload)) => payload,
+                Some(Err(reason)) => return broken(&cfg.server_url, reason),
+                None => unreachable!("opened only in a proven session"),
+            }
+        };
+    }
     loop {
         if registered && inflight.is_none() {
-            if let Some((cause, json)) = shared.outbox_front() {
-                let ack_tx = tx.clone();
-                // The reply is already JSON text: sent as is, never serialised again.
-                #[allow(deprecated)]
-                let payload = Payload::String(json.to_string());
-                let sent = client
-                    .emit_with_ack("oh_event", payload, cfg.ack_timeout, move |p: Payload, _c: Client| {
-                        let values = match p {
-                            Payload::Text(v) => v,
-                            _ => Vec::new(),
-                        };
-                        let _ = ack_tx.send(ConnEvent::Ack { cause, values });
-                        async {}.boxed()
-                    })
-                    .await;
-                if let Err(e) = sent {
+            if let (Some((cause, json)), Some(b)) = (shared.outbox_front(), binding.as_mut()) {
+                // The reply is already JSON text: sealed as is, never serialised again.
+                let sealed = b.seal("oh_event", &json);
+                if let Err(e) = client.emit("oh_event", Payload::Text(vec![sealed])).await {
                     return Outcome::Lost { registered: true, message: format!("sending a reply failed: {e}") };
                 }
                 inflight = Some((cause, Instant::now() + cfg.ack_timeout));
             }
         }
+        let proven = binding.is_some();
         let deadline = match (registered, inflight) {
             (false, _) => welcome_deadline,
             (true, Some((_, d))) => d,
@@ -202,31 +229,43 @@ async fn serve(
                         Ok(n) => n,
                         Err(reason) => return unproven(&cfg.server_url, reason),
                     };
-                    proven = true;
-                    let ours = proof(key, EXECUTOR_LABEL, &cfg.conversation_id, &server_nonce, nonce);
-                    if let Err(e) = client.emit("oh_executor_auth", serde_json::json!({"proof": ours})).await {
+                    // The auth the server registers is this signed copy, not the connect's.
+                    let signed_auth = cfg.auth(Some(nonce)).to_string();
+                    let ours = executor_proof(key, &cfg.conversation_id, &server_nonce, nonce, &signed_auth);
+                    binding = Some(SessionBinding::executor(key, &cfg.conversation_id, nonce, &server_nonce));
+                    if let Err(e) = client.emit("oh_executor_auth", serde_json::json!({"proof": ours, "auth": signed_auth})).await {
                         return Outcome::Lost { registered: false, message: format!("sending the executor's proof failed: {e}") };
                     }
                 }
                 Some(ConnEvent::Challenge(_)) => tracing::debug!("second challenge ignored"),
-                Some(ConnEvent::Waiting(v)) if proven && !registered => {
-                    // The server holds us in its waiting room until the conversation's runtime
-                    // opens (docs/protocol.md); it refuses us itself when that time is over.
-                    let secs = v.get("seconds").and_then(Value::as_f64).filter(|s| s.is_finite() && *s >= 0.0).unwrap_or(0.0).min(3600.0);
-                    welcome_deadline = Instant::now() + Duration::from_secs_f64(secs) + cfg.welcome_timeout;
-                    tracing::info!("the server has no runtime for conversation {} yet: waiting up to {secs} s for it", cfg.conversation_id);
-                    shared.set_status(ConnectionState::Connecting, Some(format!("waiting for the runtime of conversation {}", cfg.conversation_id)));
+                Some(ConnEvent::Waiting(_)) if !proven => tracing::debug!("oh_executor_waiting before the proof ignored"),
+                Some(ConnEvent::Waiting(v)) => {
+                    let v = open!("oh_executor_waiting", v);
+                    if !registered {
+                        // The server holds us in its waiting room until the conversation's runtime
+                        // opens (docs/protocol.md); it refuses us itself when that time is over.
+                        let secs = v.get("seconds").and_then(Value::as_f64).filter(|s| s.is_finite() && *s >= 0.0).unwrap_or(0.0).min(3600.0);
+                        welcome_deadline = Instant::now() + Duration::from_secs_f64(secs) + cfg.welcome_timeout;
+                        tracing::info!("the server has no runtime for conversation {} yet: waiting up to {secs} s for it", cfg.conversation_id);
+                        shared.set_status(ConnectionState::Connecting, Some(format!("waiting for the runtime of conversation {}", cfg.conversation_id)));
+                    }
                 }
-                Some(ConnEvent::Waiting(_)) => tracing::debug!("oh_executor_waiting ignored"),
-                Some(ConnEvent::RefusedAfterConnect(v)) if !registered => {
-                    let message = v.get("message").and_then(Value::as_str).unwrap_or("refused without a message").to_string();
-                    return Outcome::Refused(message);
+                Some(ConnEvent::RefusedAfterConnect(v)) => {
+                    let outcome = refused(cfg, &mut binding, &v);
+                    if registered && matches!(outcome, Outcome::Refused(..)) {
+                        // Unsealed, after the welcome: no server of ours sends that.
+                        return broken(&cfg.server_url, "an unauthenticated oh_executor_refused arrived in a proven session".into());
+                    }
+                    return outcome;
                 }
-                Some(ConnEvent::RefusedAfterConnect(_)) => tracing::debug!("refusal after the welcome ignored"),
                 Some(ConnEvent::Welcome(_)) if !proven => {
                     return unproven(&cfg.server_url, "it sent a welcome without a challenge");
                 }
-                Some(ConnEvent::Welcome(v)) if !registered => {
+                Some(ConnEvent::Welcome(v)) => {
+                    let v = open!("oh_executor_welcome", v);
+                    if registered {
+                        return broken(&cfg.server_url, "a second welcome arrived".into());
+                    }
                     if let Err(outcome) = welcome(shared, &v).await {
                         return outcome;
                     }
@@ -241,34 +280,43 @@ async fn serve(
                         shared.on_cancel(&v);
                     }
                 }
-                Some(ConnEvent::Welcome(_)) => tracing::debug!("duplicate welcome ignored"),
                 Some(ConnEvent::Action(_)) if !proven => {
                     tracing::warn!("an action from a server that has not proven the key was dropped, not run");
                 }
-                Some(ConnEvent::Action(v)) if !registered => early.push(v),
-                Some(ConnEvent::Action(v)) => shared.on_action(v),
+                Some(ConnEvent::Action(v)) => {
+                    let v = open!("oh_event", v);
+                    if registered { shared.on_action(v) } else { early.push(v) }
+                }
                 Some(ConnEvent::Cancel(_)) if !proven => tracing::warn!("a cancel from a server that has not proven the key was dropped"),
-                Some(ConnEvent::Cancel(v)) if !registered => early_cancels.push(v),
-                Some(ConnEvent::Cancel(v)) => shared.on_cancel(&v),
-                Some(ConnEvent::Ack { cause, values }) => {
+                Some(ConnEvent::Cancel(v)) => {
+                    let v = open!("oh_executor_cancel", v);
+                    if registered { shared.on_cancel(&v) } else { early_cancels.push(v) }
+                }
+                Some(ConnEvent::Ack(_)) if !proven => tracing::debug!("an ack before the proof ignored"),
+                Some(ConnEvent::Ack(v)) => {
+                    let v = open!("oh_executor_ack", v);
+                    let Some(cause) = v.get("cause").and_then(Value::as_i64) else {
+                        return broken(&cfg.server_url, format!("an ack without a cause: {v}"));
+                    };
                     if inflight.map(|(c, _)| c) == Some(cause) {
                         inflight = None;
                     }
-                    match ack_object(&values) {
-                        Some(m) if m.get("ok") == Some(&Value::Bool(true)) => {}
-                        Some(m) => tracing::error!(cause, "the runtime rejected a reply: {}", m.get("error").map(|e| e.to_string()).unwrap_or_default()),
-                        None => tracing::warn!(cause, "unexpected ack payload: {values:?}"),
+                    if v.get("ok") != Some(&Value::Bool(true)) {
+                        tracing::error!(cause, "the runtime rejected a reply: {}", v.get("error").map(|e| e.to_string()).unwrap_or_default());
                     }
                     shared.outbox_acked(cause);
                 }
                 Some(ConnEvent::Error(text)) => {
-                    if let Some(msg) = connect_error_message(&text) {
-                        return Outcome::Refused(msg);
+                    if let Some(refusal) = connect_refusal(&text) {
+                        // A connect refusal comes before any proof: reported in our own words.
+                        let (code, message) = refusal.explain(&cfg.server_url, &cfg.conversation_id, false);
+                        return Outcome::Refused(code, message);
                     }
                     tracing::debug!("socket error: {text}");
                 }
                 Some(ConnEvent::Replaced(_)) if !proven => tracing::debug!("oh_executor_replaced before the proof ignored"),
                 Some(ConnEvent::Replaced(v)) => {
+                    let v = open!("oh_executor_replaced", v);
                     if !registered {
                         return Outcome::Replaced("replaced by a newer executor".into());
                     }
@@ -304,7 +352,7 @@ async fn welcome(shared: &Arc<Shared>, welcome: &Value) -> Result<(), Outcome> {
     let protocol = welcome.get("protocol").and_then(Value::as_i64);
     if protocol != Some(PROTOCOL_VERSION) {
         return Err(Outcome::Fatal(TransportError::ProtocolMismatch(format!(
-            "oh-executor: protocol mismatch: executor speaks {PROTOCOL_VERSION}, server sent {}",
+            "oh-executor: protocol mismatch: this executor speaks oh-executor/{PROTOCOL_VERSION}, the server's welcome says oh-executor/{}",
             welcome.get("protocol").map(|v| v.to_string()).unwrap_or_else(|| "none".into())
         ))));
     }

@@ -1,13 +1,14 @@
-//! The mutual proof of protocol 2 (docs/protocol.md, "Handshake"): the server proves it holds the
+//! The mutual proof of protocol 3 (docs/protocol.md, "Handshake"): the server proves it holds the
 //! session key before the executor sends anything derived from it or runs anything, then the
-//! executor proves it. The key never crosses the wire; each proof is an HMAC-SHA256 over both
-//! nonces, so a recorded proof is worthless on another connection.
+//! executor proves it, over the auth it registers with. The key never crosses the wire; each
+//! proof is an HMAC-SHA256 over both nonces, so a recorded proof is worthless on another
+//! connection. What follows the proofs is bound to them (`session.rs`).
 
 use ring::hmac;
 use serde_json::Value;
 
-pub(crate) const SERVER_LABEL: &str = "oh-executor/2 server";
-pub(crate) const EXECUTOR_LABEL: &str = "oh-executor/2 executor";
+pub(crate) const SERVER_LABEL: &str = "oh-executor/3 server";
+pub(crate) const EXECUTOR_LABEL: &str = "oh-executor/3 executor";
 
 /// 32 random bytes, lowercase hex (64 characters).
 pub fn new_nonce() -> Result<String, String> {
@@ -16,11 +17,11 @@ pub fn new_nonce() -> Result<String, String> {
     Ok(hex(&b))
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-fn unhex(s: &str) -> Option<Vec<u8>> {
+pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {
     if !s.len().is_multiple_of(2) || !s.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)) {
         return None;
     }
@@ -31,16 +32,32 @@ pub fn is_nonce(s: &str) -> bool {
     s.len() == 64 && unhex(s).is_some()
 }
 
-/// `label \n conversation_id \n first \n second`: the nonces are fixed-length hex, so the message
-/// reads back one way only.
-fn message(label: &str, conversation_id: &str, first: &str, second: &str) -> Vec<u8> {
-    [label, conversation_id, first, second].join("\n").into_bytes()
+/// `label \n conversation_id \n first \n second [\n signed auth]`: the nonces are fixed-length
+/// hex and the auth text comes last, so the message reads back one way only.
+fn message(label: &str, conversation_id: &str, first: &str, second: &str, signed_auth: Option<&str>) -> Vec<u8> {
+    let mut parts = vec![label, conversation_id, first, second];
+    parts.extend(signed_auth);
+    parts.join("\n").into_bytes()
 }
 
 /// HMAC-SHA256(key, message), lowercase hex.
 pub fn proof(key: &str, label: &str, conversation_id: &str, first: &str, second: &str) -> String {
     let k = hmac::Key::new(hmac::HMAC_SHA256, key.as_bytes());
-    hex(hmac::sign(&k, &message(label, conversation_id, first, second)).as_ref())
+    hex(hmac::sign(&k, &message(label, conversation_id, first, second, None)).as_ref())
+}
+
+/// The executor's proof: over both nonces (the server's first) and the auth text it registers
+/// with, which the server then reads from this signed copy, never from the connect's `auth`.
+pub fn executor_proof(
+    key: &str,
+    conversation_id: &str,
+    server_nonce: &str,
+    client_nonce: &str,
+    signed_auth: &str,
+) -> String {
+    let k = hmac::Key::new(hmac::HMAC_SHA256, key.as_bytes());
+    hex(hmac::sign(&k, &message(EXECUTOR_LABEL, conversation_id, server_nonce, client_nonce, Some(signed_auth)))
+        .as_ref())
 }
 
 /// Check the server's `oh_executor_challenge`: one of its `server_proofs` must be
@@ -61,7 +78,7 @@ pub fn check_challenge(
     let proofs =
         challenge.get("server_proofs").and_then(Value::as_array).ok_or("the challenge has no server_proofs")?;
     let k = hmac::Key::new(hmac::HMAC_SHA256, key.as_bytes());
-    let msg = message(SERVER_LABEL, conversation_id, client_nonce, server_nonce);
+    let msg = message(SERVER_LABEL, conversation_id, client_nonce, server_nonce, None);
     let mut matched = false;
     for p in proofs.iter().take(16) {
         if let Some(tag) = p.as_str().and_then(unhex) {
@@ -80,15 +97,20 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// The same value as the Python hub's `handshake_proof` (channel.py) computes, so the two
-    /// ends agree byte for byte.
+    /// The same values as protocol.py's `handshake_proof` computes, so the two ends agree byte
+    /// for byte.
     #[test]
-    fn proof_matches_the_python_side() {
+    fn proofs_match_the_python_side() {
         let (c, s) = ("a".repeat(64), "b".repeat(64));
-        // python: hmac.new(b'k', '\n'.join(('oh-executor/2 server','conv',c,s)).encode(), 'sha256').hexdigest()
+        // python: protocol.handshake_proof('k', 'oh-executor/3 server', 'conv', c, s)
         assert_eq!(
             proof("k", SERVER_LABEL, "conv", &c, &s),
-            "42926a7c5111e78799e83d14f443c3fc2c989116effaad351b5628d3f1eb0e5c"
+            "19b6ee0956a6e93c66026f8bcfaebafb1ac45f0b4fcac40f3e2af02d908ee7b3"
+        );
+        // python: protocol.handshake_proof('k', 'oh-executor/3 executor', 'conv', s, c, '{"protocol":3}')
+        assert_eq!(
+            executor_proof("k", "conv", &s, &c, "{\"protocol\":3}"),
+            "82c02370a6a3640c9cbd6bfb3dd747eca30919d17f78a2905e66771c8e1e903f"
         );
     }
 

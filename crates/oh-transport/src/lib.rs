@@ -1,8 +1,9 @@
-//! The executor side of the `oh-executor/2` protocol (docs/protocol.md) over rust_socketio.
+//! The executor side of the `oh-executor/3` protocol (docs/protocol.md) over rust_socketio.
 //!
 //! [`Transport::connect`] registers with a `VsCodeRuntime` (namespace `/oh-executor`), waits for
 //! the server's proof that it holds the session key (`oh_executor_challenge`, [`handshake`]),
-//! proves its own, waits for `oh_executor_welcome`, then runs every delegated `oh_event` at most once through an
+//! proves its own, waits for `oh_executor_welcome`, then (every message sealed from here on:
+//! [`session`]), runs every delegated `oh_event` at most once through an
 //! [`ActionHandler`] and sends the reply back until the server acknowledges it. The transport
 //! knows sockets, registration, the exactly-once ledger and backoff; what an action is comes from
 //! `oh-protocol` (decoding, `is_command`, and the [`ActionHandler`] that runs an action; `oh-executor`
@@ -28,7 +29,9 @@ pub mod handshake;
 pub mod ids;
 pub mod ledger;
 pub mod log_record;
+pub mod refusal;
 pub mod reply;
+pub mod session;
 pub mod status;
 mod supervisor;
 mod vocabulary;

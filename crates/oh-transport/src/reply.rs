@@ -16,12 +16,20 @@ pub fn encode_reply(mut reply: ObservationEvent, id: i64, max: usize) -> Arc<str
     reply.cause = Some(id);
     drop_contents_that_cannot_fit(&mut reply, max);
     let json = reply.to_json();
-    if json.len() <= max {
+    if sealed_len(&json) <= max {
         return Arc::from(json);
     }
     let mut value = reply.to_value();
     shrink_reply(&mut value, max);
     Arc::from(value.to_string())
+}
+
+/// The size of a reply's JSON text once sealed (`session.rs`): it travels as a JSON string, in
+/// which every `"` and `\\` of the text takes one byte more (the text has no raw control
+/// characters). The envelope's other fields add under 200 bytes, which the server's 4 MiB
+/// message limit leaves room for above `max`.
+pub fn sealed_len(json: &str) -> usize {
+    json.len() + json.bytes().filter(|b| *b == b'"' || *b == b'\\').count()
 }
 
 /// A V1 edit whose whole-file `old_content` and `new_content` alone exceed `max` loses both
@@ -49,7 +57,7 @@ fn null_edit_contents(extras: &mut serde_json::Map<String, Value>) {
 /// Keep a reply under `max` serialized bytes: first drop an edit's `old_content`/`new_content`
 /// (optional in FileEditObservation), then middle-truncate `content` with a note.
 pub fn shrink_reply(value: &mut Value, max: usize) {
-    let size = |v: &Value| serde_json::to_string(v).map(|s| s.len()).unwrap_or(0);
+    let size = |v: &Value| serde_json::to_string(v).map(|s| sealed_len(&s)).unwrap_or(0);
     let total = size(value);
     if total <= max {
         return;

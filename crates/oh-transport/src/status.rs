@@ -42,13 +42,18 @@ impl Observers {
 /// Why [`crate::Transport::connect`] failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TransportError {
-    /// The server refused the registration (its `ConnectionRefusedError` message).
-    Refused(String),
+    /// The server refused the registration: the code of its reason (`refusal.rs`) and what the
+    /// executor reports (the server's words only when it had proven the key).
+    Refused(ErrorCode, String),
     /// The welcome announced another protocol version.
     ProtocolMismatch(String),
     /// The server could not prove that it holds the session key (an impostor on the port, or a
     /// key that is not this server's): nothing was sent to it or run.
     ServerUnproven(String),
+    /// A message of the proven session failed its check (a bad MAC, a sequence number out of
+    /// order, replayed or missing, an unsealed message): a party between the two ends injected,
+    /// changed, replayed, reordered or dropped it. The session ended, never retried.
+    SessionBroken(String),
     /// No registration within the initial timeout (network errors, no welcome).
     Unreachable(String),
     /// Shut down before registering.
@@ -58,7 +63,8 @@ pub enum TransportError {
 impl std::fmt::Display for TransportError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            TransportError::Refused(m) => write!(f, "connection refused: {m}"),
+            TransportError::Refused(_, m) => write!(f, "connection refused: {m}"),
+            TransportError::SessionBroken(m) => write!(f, "{m}"),
             TransportError::ProtocolMismatch(m) => write!(f, "{m}"),
             TransportError::ServerUnproven(m) => write!(f, "{m}"),
             TransportError::Unreachable(m) => write!(f, "cannot reach the runtime: {m}"),
@@ -73,7 +79,8 @@ impl TransportError {
     /// What kind of failure this is: the code every front end prints and branches on.
     pub fn code(&self) -> ErrorCode {
         match self {
-            TransportError::Refused(message) => ErrorCode::of_refusal(message),
+            TransportError::Refused(code, _) => *code,
+            TransportError::SessionBroken(_) => ErrorCode::Auth,
             TransportError::ProtocolMismatch(_) => ErrorCode::Protocol,
             TransportError::ServerUnproven(_) => ErrorCode::Auth,
             TransportError::Unreachable(_) => ErrorCode::Unreachable,
@@ -83,21 +90,6 @@ impl TransportError {
 }
 
 impl ErrorCode {
-    /// The server's refusal message (docs/protocol.md, "the server refuses the connection") is
-    /// the only thing the wire carries; this is the one place it becomes a code.
-    pub fn of_refusal(message: &str) -> Self {
-        let m = message.strip_prefix("oh-executor: ").unwrap_or(message);
-        if m.starts_with("no VsCodeRuntime for conversation") {
-            ErrorCode::NoRuntime
-        } else if m.starts_with("missing session_api_key") || m.starts_with("invalid session_api_key") {
-            ErrorCode::Auth
-        } else if m.starts_with("protocol mismatch") {
-            ErrorCode::Protocol
-        } else {
-            ErrorCode::Refused
-        }
-    }
-
     /// Whether retrying cannot help once the executor has registered before: a wrong key or
     /// protocol stays wrong; a missing runtime or another refusal may pass on a later try.
     pub fn is_permanent(self) -> bool {
@@ -124,18 +116,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn refusals_become_codes() {
-        let code = |m: &str| TransportError::Refused(m.into()).code();
-        assert_eq!(code("oh-executor: no VsCodeRuntime for conversation c1"), ErrorCode::NoRuntime);
-        assert_eq!(code("oh-executor: invalid session_api_key"), ErrorCode::Auth);
-        assert_eq!(code("oh-executor: missing session_api_key"), ErrorCode::Auth);
-        assert_eq!(code("oh-executor: protocol mismatch: server 2, executor 1"), ErrorCode::Protocol);
-        assert_eq!(code("oh-executor: only the websocket transport is accepted"), ErrorCode::Refused);
+    fn errors_have_codes() {
+        assert_eq!(TransportError::Refused(ErrorCode::NoRuntime, "x".into()).code(), ErrorCode::NoRuntime);
+        assert_eq!(TransportError::SessionBroken("bad MAC".into()).code(), ErrorCode::Auth);
         assert_eq!(TransportError::ProtocolMismatch("x".into()).code(), ErrorCode::Protocol);
         assert_eq!(TransportError::Unreachable("x".into()).code().as_str(), "EUNREACHABLE");
         assert_eq!(TransportError::Stopped.code().as_str(), "ESTOPPED");
-        assert!(ErrorCode::Auth.is_permanent() && ErrorCode::Protocol.is_permanent());
-        assert!(!ErrorCode::NoRuntime.is_permanent() && !ErrorCode::Refused.is_permanent());
     }
 
     #[test]

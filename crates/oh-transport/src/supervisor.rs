@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use crate::connection::{connection, Outcome};
 use crate::dispatch::Shared;
-use crate::{ConnectionState, ErrorCode, TransportError};
+use crate::{ConnectionState, TransportError};
 
 pub(crate) type FirstRegistration = oneshot::Sender<Result<(), TransportError>>;
 
@@ -41,9 +41,9 @@ pub(crate) async fn supervise(shared: Arc<Shared>, mut shutdown: watch::Receiver
                 fail(&shared, &mut first, e);
                 break;
             }
-            Outcome::Refused(msg) => {
-                if !ever_registered || ErrorCode::of_refusal(&msg).is_permanent() {
-                    let e = TransportError::Refused(msg);
+            Outcome::Refused(code, msg) => {
+                if !ever_registered || code.is_permanent() {
+                    let e = TransportError::Refused(code, msg);
                     tracing::error!("{e}");
                     fail(&shared, &mut first, e);
                     break;

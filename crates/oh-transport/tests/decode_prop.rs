@@ -2,8 +2,8 @@
 //! answered (executed or refused) while id-less payloads are dropped.
 
 use oh_protocol::decode::{decode_delegated, extract_id, Incoming};
+use oh_transport::refusal::connect_refusal;
 use oh_transport::shrink_reply;
-use oh_transport::wire::connect_error_message;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -65,8 +65,8 @@ proptest! {
 
     #[test]
     fn error_text_parsing_never_panics(s in ".{0,80}") {
-        let _ = connect_error_message(&s);
-        let _ = connect_error_message(&format!("Received an ConnectError frame: {s}"));
+        let _ = connect_refusal(&s);
+        let _ = connect_refusal(&format!("Received an ConnectError frame: {s}"));
     }
 }
 

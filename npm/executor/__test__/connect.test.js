@@ -27,8 +27,8 @@ test('registers, executes delegated actions through JS callbacks, reports status
   await ex.start();
   assert.strictEqual(ex.status, 'connected');
   const reg = await server.expect('registered');
-  assert.strictEqual(reg.auth.protocol, 2);
-  // The key never crosses the wire (protocol 2 proves it).
+  assert.strictEqual(reg.auth.protocol, 3);
+  // The key never crosses the wire (the handshake proves it).
   assert.ok(!JSON.stringify(reg).includes('test-key'), JSON.stringify(reg));
   assert.strictEqual(reg.auth.workspace, ws);
   assert.strictEqual(reg.auth.executor_id, ex.executorId);

@@ -8,7 +8,7 @@ const { addon, countingFs, tmpdir, runAction } = require('./helpers');
 
 test('actions run through the JS fs callbacks and the bash session', async (t) => {
   const { Executor, PROTOCOL_VERSION } = addon();
-  assert.strictEqual(PROTOCOL_VERSION, 2);
+  assert.strictEqual(PROTOCOL_VERSION, 3);
   const ws = tmpdir();
   const { fs: jsfs, calls } = countingFs();
   const chunks = [];

@@ -6,7 +6,7 @@ Select it in OpenHands with ``[core] runtime = "openhands_vscode_runtime.VsCodeR
 
 from typing import Any
 
-from openhands_vscode_runtime.hub import NAMESPACE, PROTOCOL_VERSION
+from openhands_vscode_runtime.protocol import NAMESPACE, PROTOCOL_VERSION
 
 __all__ = ['NAMESPACE', 'PROTOCOL_VERSION', 'VsCodeRuntime']
 __version__ = '0.1.0'

@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import hashlib
 import hmac
 import itertools
 import logging
-import re
-import secrets
 import threading
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from openhands_vscode_runtime.protocol import EV_CANCEL, EV_EVENT
 
 try:  # openhands-ai (V0): the hub's failures are OpenHands observations
     from openhands.events.observation import ErrorObservation, Observation
@@ -32,9 +31,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger('openhands_vscode_runtime')
 
-EV_ACTION_OR_OBSERVATION = 'oh_event'
-# The runtime gave up on an action (its reply timeout passed): `{"id": n}`, no reply expected.
-EV_CANCEL = 'oh_executor_cancel'
+EV_ACTION_OR_OBSERVATION = EV_EVENT
 
 
 def _keys(session_api_key: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -51,45 +48,6 @@ def key_matches(given: str, accepted: Sequence[str]) -> bool:
     for key in accepted:
         ok |= hmac.compare_digest(given.encode(), key.encode())
     return ok
-
-
-# The handshake of protocol 2 (docs/protocol.md): each side proves it holds the key with an HMAC
-# over both nonces, so the key itself never crosses the wire. The labels keep a server proof from
-# ever passing as an executor proof (the nonces are also in the other order).
-SERVER_PROOF_LABEL = 'oh-executor/2 server'
-EXECUTOR_PROOF_LABEL = 'oh-executor/2 executor'
-_NONCE = re.compile(r'[0-9a-f]{64}')
-
-
-def new_nonce() -> str:
-    """32 random bytes, lowercase hex."""
-    return secrets.token_hex(32)
-
-
-def is_nonce(value: object) -> bool:
-    return isinstance(value, str) and _NONCE.fullmatch(value) is not None
-
-
-def handshake_proof(key: str, label: str, conversation_id: str, first: str, second: str) -> str:
-    """HMAC-SHA256(key, label \n conversation_id \n first \n second), lowercase hex. The
-    nonces are fixed-length hex, so the message reads back one way only."""
-    message = '\n'.join((label, conversation_id, first, second)).encode()
-    return hmac.new(key.encode(), message, hashlib.sha256).hexdigest()
-
-
-def proving_key(proof: object, accepted: Sequence[str], conversation_id: str,
-                server_nonce: str, client_nonce: str) -> str | None:
-    """The accepted key the executor's proof was made with, or None. Every key is compared in
-    constant time, with no early exit."""
-    if not isinstance(proof, str):
-        return None
-    found = None
-    for key in accepted:
-        expected = handshake_proof(key, EXECUTOR_PROOF_LABEL, conversation_id, server_nonce,
-                                   client_nonce)
-        if hmac.compare_digest(proof.encode(), expected.encode()) and found is None:
-            found = key
-    return found
 
 
 def disconnected_message(conversation_id: str, detail: str) -> str:

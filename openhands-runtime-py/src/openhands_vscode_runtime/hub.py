@@ -10,12 +10,14 @@ server runs on). Runtime methods run on other threads; they only touch a channel
 hand emits to the loop (`call_soon_threadsafe`), and wait on `concurrent.futures.Future`s, which the
 hub loop resolves. Nothing here awaits a future that belongs to another loop.
 
-The wire protocol is described in docs/protocol.md (`oh-executor/2`).
+The wire protocol is described in docs/protocol.md (`oh-executor/3`); its names, proofs and
+message MACs are in protocol.py.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 from collections.abc import Coroutine, Sequence
@@ -24,7 +26,6 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import socketio
-from socketio.exceptions import ConnectionRefusedError
 
 try:  # openhands-ai (V0): replies become OpenHands observations
     from openhands.events.observation import Observation
@@ -33,79 +34,56 @@ except ImportError:  # an OpenHands V1 venv (no openhands-ai): see v1/replies.py
     from openhands_vscode_runtime.v1.replies import Observation, event_from_dict
 
 from openhands_vscode_runtime.checkpoints import CHECKPOINT_OBSERVATION, CheckpointReply
-from openhands_vscode_runtime.channel import (
-    EV_ACTION_OR_OBSERVATION,
+from openhands_vscode_runtime.channel import Channel, _keys, key_matches
+from openhands_vscode_runtime.protocol import (
+    EV_ACK,
+    EV_AUTH,
     EV_CANCEL,
-    SERVER_PROOF_LABEL,
-    Channel,
-    _keys,
-    handshake_proof,
+    EV_CHALLENGE,
+    EV_EVENT,
+    EV_REFUSED,
+    EV_REPLACED,
+    EV_WAITING,
+    EV_WELCOME,
+    NAMESPACE,
+    PROTOCOL_VERSION,
+    R_AUTH_TIMEOUT,
+    R_BUSY,
+    R_INVALID_PROOF,
+    R_NO_CONVERSATION,
+    R_NO_KEY,
+    R_NO_RUNTIME,
+    R_ORIGIN,
+    R_PROTOCOL,
+    R_SESSION,
+    R_TRANSPORT,
+    R_WAITING_ROOM_FULL,
+    R_WAITING_TIMEOUT,
+    BindingError,
+    SessionBinding,
     is_nonce,
-    key_matches,
     new_nonce,
     proving_key,
+    refusal,
+    server_proof,
 )
-from openhands_vscode_runtime.settings import (
-    ALLOWED_ORIGINS_ENV,
-    DEFAULT_RECONNECT_GRACE_SECONDS,
-    executor_token_file,
+from openhands_vscode_runtime.hub_refusals import (
+    AUTH_TIMEOUT_SECONDS,
+    PENDING_CHALLENGES_MAX,
+    WAITING_ROOM_PER_CONVERSATION,
+    WAITING_ROOM_SECONDS,
+    WAITING_ROOM_TOTAL,
+    invalid_proof_message,
+    missing_key_message,
+    refuse_connect,
+    waiting_room_full_message,
+    waiting_room_timeout_message,
 )
+from openhands_vscode_runtime.settings import ALLOWED_ORIGINS_ENV, DEFAULT_RECONNECT_GRACE_SECONDS
 
 logger = logging.getLogger('openhands_vscode_runtime')
 
-NAMESPACE = '/oh-executor'
-PROTOCOL_VERSION = 2
-
-# event names (EV_ACTION_OR_OBSERVATION, `oh_event`, comes from channel.py)
-EV_WELCOME = 'oh_executor_welcome'
-EV_REPLACED = 'oh_executor_replaced'
-EV_CHALLENGE = 'oh_executor_challenge'
-EV_AUTH = 'oh_executor_auth'
-EV_REFUSED = 'oh_executor_refused'
-EV_WAITING = 'oh_executor_waiting'
-
-# How long an executor has to answer the challenge.
-AUTH_TIMEOUT_SECONDS = 10.0
-# The waiting room: executors that proved a standing key (server mode) for a conversation whose
-# runtime is not open yet. Bounded per conversation, in total and in time.
-WAITING_ROOM_PER_CONVERSATION = 4
-WAITING_ROOM_TOTAL = 64
-WAITING_ROOM_SECONDS = 120.0
-
-
-def invalid_proof_message() -> str:
-    return (
-        'oh-executor: invalid session_api_key: the executor\'s proof matches no key this runtime '
-        'accepts'
-    )
-
-
-def waiting_room_timeout_message(conversation_id: str, seconds: float) -> str:
-    return (
-        f'oh-executor: no VsCodeRuntime for conversation {conversation_id}: none opened within '
-        f'{seconds:g} s of the executor\'s arrival (the waiting room keeps an executor that '
-        f'arrives before its runtime that long)'
-    )
-
-
-def waiting_room_full_message(conversation_id: str) -> str:
-    return (
-        f'oh-executor: no VsCodeRuntime for conversation {conversation_id}, and the waiting room '
-        f'for executors that arrive before their runtime is full ({WAITING_ROOM_PER_CONVERSATION} '
-        f'per conversation, {WAITING_ROOM_TOTAL} in all)'
-    )
-
-
-def missing_key_message(token_file: Path | None = None) -> str:
-    token_file = token_file or executor_token_file()
-    return (
-        'oh-executor: missing session_api_key: no executor registers without a credential. In '
-        'VS Code run "OpenHands: Set Session API Key" and enter the OpenHands server\'s '
-        'SESSION_API_KEY or, when it has none, the executor token from '
-        f'{token_file} on the server\'s machine (VS Code on that machine reads the file '
-        'by itself; see docs/security.md).'
-    )
-
+__all__ = ['NAMESPACE', 'PROTOCOL_VERSION', 'WAITING_ROOM_SECONDS', 'ExecutorHub', 'hub_for']
 
 class ExecutorNamespace(socketio.AsyncNamespace):
     """The `/oh-executor` handlers python-socketio calls; the server object keeps this instance
@@ -121,8 +99,10 @@ class ExecutorNamespace(socketio.AsyncNamespace):
     async def on_disconnect(self, sid: str, reason: Any = None) -> None:
         await self.hub.handle_disconnect(sid, reason)
 
-    async def on_oh_event(self, sid: str, data: Any) -> dict[str, Any]:
-        return await self.hub.handle_reply(sid, data)
+    async def on_oh_event(self, sid: str, data: Any = None) -> None:
+        # Checked before anything awaits: python-socketio runs each event as it arrives (or in
+        # tasks started in arrival order), so the sequence numbers are seen in wire order.
+        await self.hub.handle_reply(sid, data)
 
     async def on_oh_executor_auth(self, sid: str, data: Any = None) -> None:
         await self.hub.handle_auth(sid, data)
@@ -131,10 +111,9 @@ class ExecutorNamespace(socketio.AsyncNamespace):
 class _Challenged:
     """A connection that was sent a challenge and has not answered yet."""
 
-    def __init__(self, conversation_id: str, auth: dict[str, Any], keys: tuple[str, ...],
-                 client_nonce: str, server_nonce: str) -> None:
+    def __init__(self, conversation_id: str, keys: tuple[str, ...], client_nonce: str,
+                 server_nonce: str) -> None:
         self.conversation_id = conversation_id
-        self.auth = auth
         self.keys = keys
         self.client_nonce = client_nonce
         self.server_nonce = server_nonce
@@ -150,6 +129,14 @@ class _Waiting:
         self.timer = timer
 
 
+class _Bound:
+    """A proven connection: its session binding and the lock that keeps seal order = wire order."""
+
+    def __init__(self, binding: SessionBinding) -> None:
+        self.binding = binding
+        self.lock = asyncio.Lock()
+
+
 class ExecutorHub:
     """The `/oh-executor` namespace of one Socket.IO server: its channels and handlers.
 
@@ -163,14 +150,18 @@ class ExecutorHub:
         self._channels: dict[str, Channel] = {}
         self._by_sid: dict[str, Channel] = {}
         self._lock = threading.Lock()
-        # Hub loop only: connections between the challenge and their proof, and the waiting room
+        # Hub loop only: connections between the challenge and their proof (bounded, oldest
+        # first), the proven connections' session bindings, and the waiting room
         # (conversation_id -> sid -> _Waiting, in arrival order).
         self._challenged: dict[str, _Challenged] = {}
+        self._bound: dict[str, _Bound] = {}
         self._waiting: dict[str, dict[str, _Waiting]] = {}
         # Keys an executor may prove before its conversation's runtime exists (server mode: the
         # executor token and OpenHands' SESSION_API_KEY); empty: no waiting room.
         self._standing_keys: tuple[str, ...] = ()
         self.waiting_room_seconds = WAITING_ROOM_SECONDS
+        self.auth_timeout_seconds = AUTH_TIMEOUT_SECONDS
+        self.pending_challenges_max = PENDING_CHALLENGES_MAX
         sio.register_namespace(ExecutorNamespace(self))
 
     def set_standing_keys(self, keys: Sequence[str]) -> None:
@@ -263,7 +254,24 @@ class ExecutorHub:
             coro.close()
 
     def emit_threadsafe(self, event: str, data: Any, sid: str) -> None:
-        self.call_threadsafe(self.sio.emit(event, data, to=sid, namespace=NAMESPACE))
+        """Send `event` to a proven connection, sealed (any thread)."""
+        self.call_threadsafe(self._send(sid, event, data))
+
+    async def _send(self, sid: str, event: str, data: Any) -> bool:
+        """Seal and emit on the hub loop. The lock keeps the order of the sequence numbers the
+        order of the wire (an emit is complete when python-socketio has queued the packet)."""
+        bound = self._bound.get(sid)
+        if bound is None:
+            return False  # gone (or never proven): nothing may reach it
+        async with bound.lock:
+            envelope = bound.binding.seal(event, data)
+            await self.sio.emit(event, envelope, to=sid, namespace=NAMESPACE)
+        return True
+
+    @property
+    def pending_challenges(self) -> int:
+        """Connections between their challenge and their proof (for tests and status)."""
+        return len(self._challenged)
 
     # ---- handlers (hub loop; called by ExecutorNamespace) ---------------------------------
 
@@ -281,49 +289,65 @@ class ExecutorHub:
         allowed = ch.allowed_origins if ch is not None else frozenset()
         if origin is not None and origin.rstrip('/') not in allowed:
             logger.warning('oh-executor: refused a connection from a web page (Origin %s)', origin)
-            raise ConnectionRefusedError(
+            raise refuse_connect(
+                R_ORIGIN,
                 f'oh-executor: cross-origin connection refused (Origin {origin}): executors do '
-                f'not run in web pages; an origin can be allowed with {ALLOWED_ORIGINS_ENV}'
+                f'not run in web pages; an origin can be allowed with {ALLOWED_ORIGINS_ENV}',
             )
         if (query.get('transport') or [''])[0] != 'websocket':
-            raise ConnectionRefusedError(
+            raise refuse_connect(
+                R_TRANSPORT,
                 'oh-executor: executors must connect with the websocket transport (polling is '
-                'refused)'
+                'refused)',
             )
         if not conversation_id:
-            raise ConnectionRefusedError('oh-executor: conversation_id is required')
+            raise refuse_connect(R_NO_CONVERSATION, 'oh-executor: conversation_id is required')
         auth = auth if isinstance(auth, dict) else {}
         protocol = auth.get('protocol')
         if protocol != PROTOCOL_VERSION:
-            raise ConnectionRefusedError(
-                f'oh-executor: protocol mismatch: server speaks {PROTOCOL_VERSION}, '
-                f'executor sent {protocol}'
+            raise refuse_connect(
+                R_PROTOCOL,
+                f'oh-executor: protocol mismatch: server speaks oh-executor/{PROTOCOL_VERSION}, '
+                f'executor sent oh-executor/{protocol}',
+                server_protocol=PROTOCOL_VERSION,
             )
         client_nonce = auth.get('client_nonce')
         if not is_nonce(client_nonce):
             # An executor without a key sends no nonce (it could not check our proof).
-            raise ConnectionRefusedError(
-                missing_key_message(ch.token_file if ch is not None else None)
+            raise refuse_connect(
+                R_NO_KEY, missing_key_message(ch.token_file if ch is not None else None)
             )
         if ch is not None:
             keys = ch.accepted_keys
         elif self._standing_keys:
-            waiting_here = len(self._waiting.get(conversation_id, {})) + sum(
-                1 for c in self._challenged.values() if c.conversation_id == conversation_id
-            )
-            waiting_all = sum(len(w) for w in self._waiting.values()) + len(self._challenged)
+            # Only proven executors count: unproven connections have their own bound (below),
+            # so a flood of them cannot fill the waiting room.
+            waiting_here = len(self._waiting.get(conversation_id, {}))
+            waiting_all = sum(len(w) for w in self._waiting.values())
             if waiting_here >= WAITING_ROOM_PER_CONVERSATION or waiting_all >= WAITING_ROOM_TOTAL:
-                raise ConnectionRefusedError(waiting_room_full_message(conversation_id))
+                raise refuse_connect(R_WAITING_ROOM_FULL,
+                                      waiting_room_full_message(conversation_id))
             keys = self._standing_keys
         else:
-            raise ConnectionRefusedError(
-                f'oh-executor: no VsCodeRuntime for conversation {conversation_id}'
+            raise refuse_connect(
+                R_NO_RUNTIME, f'oh-executor: no VsCodeRuntime for conversation {conversation_id}'
             )
+        while len(self._challenged) >= self.pending_challenges_max:
+            # The connection that has waited longest makes room: a real executor answers in one
+            # round trip, so only one that does not answer is dropped.
+            oldest_sid = next(iter(self._challenged))
+            oldest = self._challenged.pop(oldest_sid)
+            if oldest.timer is not None:
+                oldest.timer.cancel()
+            self.call_threadsafe(self._refuse(
+                oldest_sid, R_BUSY,
+                f'oh-executor: too many connections are answering a challenge (at most '
+                f'{self.pending_challenges_max}); this one had not answered and made room'))
         server_nonce = new_nonce()
-        pending = _Challenged(conversation_id, auth, keys, client_nonce, server_nonce)
+        pending = _Challenged(conversation_id, keys, client_nonce, server_nonce)
         self._challenged[sid] = pending
         pending.timer = asyncio.get_running_loop().call_later(
-            AUTH_TIMEOUT_SECONDS, self._auth_expired, sid, pending
+            self.auth_timeout_seconds, self._auth_expired, sid, pending
         )
         # The CONNECT packet is sent after this handler returns; challenge the executor after it.
         asyncio.get_running_loop().create_task(self._challenge(sid, pending))
@@ -333,8 +357,7 @@ class ExecutorHub:
         if self._challenged.get(sid) is not pending:
             return
         proofs = [
-            handshake_proof(key, SERVER_PROOF_LABEL, pending.conversation_id,
-                            pending.client_nonce, pending.server_nonce)
+            server_proof(key, pending.conversation_id, pending.client_nonce, pending.server_nonce)
             for key in pending.keys
         ]
         await self.sio.emit(
@@ -346,14 +369,19 @@ class ExecutorHub:
         if self._challenged.get(sid) is pending:
             del self._challenged[sid]
             self.call_threadsafe(self._refuse(
-                sid, f'oh-executor: no {EV_AUTH} within {AUTH_TIMEOUT_SECONDS:g} s'
+                sid, R_AUTH_TIMEOUT,
+                f'oh-executor: no {EV_AUTH} within {self.auth_timeout_seconds:g} s'
             ))
 
-    async def _refuse(self, sid: str, message: str) -> None:
-        """Refuse a connection after its CONNECT was accepted (the handshake runs after it)."""
-        logger.warning('oh-executor: refused %s: %s', sid, message)
+    async def _refuse(self, sid: str, code: str, message: str) -> None:
+        """Refuse a connection after its CONNECT was accepted (the handshake runs after it):
+        sealed when the connection is proven, so that the executor may believe its words."""
+        logger.warning('oh-executor: refused %s (%s): %s', sid, code, message)
         try:
-            await self.sio.emit(EV_REFUSED, {'message': message}, to=sid, namespace=NAMESPACE)
+            if not await self._send(sid, EV_REFUSED, refusal(code, message)):
+                await self.sio.emit(EV_REFUSED, refusal(code, message), to=sid,
+                                    namespace=NAMESPACE)
+            self._bound.pop(sid, None)
             await self.sio.disconnect(sid, namespace=NAMESPACE)
         except Exception:  # pragma: no cover - the connection may be gone already
             logger.debug('oh-executor: could not refuse %s', sid, exc_info=True)
@@ -365,27 +393,38 @@ class ExecutorHub:
         if pending.timer is not None:
             pending.timer.cancel()
         proof = data.get('proof') if isinstance(data, dict) else None
-        key = proving_key(proof, pending.keys, pending.conversation_id, pending.server_nonce,
-                          pending.client_nonce)
-        if key is None:
-            await self._refuse(sid, invalid_proof_message())
+        # The executor signs the auth it registers with (its id, workspace, IDE tools): what a
+        # relay changed in the connect's `auth` is never used.
+        signed = data.get('auth') if isinstance(data, dict) else None
+        key = None
+        auth: Any = None
+        if isinstance(signed, str):
+            key = proving_key(proof, pending.keys, pending.conversation_id, pending.server_nonce,
+                              pending.client_nonce, signed)
+            try:
+                auth = json.loads(signed)
+            except ValueError:
+                auth = None
+        if key is None or not isinstance(auth, dict):
+            await self._refuse(sid, R_INVALID_PROOF, invalid_proof_message())
             return
+        self._bound[sid] = _Bound(SessionBinding(key, pending.conversation_id, pending.client_nonce,
+                                                 pending.server_nonce, 'server'))
         ch = self.channel(pending.conversation_id)
         if ch is not None:
             if not key_matches(key, ch.accepted_keys):
-                await self._refuse(sid, invalid_proof_message())
+                await self._refuse(sid, R_INVALID_PROOF, invalid_proof_message())
                 return
             self._by_sid[sid] = ch
-            await self._welcome(sid, ch, pending.auth)
+            await self._welcome(sid, ch, auth)
             return
         conversation_id = pending.conversation_id
         timer = asyncio.get_running_loop().call_later(
             self.waiting_room_seconds, self._waiting_expired, conversation_id, sid
         )
-        self._waiting.setdefault(conversation_id, {})[sid] = _Waiting(key, pending.auth, timer)
+        self._waiting.setdefault(conversation_id, {})[sid] = _Waiting(key, auth, timer)
         # Tells the executor how long to wait for its welcome (instead of its usual 10 s).
-        await self.sio.emit(EV_WAITING, {'seconds': self.waiting_room_seconds}, to=sid,
-                            namespace=NAMESPACE)
+        await self._send(sid, EV_WAITING, {'seconds': self.waiting_room_seconds})
         logger.info(
             'oh-executor: executor %s proved its key and waits (up to %gs) for the runtime of '
             'conversation %s', sid, self.waiting_room_seconds, conversation_id,
@@ -398,7 +437,8 @@ class ExecutorHub:
         if not room:
             self._waiting.pop(conversation_id, None)
         self.call_threadsafe(self._refuse(
-            sid, waiting_room_timeout_message(conversation_id, self.waiting_room_seconds)
+            sid, R_WAITING_TIMEOUT,
+            waiting_room_timeout_message(conversation_id, self.waiting_room_seconds)
         ))
 
     async def _admit_waiting(self, ch: Channel) -> None:
@@ -408,10 +448,10 @@ class ExecutorHub:
         for sid, waiting in room.items():  # arrival order: the last one stays registered
             waiting.timer.cancel()
             if ch.closed:
-                await self._refuse(sid, f'oh-executor: no VsCodeRuntime for conversation '
-                                        f'{ch.conversation_id}')
+                await self._refuse(sid, R_NO_RUNTIME, f'oh-executor: no VsCodeRuntime for '
+                                                      f'conversation {ch.conversation_id}')
             elif not key_matches(waiting.key, ch.accepted_keys):
-                await self._refuse(sid, invalid_proof_message())
+                await self._refuse(sid, R_INVALID_PROOF, invalid_proof_message())
             else:
                 self._by_sid[sid] = ch
                 await self._welcome(sid, ch, waiting.auth)
@@ -422,22 +462,17 @@ class ExecutorHub:
             return
         old = ch.executor_sid
         if old is not None and old != sid:
-            logger.info(
-                'oh-executor: executor %s replaces %s for conversation %s',
-                sid,
-                old,
-                ch.conversation_id,
-            )
+            logger.info('oh-executor: executor %s replaces %s for conversation %s', sid, old,
+                        ch.conversation_id)
             self._by_sid.pop(old, None)
             try:
-                await self.sio.emit(
-                    EV_REPLACED, {'conversation_id': ch.conversation_id}, to=old,
-                    namespace=NAMESPACE,
-                )
+                await self._send(old, EV_REPLACED, {'conversation_id': ch.conversation_id})
+                self._bound.pop(old, None)
                 await self.sio.disconnect(old, namespace=NAMESPACE)
             except Exception:  # pragma: no cover
                 logger.debug('oh-executor: could not drop the replaced executor', exc_info=True)
-        await self.sio.emit(
+        await self._send(
+            sid,
             EV_WELCOME,
             {
                 'protocol': PROTOCOL_VERSION,
@@ -445,28 +480,21 @@ class ExecutorHub:
                 'runtime_session': ch.runtime_session,
                 'session': ch.session_settings,
             },
-            to=sid,
-            namespace=NAMESPACE,
         )
         resend = ch.executor_registered(sid, auth)
-        logger.info(
-            'oh-executor: executor %s registered for conversation %s (workspace %s, client %s, '
-            're-sending %d pending)',
-            sid,
-            ch.conversation_id,
-            auth.get('workspace'),
-            auth.get('client'),
-            len(resend),
-        )
+        logger.info('oh-executor: executor %s registered for conversation %s (workspace %s, client '
+                    '%s, re-sending %d pending)', sid, ch.conversation_id, auth.get('workspace'),
+                    auth.get('client'), len(resend))
         for payload in resend:
-            await self.sio.emit(EV_ACTION_OR_OBSERVATION, payload, to=sid, namespace=NAMESPACE)
+            await self._send(sid, EV_EVENT, payload)
         for rid in ch.take_cancels():
-            await self.sio.emit(EV_CANCEL, {'id': rid}, to=sid, namespace=NAMESPACE)
+            await self._send(sid, EV_CANCEL, {'id': rid})
 
     async def handle_disconnect(self, sid: str, reason: Any = None) -> None:
         pending = self._challenged.pop(sid, None)
         if pending is not None and pending.timer is not None:
             pending.timer.cancel()
+        self._bound.pop(sid, None)
         for conversation_id, room in list(self._waiting.items()):
             waiting = room.pop(sid, None)
             if waiting is not None:
@@ -477,29 +505,55 @@ class ExecutorHub:
         if ch is not None:
             ch.executor_disconnected(sid, asyncio.get_running_loop())
 
-    async def handle_reply(self, sid: str, data: Any) -> dict[str, Any]:
+    async def handle_reply(self, sid: str, data: Any) -> None:
+        bound = self._bound.get(sid)
+        if bound is None:
+            return  # not proven: nothing it says is read
+        try:
+            reply = bound.binding.open(EV_EVENT, data)
+        except BindingError as e:
+            await self._session_failed(sid, str(e))
+            return
+        ack = self._accept_reply(sid, reply)
+        # Its own task: the handler never waits (the embedded server runs handlers inline).
+        asyncio.get_running_loop().create_task(self._send(sid, EV_ACK, ack))
+
+    async def _session_failed(self, sid: str, reason: str) -> None:
+        """A message from the executor failed its check: end the session, and say why (sealed,
+        so the executor knows it comes from us)."""
         ch = self._by_sid.get(sid)
+        logger.error('oh-executor: session of %s (conversation %s) ended: %s', sid,
+                     ch.conversation_id if ch else '?', reason)
+        await self._refuse(sid, R_SESSION, f'oh-executor: the server ended this session: {reason}')
+
+    def _accept_reply(self, sid: str, data: Any) -> dict[str, Any]:
+        """Hand a verified reply to its channel; the ack's `{cause, ok[, error]}`."""
+        cause = data.get('cause') if isinstance(data, dict) else None
+        ch = self._by_sid.get(sid)
+
+        def refused(error: str) -> dict[str, Any]:
+            return {'cause': cause, 'ok': False, 'error': f'oh-executor: {error}'}
+
         if ch is None:
-            return {'ok': False, 'error': 'oh-executor: this connection is not registered'}
+            return refused('this connection is not registered')
         if not isinstance(data, dict) or 'observation' not in data:
-            return {'ok': False, 'error': 'oh-executor: an oh_event reply must be an observation'}
-        cause = data.get('cause')
+            return refused('an oh_event reply must be an observation')
         if not isinstance(cause, int) or isinstance(cause, bool):
-            return {'ok': False, 'error': f'oh-executor: reply without an int cause: {cause!r}'}
+            return refused(f'reply without an int cause: {cause!r}')
         # The runtime's event stream assigns these; never trust them from the executor.
         clean = {k: v for k, v in data.items() if k not in ('id', 'timestamp', 'source')}
         if clean.get('observation') == CHECKPOINT_OBSERVATION:
             # This project's own observation (OpenHands has no such class): the JSON as it came.
             ch.resolve(cause, CheckpointReply(clean))
-            return {'ok': True}
+            return {'cause': cause, 'ok': True}
         try:
             obs = event_from_dict(clean)
         except Exception as e:
-            return {'ok': False, 'error': f'oh-executor: malformed observation: {e}'}
+            return refused(f'malformed observation: {e}')
         if not isinstance(obs, Observation):
-            return {'ok': False, 'error': 'oh-executor: an oh_event reply must be an observation'}
+            return refused('an oh_event reply must be an observation')
         ch.resolve(cause, obs)
-        return {'ok': True}
+        return {'cause': cause, 'ok': True}
 
 
 def _start_logged(coro: Coroutine[Any, Any, Any]) -> None:
