@@ -5,6 +5,8 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
+import { listeners, type ReadFile } from './procNet';
+
 /**
  * The executor credential: what the executor presents to the runtime (`session_api_key`).
  *
@@ -93,30 +95,9 @@ export function isLoopbackAddress(address: string): boolean {
   return hex !== null && parseInt(hex[1], 16) >> 8 === 0x7f;
 }
 
-/**
- * The uids of the sockets in LISTEN state on `port` (Linux, from /proc/net/tcp and tcp6: the
- * `uid` column of each row whose state is 0A). `undefined` when the files cannot be read (another
- * platform): the caller then cannot tell who listens.
- */
-export async function listenerUids(port: number, read: (f: string) => Promise<string> = (f) => fs.readFile(f, 'utf8')): Promise<number[] | undefined> {
-  const uids: number[] = [];
-  let readAny = false;
-  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text: string;
-    try {
-      text = await read(file);
-    } catch {
-      continue;
-    }
-    readAny = true;
-    for (const line of text.split('\n').slice(1)) {
-      const cols = line.trim().split(/\s+/);
-      if (cols.length < 8) continue;
-      const localPort = parseInt(cols[1].split(':')[1] ?? '', 16);
-      if (cols[3] === '0A' && localPort === port) uids.push(Number(cols[7]));
-    }
-  }
-  return readAny ? uids : undefined;
+/** The uids of the sockets in LISTEN state on `port` (procNet.ts); `undefined` without /proc/net. */
+export async function listenerUids(port: number, read?: ReadFile): Promise<number[] | undefined> {
+  return (await listeners(port, read))?.map((l) => l.uid);
 }
 
 /** `$OH_VSCODE_EXECUTOR_TOKEN_FILE`, else `$XDG_STATE_HOME/openhands-vscode-runtime/executor-token`

@@ -19,6 +19,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from pytest_shared import as_root  # noqa: E402,F401  (a fixture: pytest finds it by name)
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 STANDIN = HERE / 'standin_executor.py'
@@ -48,15 +51,6 @@ real_executor_only = pytest.mark.skipif(
 )
 
 
-@pytest.fixture
-def as_root() -> None:
-    """For a test that hands a folder to another user, which needs root. Skipped elsewhere; under CI
-    (CI set, as .ci/run does; it runs as root) a non-root run fails: a skip there would hide it."""
-    if os.getuid() == 0:
-        return
-    if os.environ.get('CI'):
-        pytest.fail('this test needs root and CI runs as root: not skipped under CI')
-    pytest.skip('handing a folder to another user needs root')
 
 
 def new_sid() -> str:

@@ -1,5 +1,7 @@
 import * as fs from 'node:fs/promises';
 
+import { listeners, type ReadFile } from '../procNet';
+
 /**
  * Linux: whose is the socket listening on a TCP port? The managed agent-server reports the port
  * it bound (v1/agentServerProcess.ts); before anything secret goes there, the extension checks that
@@ -11,28 +13,11 @@ import * as fs from 'node:fs/promises';
 /** How the check ended: `owned` (every listener is the process's), `foreign` (one is not, or none listens), `unknown` (no /proc). */
 export type SocketOwnership = { kind: 'owned' } | { kind: 'foreign'; reason: string } | { kind: 'unknown' };
 
-type Read = (file: string) => Promise<string>;
+type Read = ReadFile;
 
 /** The inodes of the sockets in LISTEN state on `port` (any address); `undefined` without /proc/net. */
-export async function listeningInodes(port: number, read: Read = (f) => fs.readFile(f, 'utf8')): Promise<string[] | undefined> {
-  const inodes: string[] = [];
-  let readAny = false;
-  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text: string;
-    try {
-      text = await read(file);
-    } catch {
-      continue;
-    }
-    readAny = true;
-    for (const line of text.split('\n').slice(1)) {
-      const cols = line.trim().split(/\s+/);
-      if (cols.length < 10) continue;
-      const localPort = parseInt(cols[1].split(':')[1] ?? '', 16);
-      if (cols[3] === '0A' && localPort === port) inodes.push(cols[9]);
-    }
-  }
-  return readAny ? inodes : undefined;
+export async function listeningInodes(port: number, read?: Read): Promise<string[] | undefined> {
+  return (await listeners(port, read))?.map((l) => l.inode);
 }
 
 /** The socket inodes among `pid`'s open descriptors (`socket:[N]` links). */
