@@ -22,10 +22,10 @@ print_table() {
     echo "== make $tier: per-suite wall time (started $(date -u -d "@$start" '+%F %T') UTC, $(nproc) cores)"
     local i
     for i in "${!names[@]}"; do
-      printf '  %-22s %5d s  %3d min %02d s  %s\n' "${names[$i]}" "${secs[$i]}" $((secs[i] / 60)) $((secs[i] % 60)) "${status[$i]}"
+      printf '  %-24s %5d s  %3d min %02d s  %s\n' "${names[$i]}" "${secs[$i]}" $((secs[i] / 60)) $((secs[i] % 60)) "${status[$i]}"
     done
     local total=$(( $(date +%s) - start ))
-    printf '  %-22s %5d s  %3d min %02d s\n' total "$total" $((total / 60)) $((total % 60))
+    printf '  %-24s %5d s  %3d min %02d s\n' total "$total" $((total / 60)) $((total % 60))
   } | tee "$report"
 }
 
