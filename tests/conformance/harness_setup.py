@@ -13,6 +13,7 @@ import stat
 import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,19 @@ def _start_tmux_keeper(env: dict[str, str]) -> None:
         ['tmux', 'new-session', '-d', '-s', 'ohconf-keeper', 'sleep 2147483647'],
         env=env, check=True, capture_output=True, timeout=30,
     )
+    # tmux runs the command through $SHELL (else the login shell): a shell that cannot run it
+    # (nologin) ends the session at once, and every case would then fail on its own. Wait until
+    # the pane runs `sleep` (or the session is gone).
+    deadline = time.monotonic() + 10
+    while True:
+        probe = subprocess.run(['tmux', 'list-panes', '-t', 'ohconf-keeper', '-F', '#{pane_current_command}'],
+                               env=env, capture_output=True, text=True, timeout=30)
+        if probe.returncode == 0 and probe.stdout.strip() == 'sleep':
+            return
+        if probe.returncode != 0 or time.monotonic() > deadline:
+            raise RuntimeError(f'the private tmux server lost its keeper session (SHELL={env.get("SHELL")!r}; tmux '
+                               f'runs a session through it, else the login shell): {probe.stderr.strip() or probe.stdout}')
+        time.sleep(0.05)
 
 
 def pinned_env() -> dict[str, str]:

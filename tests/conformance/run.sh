@@ -50,7 +50,10 @@ if [ -n "$as_user" ]; then
     # run's folder is root's (0700): the user's results go to a store of their own.
     export CONFORMANCE_REFERENCE_STORE="$home/reference"
   fi
-  runner=(setpriv --reuid="$as_user" --regid="$as_user" --init-groups env HOME="$home" PYTHONDONTWRITEBYTECODE=1)
+  # SHELL: tmux runs every session's command through `$SHELL -c`, else through the user's login
+  # shell, and this user's is nologin: the keeper and each reference session would end at once
+  # ("no server running"; CI starts the run without SHELL). OpenHands' sandbox user logs in to bash.
+  runner=(setpriv --reuid="$as_user" --regid="$as_user" --init-groups env HOME="$home" SHELL=/bin/bash PYTHONDONTWRITEBYTECODE=1)
   echo "conformance: both sides run as $as_user ($(id "$as_user"))" >&2
 fi
 start=$(date +%s)

@@ -145,7 +145,9 @@ def run_pass(name: str, ids: list[str], workers: int, user: pwd.struct_passwd | 
         for d, _, files in os.walk(scratch):
             for p in [d] + [os.path.join(d, f) for f in files]:
                 os.chown(p, user.pw_uid, user.pw_gid)
-        env.update(HOME=home, USER=user.pw_name, LOGNAME=user.pw_name)
+        # SHELL: tmux starts a session's command through it, else through the login shell (nologin
+        # for the test user), and CI may start the run without it.
+        env.update(HOME=home, USER=user.pw_name, LOGNAME=user.pw_name, SHELL='/bin/bash')
         kwargs = {'user': user.pw_uid, 'group': user.pw_gid, 'extra_groups': []}
     cases_file, out = os.path.join(scratch, 'cases.json'), os.path.join(scratch, 'results.json')
     Path(cases_file).write_text(json.dumps(ids))
