@@ -54,10 +54,12 @@ demo: deps-python addon
 
 # The tiers (README.md, "Tests"): `check` (linters, < 3 min), `quick` (check + every language's
 # unit tests + the conformance sample through the shipped path, < 10 min warm), `test` (everything
-# CI runs). scripts/run-suites.sh runs the suites one at a time and prints each one's wall time.
+# CI runs). scripts/run-suites.sh runs the suites one at a time and prints each one's wall time;
+# the distribution (`make dist`: the platform builds) builds in the background from the end of the
+# reference differentials (conformance, V1) to test-dist, beside the suites that compare with none.
 test:
-	@scripts/run-suites.sh test deps check test-rust test-conformance test-v1 test-v1-oldest test-app test-node \
-	  test-runtime test-e2e test-extension-unit test-vscode test-dist test-cross
+	@scripts/run-suites.sh test deps check test-rust test-conformance test-v1 test-v1-oldest bg:dist test-app test-node \
+	  test-runtime test-e2e test-extension-unit test-vscode wait:dist test-dist test-cross
 
 quick:
 	@scripts/run-suites.sh quick deps check test-rust test-extension-unit test-node test-conformance-sample

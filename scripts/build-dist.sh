@@ -25,8 +25,6 @@ if [ -n "$(git -C "$REPO" status --porcelain -- crates Cargo.lock openhands-runt
 fi
 "$REPO/scripts/check-versions.sh" >&2
 
-WHEEL="$("$REPO/scripts/build-wheel.sh" "$OUT" | tail -1)"
-
 SHARED_ADDON="$HOME/.cache/openhands-vscode-runtime/addon-cross"
 ADDON_DIR="${OH_ADDON_CROSS_DIR:-$SHARED_ADDON}"
 key="$("$REPO/scripts/addon-key.sh")"
@@ -39,6 +37,8 @@ elif [ ! -f "$ADDON" ] || [ "$(cat "$ADDON_DIR/out/SOURCE" 2>/dev/null)" != "$ke
   fi
   ADDON="$(OH_ADDON_CROSS_DIR="$ADDON_DIR" "$REPO/extension/scripts/build-portable-addon.sh" | tail -1)"
 fi
+# The wheel after the addon: its first build seeds its target dir from the addon's (build-wheel.sh).
+WHEEL="$("$REPO/scripts/build-wheel.sh" "$OUT" | tail -1)"
 
 # The other targets: wheel tag and VS Code target of each (the glibc floor of linux-arm64 is the
 # 2.17 zig links against: tests/cross/run.sh checks it; the musl executor is static,

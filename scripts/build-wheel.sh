@@ -20,6 +20,8 @@ TRIPLE=x86_64-unknown-linux-gnu
 TC_VERSION=1.0.0
 TC="$HOME/.napi-rs/cross-toolchain/$TC_VERSION/$TRIPLE"
 mkdir -p "$DIR"
+exec 9>"$DIR.lock"  # one build per cache at a time
+flock 9
 
 # One commit for the key and the archive: HEAD may move while this builds.
 COMMIT="$(cd "$REPO" && git rev-parse HEAD)"

@@ -2,18 +2,29 @@
 # Runs make targets one after another, timing each, and prints the per-suite breakdown at the end
 # (also when a suite fails: the table then names it and the run stops there, red).
 #   scripts/run-suites.sh TIER TARGET...     (the Makefile's `test` and `quick` call it)
+# A TARGET `bg:NAME` starts `make NAME` in the background at the lowest CPU priority (its output in
+# the artifacts, background-NAME.log) and goes on; `wait:NAME` waits for it and takes its status
+# and wall time into the table like a suite's. `make test` builds the distribution (the platform
+# builds: the CPU-bound half of its time) so, beside the suites that follow the reference
+# differentials: no build runs beside a suite that compares with a live reference (a loaded
+# machine changes the reference's timing-dependent replies).
 # One run, one reference: the conformance drivers of the run share the reference's results through
 # CONFORMANCE_REFERENCE_STORE (tests/conformance/reference_store.py), a folder made here and removed
-# at the end. Suites run strictly one at a time: nothing builds beside a suite that compares with a
-# live reference (a loaded machine changes the reference's timing-dependent replies).
+# at the end.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tier=$1; shift
 run_dir=$(mktemp -d /tmp/oh-run.XXXXXX)
-trap 'rm -rf "$run_dir"' EXIT
+declare -A bg_pid=() bg_start=()
+stop_background() {  # a red run leaves no build running behind it
+  local n
+  for n in "${!bg_pid[@]}"; do kill -- "-${bg_pid[$n]}" 2>/dev/null || true; done
+}
+trap 'stop_background; rm -rf "$run_dir"' EXIT
 export CONFORMANCE_REFERENCE_STORE="$run_dir/reference"
-report=${OH_TEST_ARTIFACTS:-$repo/tests/artifacts}/timings-$tier.txt
-mkdir -p "$(dirname "$report")"
+artifacts=${OH_TEST_ARTIFACTS:-$repo/tests/artifacts}
+report=$artifacts/timings-$tier.txt
+mkdir -p "$artifacts"
 names=() secs=() status=()
 start=$(date +%s)
 
@@ -22,26 +33,52 @@ print_table() {
     echo "== make $tier: per-suite wall time (started $(date -u -d "@$start" '+%F %T') UTC, $(nproc) cores)"
     local i
     for i in "${!names[@]}"; do
-      printf '  %-24s %5d s  %3d min %02d s  %s\n' "${names[$i]}" "${secs[$i]}" $((secs[i] / 60)) $((secs[i] % 60)) "${status[$i]}"
+      printf '  %-28s %5d s  %3d min %02d s  %s\n' "${names[$i]}" "${secs[$i]}" $((secs[i] / 60)) $((secs[i] % 60)) "${status[$i]}"
     done
     local total=$(( $(date +%s) - start ))
-    printf '  %-24s %5d s  %3d min %02d s\n' total "$total" $((total / 60)) $((total % 60))
+    printf '  %-28s %5d s  %3d min %02d s\n' total "$total" $((total / 60)) $((total % 60))
   } | tee "$report"
 }
 
+fail() {  # fail NAME RC
+  status+=("FAILED (exit $2)")
+  print_table
+  echo "make $tier: $1 failed; the suites after it did not run" >&2
+  exit "$2"
+}
+
 for target in "$@"; do
+  case $target in
+    bg:*)
+      name=${target#bg:}
+      bg_start[$name]=$(date +%s)
+      # Its own process group (setsid), so that a red run can stop the whole build.
+      setsid nice -n 19 make --no-print-directory -C "$repo" "$name" > "$artifacts/background-$name.log" 2>&1 &
+      bg_pid[$name]=$!
+      echo "make $tier: $name started in the background (log: $artifacts/background-$name.log)"
+      continue ;;
+    wait:*)
+      name=${target#wait:}
+      set +e
+      wait "${bg_pid[$name]}"
+      rc=$?
+      set -e
+      unset "bg_pid[$name]"
+      names+=("$name (background)") secs+=($(( $(date +%s) - bg_start[$name] )))
+      if [ $rc -ne 0 ]; then
+        tail -40 "$artifacts/background-$name.log" >&2
+        fail "$name (background)" $rc
+      fi
+      status+=(ok)
+      continue ;;
+  esac
   t0=$(date +%s)
   set +e
   make --no-print-directory -C "$repo" "$target"
   rc=$?
   set -e
   names+=("$target") secs+=($(( $(date +%s) - t0 )))
-  if [ $rc -ne 0 ]; then
-    status+=("FAILED (exit $rc)")
-    print_table
-    echo "make $tier: $target failed; the suites after it did not run" >&2
-    exit $rc
-  fi
+  [ $rc -eq 0 ] || fail "$target" $rc
   status+=(ok)
 done
 print_table

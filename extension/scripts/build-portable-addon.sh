@@ -16,7 +16,17 @@ DIR="${OH_ADDON_CROSS_DIR:-$HOME/.cache/openhands-vscode-runtime/addon-cross}"
 NODE24="${VSCODE_HOST_CACHE:-$HOME/.cache/openhands-vscode-runtime/vscode-host}/node24/bin"
 [ -x "$NODE24/node" ] || bash "$REPO/tests/vscode/setup.sh" >&2
 export PATH="$NODE24:$PATH"
-mkdir -p "$DIR" && cd "$DIR"
+mkdir -p "$DIR"
+# One build per cache at a time (make test's background build and tests/vscode/run.sh may both
+# ask); whoever waited finds the other's build and keeps it when it is of the same sources.
+exec 9>"$DIR.lock"
+flock 9
+cd "$DIR"
+if [ -f out/SOURCE ] && [ -f out/openhands-vscode-executor.linux-x64-gnu.node ] \
+  && [ "$(cat out/SOURCE)" = "$("$REPO/scripts/addon-key.sh")" ]; then
+  echo "build-portable-addon: cached build of the same sources ($DIR/out)" >&2
+  echo "$DIR/out/openhands-vscode-executor.linux-x64-gnu.node"; exit 0
+fi
 if [ ! -d node_modules/@napi-rs/cross-toolchain-x64-target-x86_64 ]; then
   cat > package.json <<'JSON'
 { "private": true, "name": "addon-cross",

@@ -36,6 +36,10 @@ case "$TARGET" in
   darwin-x64) TRIPLE=darwin-x64 ;;
   *) echo "package.sh: unknown VS Code target $TARGET" >&2; exit 2 ;;
 esac
+# One packaging at a time: it builds in extension/ (make test's background `make dist` and
+# tests/vscode/run.sh may both package).
+exec 9>"$HERE/.package.lock"
+flock 9
 NAME=openhands-vscode-executor
 CROSS="$HOME/.cache/openhands-vscode-runtime/addon-cross/out"
 if [ "$TARGET" != linux-x64 ] && [ -z "$ADDON" ] && [ "$ALLOW_NO_ADDON" = 0 ]; then

@@ -6,6 +6,10 @@ CACHE="${VSCODE_HOST_CACHE:-$HOME/.cache/openhands-vscode-runtime/vscode-host}"
 NODE_VERSION=24.21.0
 CODE_SERVER_VERSION=4.139.1
 mkdir -p "$CACHE"
+# One setup at a time: make test's background build (scripts/run-suites.sh) may reach here
+# through the portable addon's build while this suite's own setup runs.
+exec 8>"$CACHE.lock"
+flock 8
 cd "$CACHE"
 log() { echo "[setup $(date -u +%H:%M:%S)] $*" >&2; }
 
