@@ -7,6 +7,7 @@
 #            then extension/vitest.config.ts, which that tsconfig leaves out
 #   node     `node --check` on every .js/.mjs/.cjs file of the checkout
 #   ruff     ruff check over every Python file of the checkout             (ruff.toml)
+#   v1-lock  openhands-runtime-py/v1-lock.txt still covers pyproject.toml (scripts/check-v1-lock.py)
 # Not checked: tests/vscode/fixtures/ide-workspace, whose type error the IDE suite asserts.
 # Installs what it needs first (idempotent, stamps): the extension's npm packages and ruff in a
 # tools venv of its own (scripts/setup-python-tools.sh; OH_VENV_TOOLS overrides its place).
@@ -69,6 +70,7 @@ step clippy cargo clippy --workspace --all-targets -- -D warnings
 step tsc typecheck
 step node node_syntax
 step ruff "$tools/bin/ruff" check .
+step v1-lock scripts/check-v1-lock.py
 
 echo
 echo "make check:"

@@ -16,10 +16,14 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 source "$repo/scripts/venv-lib.sh"
 V1_VERSION=${V1_VERSION:-$V1_NEWEST}
 venv=$(v1_venv_path "$V1_VERSION")
-hash=$( (echo "$repo"; echo "$V1_VERSION"; cat "$0") | sha256sum | cut -c1-16)
+# The newest release installs at the versions of the lock the extension ships (scripts/lock-v1.sh):
+# the suites run what users get. An older one resolves freely (its own release's constraints).
+lock=()
+[ "$V1_VERSION" = "$V1_NEWEST" ] && lock=(-c "$repo/openhands-runtime-py/v1-lock.txt")
+hash=$( (echo "$repo"; echo "$V1_VERSION"; cat "$0"; [ ${#lock[@]} -eq 0 ] || cat "${lock[1]}") | sha256sum | cut -c1-16)
 venv_prepare "setup-python-v1 ($V1_VERSION)" "$venv" "$V1_VERSION-$hash"
 echo "setup-python-v1: installing openhands-sdk/tools/agent-server $V1_VERSION and test tools into $venv" >&2
-"$venv/bin/python" -m pip install -q \
+"$venv/bin/python" -m pip install -q "${lock[@]}" \
   "openhands-sdk==$V1_VERSION" "openhands-tools==$V1_VERSION" "openhands-agent-server==$V1_VERSION" \
   'python-socketio>=5.11' 'uvicorn>=0.30' pytest pytest-timeout
 site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')

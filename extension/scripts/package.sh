@@ -68,6 +68,8 @@ node esbuild.mjs >/dev/null
 # The pure-Python wheel of openhands-vscode-runtime that "OpenHands: Set Up V1 Environment"
 # installs with its [v1] extra (the executor binary of the release wheel is not needed here).
 python3 scripts/build-pure-wheel.py dist/python >/dev/null
+# With the lock of every package's version (scripts/lock-v1.sh), read as constraints.
+cp "$REPO/openhands-runtime-py/v1-lock.txt" dist/python/
 if [ -n "$ADDON" ]; then
   mkdir -p dist/native
   cp "$ADDON" "dist/native/$NAME.$TRIPLE.node"

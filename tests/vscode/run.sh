@@ -262,8 +262,9 @@ run_v1tab_session() {
 # 10c. OpenHands V1, managed mode (suite/v1-managed.js): no V0 server configured, the extension
 # starts the REAL agent-server itself: from `openhands.v1.python` (the V1 venv), after a SIGKILL
 # through the crash notification's Restart, then from the environment "OpenHands: Set Up V1
-# Environment" creates (venv + pip from the VSIX's wheel; the warm pip cache through
-# PIP_CACHE_DIR, and a Python 3.12 first on PATH as a user would have one). After the window closed,
+# Environment" creates (venv, uv fetched by its pip, then the VSIX's wheel at the versions of its lock;
+# the warm pip and uv caches through PIP_CACHE_DIR and UV_CACHE_DIR, no uv on PATH, a Python 3.12
+# first on PATH as a user would have one). After the window closed,
 # no agent-server it started may be left.
 run_v1_managed_session() {
   local art="$ARTIFACTS/v1-managed"
@@ -273,7 +274,7 @@ run_v1_managed_session() {
   py312="$("$REPO/scripts/find-python312.sh")"
   mkdir -p "$ws/.vscode" "$SESSION/v1-managed-home"; echo '{}' > "$ws/.vscode/settings.json"
   # The agent-server's (and the agent's) HOME is clean (a host .bashrc can be slow); the pip cache is the warm one.
-  local env_json="{\"OH_TEST_ARTIFACTS\":\"$art\",\"OH_TEST_V1_PYTHON\":\"$PY1\",\"PATH\":\"$(dirname "$py312"):$PATH\",\"PIP_CACHE_DIR\":\"${PIP_CACHE_DIR:-$HOME/.cache/pip}\",\"HOME\":\"$SESSION/v1-managed-home\"}"
+  local env_json="{\"OH_TEST_ARTIFACTS\":\"$art\",\"OH_TEST_V1_PYTHON\":\"$PY1\",\"PATH\":\"$(dirname "$py312"):$PATH\",\"PIP_CACHE_DIR\":\"${PIP_CACHE_DIR:-$HOME/.cache/pip}\",\"UV_CACHE_DIR\":\"${UV_CACHE_DIR:-$HOME/.cache/uv}\",\"HOME\":\"$SESSION/v1-managed-home\"}"
   "$NODE24" "$HERE/host.mjs" --workspace "$ws" --dev "$HERE/harness-ext" --tests "$HERE/suite/v1-managed.js" \
     --env "$env_json" --settings "{\"openhands.v1.python\":\"$PY1\"}" --extensions-dir "$EXT" --artifacts "$art" --timeout 1200 \
     > "$ARTIFACTS/host-v1-managed.log" 2>&1

@@ -65,6 +65,12 @@ export class ManagedAgentServer implements vscode.Disposable {
     return name ? path.join(dir, name) : undefined;
   }
 
+  /** The lock the VSIX carries beside the wheel (scripts/lock-v1.sh), when it does. */
+  get bundledLock(): string | undefined {
+    const lock = path.join(this.deps.context.extensionPath, 'dist', 'python', 'v1-lock.txt');
+    return fs.existsSync(lock) ? lock : undefined;
+  }
+
   /** The running server's connection, starting it first when needed (concurrent calls share one start). */
   connection(): Promise<AgentServerConnection> {
     const current = this.server?.current;
@@ -114,8 +120,9 @@ export class ManagedAgentServer implements vscode.Disposable {
     const plan = this.recordedPlan();
     if (!plan) throw new EnvSetupError('no-python', 'No Python environment for OpenHands V1 yet.');
     const wheel = this.bundledWheel;
-    // An environment made from another version of the bundled package is redone by the setup command.
-    if (!wheel || !isCurrent(plan.venvDir, stampKey({ ...plan, wheel }, sha256File(wheel)))) {
+    const lock = this.bundledLock;
+    // An environment made from another version of the bundled package (or lock) is redone by the setup command.
+    if (!wheel || !isCurrent(plan.venvDir, stampKey({ ...plan, wheel }, sha256File(wheel), lock ? sha256File(lock) : undefined))) {
       throw new EnvSetupError('no-python', 'The OpenHands V1 environment is out of date (the extension was updated).');
     }
     return venvPython(plan.venvDir);
@@ -218,7 +225,9 @@ export class ManagedAgentServer implements vscode.Disposable {
           progress.report({ message: 'looking for Python 3.12+ and uv' });
           const uv = await findUv();
           const basePython = await findBasePython(PYTHON_CANDIDATES);
-          const plan: EnvPlan = { venvDir: this.managedEnvDir, basePython, installer: uv ? 'uv' : 'pip', uv, wheel };
+          const plan: EnvPlan = {
+            venvDir: this.managedEnvDir, basePython, installer: uv ? 'uv' : 'uv-bootstrap', uv, wheel, constraints: this.bundledLock,
+          };
           out.appendLine(`OpenHands V1 environment: ${plan.venvDir} (Python ${basePython}, ${plan.installer})`);
           const r = await createEnv(plan, {
             onStep: (step, i, n) => progress.report({ message: `${step.title} (${i + 1}/${n})`, increment: 100 / n }),

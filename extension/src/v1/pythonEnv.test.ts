@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  EnvSetupError, STAMP_FILE, checkInterpreter, createEnv, creationSteps, findBasePython, runProcess, stampKey, venvPython,
+  EnvSetupError, STAMP_FILE, UV_BOOTSTRAP_VERSION, checkInterpreter, createEnv, creationSteps, findBasePython, runProcess, stampKey, venvPython,
   type EnvPlan, type Runner,
 } from './pythonEnv';
 
@@ -57,6 +57,28 @@ describe('creationSteps', () => {
   });
 });
 
+describe('creationSteps with the lock, uv fetched by pip', () => {
+  const locked: EnvPlan = { ...base, installer: 'uv-bootstrap', constraints: '/x/v1-lock.txt' };
+  it('venv, pip check, pip fetches the pinned uv, uv installs the wheel with the lock as constraints', () => {
+    const steps = creationSteps(locked);
+    expect(steps.map((s) => [s.command, ...s.args])).toEqual([
+      ['/usr/bin/python3.12', '-m', 'venv', '/s/venv'],
+      ['/s/venv/bin/python', '-m', 'pip', '--version'],
+      ['/s/venv/bin/python', '-m', 'pip', 'install', '--disable-pip-version-check', `uv==${UV_BOOTSTRAP_VERSION}`],
+      ['/s/venv/bin/uv', 'pip', 'install', '--python', '/s/venv/bin/python', '-c', '/x/v1-lock.txt', '/x/openhands_vscode_runtime-0.1.0-py3-none-any.whl[v1]'],
+    ]);
+    // Either uv step failing goes on with pip, with the same constraints.
+    const pip = ['/s/venv/bin/python', '-m', 'pip', 'install', '--disable-pip-version-check', '-c', '/x/v1-lock.txt', '/x/openhands_vscode_runtime-0.1.0-py3-none-any.whl[v1]'];
+    expect(steps.slice(0, 2).map((s) => s.fallback)).toEqual([undefined, undefined]);
+    for (const s of steps.slice(2)) expect(s.fallback?.map((f) => [f.command, ...f.args])).toEqual([pip]);
+    expect(creationSteps({ ...locked, installer: 'uv', uv: '/bin/uv' })[1].args).toContain('/x/v1-lock.txt');
+  });
+  it('the uv it fetches is the one scripts/lock-v1.sh resolves the lock with', () => {
+    const script = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'scripts', 'lock-v1.sh'), 'utf8');
+    expect(/^UV_VERSION=(\S+)$/m.exec(script)?.[1]).toBe(UV_BOOTSTRAP_VERSION);
+  });
+});
+
 describe('stampKey', () => {
   it('changes with the wheel contents, the base Python and the installer, and only with them', () => {
     const k = stampKey(base, 'aaa');
@@ -65,6 +87,8 @@ describe('stampKey', () => {
     expect(stampKey(base, 'bbb')).not.toBe(k);
     expect(stampKey({ ...base, basePython: '/usr/bin/python3.13' }, 'aaa')).not.toBe(k);
     expect(stampKey({ ...base, installer: 'uv' }, 'aaa')).not.toBe(k);
+    expect(stampKey(base, 'aaa', 'lock1')).not.toBe(k);
+    expect(stampKey(base, 'aaa', 'lock1')).not.toBe(stampKey(base, 'aaa', 'lock2'));
   });
 });
 
@@ -97,6 +121,23 @@ describe('createEnv (real python3 -m venv and pip, offline: a wheel without depe
     const calls: string[][] = [];
     expect((await createEnv(plan, { run: recording(calls) })).created).toBe(true);
     expect(calls.length).toBe(3);
+  });
+
+  it('uv cannot be fetched (stand-in: the fetch step fails): pip installs the wheel instead', { timeout: 180000 }, async () => {
+    const dir = tmp();
+    const lock = path.join(dir, 'v1-lock.txt');
+    fs.writeFileSync(lock, 'oh-tiny==0.1.0\n');
+    const plan: EnvPlan = { venvDir: path.join(dir, 'venv'), basePython: 'python3', installer: 'uv-bootstrap', wheel: tinyWheel(dir), constraints: lock };
+    const calls: string[][] = [];
+    // An index without uv, offline here: the real pip would fail the same way, only slower.
+    const noUv: Runner = (c, a, o) => (a.includes(`uv==${UV_BOOTSTRAP_VERSION}`) ? Promise.resolve({ code: 1, output: 'No matching distribution found for uv\n' }) : runProcess(c, a, o));
+    const out: string[] = [];
+    const r = await createEnv(plan, { run: recording(calls, noUv), onOutput: (t) => out.push(t) });
+    expect(r.created).toBe(true);
+    expect(calls.map((c) => c.slice(1, 4).join(' '))).toEqual(['-m venv ' + plan.venvDir, '-m pip --version', '-m pip install', '-m pip install']);
+    expect(calls[3]).toContain(lock);
+    expect(out.join('')).toMatch(/Fetching uv \(pip\) failed \(exit 1\); going on with pip/);
+    expect(execFileSync(r.python, ['-c', 'import oh_tiny; print(oh_tiny.VALUE)']).toString().trim()).toBe('1');
   });
 
   it('a Python whose venv has no pip (no ensurepip) is reported as such', async () => {

@@ -22,7 +22,15 @@ export const MIN_PYTHON: readonly [number, number] = [3, 12];
 /** Interpreters tried, in order, when the user names none: the newest supported first. */
 export const PYTHON_CANDIDATES = ['python3.13', 'python3.12', 'python3'];
 
-export type Installer = 'uv' | 'pip';
+/**
+ * `uv` on PATH; else `uv-bootstrap`: the venv's own pip fetches uv (UV_BOOTSTRAP_VERSION) from the
+ * package index, which then installs the rest (seconds where pip takes minutes: docs in
+ * extension/README.md); `pip` only when asked (or as the fallback below).
+ */
+export type Installer = 'uv' | 'uv-bootstrap' | 'pip';
+
+/** The uv the bootstrap installs: the one scripts/lock-v1.sh resolves the lock with. */
+export const UV_BOOTSTRAP_VERSION = '0.13.9';
 
 export interface EnvPlan {
   /** Folder of the venv to create. */
@@ -35,12 +43,23 @@ export interface EnvPlan {
   uv?: string;
   /** The openhands-vscode-runtime wheel to install with its `[v1]` extra. */
   wheel: string;
+  /**
+   * The lock the VSIX carries (`dist/python/v1-lock.txt`: every package at the version the suites
+   * ran), passed as constraints: nothing is left for the installer to choose.
+   */
+  constraints?: string;
 }
 
 export interface Step {
   title: string;
   command: string;
   args: string[];
+  /**
+   * Run instead of the remaining steps when this one fails: uv fetched from an index that has no
+   * build of it for this machine, or uv not reaching the index pip is configured for (uv reads
+   * `UV_*`, not `pip.conf`) falls back to pip.
+   */
+  fallback?: Step[];
 }
 
 /** The interpreter inside a venv. */
@@ -52,19 +71,33 @@ export function venvPython(venvDir: string): string {
 export function creationSteps(plan: EnvPlan): Step[] {
   const python = venvPython(plan.venvDir);
   const requirement = `${plan.wheel}[v1]`;
+  const constraints = plan.constraints ? ['-c', plan.constraints] : [];
+  const uvInstall = (uv: string): Step => ({
+    title: 'Installing openhands-vscode-runtime[v1] (uv)', command: uv, args: ['pip', 'install', '--python', python, ...constraints, requirement],
+  });
   if (plan.installer === 'uv') {
     const uv = plan.uv ?? 'uv';
-    return [
-      { title: 'Creating the Python environment (uv)', command: uv, args: ['venv', '--python', plan.basePython, plan.venvDir] },
-      { title: 'Installing openhands-vscode-runtime[v1] (uv)', command: uv, args: ['pip', 'install', '--python', python, requirement] },
-    ];
+    return [{ title: 'Creating the Python environment (uv)', command: uv, args: ['venv', '--python', plan.basePython, plan.venvDir] }, uvInstall(uv)];
   }
-  return [
+  const pipInstall: Step = {
+    title: 'Installing openhands-vscode-runtime[v1] (pip)', command: python,
+    args: ['-m', 'pip', 'install', '--disable-pip-version-check', ...constraints, requirement],
+  };
+  const venv: Step[] = [
     { title: 'Creating the Python environment (venv)', command: plan.basePython, args: ['-m', 'venv', plan.venvDir] },
     // A venv's own pip is what ensurepip bundled; it is asked first so that a Python without pip
     // (Debian's python3 without python3-venv) is reported as such, not as an install failure.
     { title: 'Checking pip', command: python, args: ['-m', 'pip', '--version'] },
-    { title: 'Installing openhands-vscode-runtime[v1] (pip)', command: python, args: ['-m', 'pip', 'install', '--disable-pip-version-check', requirement] },
+  ];
+  if (plan.installer === 'pip') return [...venv, pipInstall];
+  const uvInVenv = process.platform === 'win32' ? path.join(plan.venvDir, 'Scripts', 'uv.exe') : path.join(plan.venvDir, 'bin', 'uv');
+  return [
+    ...venv,
+    {
+      title: 'Fetching uv (pip)', command: python, fallback: [pipInstall],
+      args: ['-m', 'pip', 'install', '--disable-pip-version-check', `uv==${UV_BOOTSTRAP_VERSION}`],
+    },
+    { ...uvInstall(uvInVenv), fallback: [pipInstall] },
   ];
 }
 
@@ -73,8 +106,8 @@ export function creationSteps(plan: EnvPlan): Step[] {
  * ships a new one), the base interpreter and the installer. Recorded in `STAMP_FILE` after the last
  * step succeeded, so an interrupted creation is redone.
  */
-export function stampKey(plan: EnvPlan, wheelSha256: string): string {
-  const inputs = { wheel: path.basename(plan.wheel), wheelSha256, basePython: plan.basePython, installer: plan.installer };
+export function stampKey(plan: EnvPlan, wheelSha256: string, constraintsSha256?: string): string {
+  const inputs = { wheel: path.basename(plan.wheel), wheelSha256, basePython: plan.basePython, installer: plan.installer, constraintsSha256 };
   return createHash('sha256').update(JSON.stringify(inputs)).digest('hex');
 }
 
@@ -174,18 +207,24 @@ export async function createEnv(
 ): Promise<{ python: string; created: boolean }> {
   const run = hooks.run ?? runProcess;
   if (!fs.existsSync(plan.wheel)) throw new EnvSetupError('no-wheel', `The package to install is missing: ${plan.wheel}`);
-  const key = stampKey(plan, sha256File(plan.wheel));
+  const key = stampKey(plan, sha256File(plan.wheel), plan.constraints ? sha256File(plan.constraints) : undefined);
   const python = venvPython(plan.venvDir);
   if (isCurrent(plan.venvDir, key)) return { python, created: false };
   // A half-made or outdated venv is replaced whole: a venv cannot be moved to another base Python.
   fs.rmSync(plan.venvDir, { recursive: true, force: true });
   fs.mkdirSync(path.dirname(plan.venvDir), { recursive: true });
-  const steps = creationSteps(plan);
-  for (const [i, step] of steps.entries()) {
+  let steps = creationSteps(plan);
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i];
     hooks.onStep?.(step, i, steps.length);
     hooks.onOutput?.(`$ ${step.command} ${step.args.join(' ')}\n`);
     const r = await run(step.command, step.args, (t) => hooks.onOutput?.(t));
     if (r.code === 0) continue;
+    if (step.fallback) {
+      hooks.onOutput?.(`${step.title} failed (exit ${r.code}); going on with pip\n`);
+      steps = [...steps.slice(0, i + 1), ...step.fallback];
+      continue;
+    }
     const tail = r.output.trim().split('\n').slice(-8).join('\n');
     if (/ensurepip is not available|No module named pip|No module named ensurepip/.test(r.output)) {
       throw new EnvSetupError(

@@ -3,7 +3,8 @@
 // venv, `--import-modules openhands_vscode_runtime.v1.register,...`): from `openhands.v1.python`
 // (the repository's V1 venv, fast), then killed (the crash notification's Restart brings it back),
 // then from the environment "OpenHands: Set Up V1 Environment" creates in the extension's storage
-// from the VSIX's wheel (venv + pip; the warm pip cache via PIP_CACHE_DIR). run.sh checks after the
+// from the VSIX's wheel and lock (venv, uv fetched by its pip, uv installs the lock's versions).
+// run.sh checks after the
 // window closed that no agent-server it started is left (agent-server-pids.txt).
 const vscode = require('vscode');
 const fs = require('fs');
@@ -88,6 +89,19 @@ exports.run = async () => {
       assert(/\/v1-env\/bin\/python$/.test(python) && python !== V1_PYTHON, `the server runs ${python}`);
       const stamp = path.join(path.dirname(path.dirname(python)), '.openhands-v1-env-stamp');
       assert(fs.existsSync(stamp), 'no stamp in the created environment');
+      // No uv on PATH here: the environment's pip fetched uv, which installed the rest at the
+      // versions of the lock the VSIX carries (a fallback to pip would leave no uv there).
+      const envDir = path.dirname(path.dirname(python));
+      const plan = JSON.parse(fs.readFileSync(path.join(envDir, '.openhands-v1-env-plan.json'), 'utf8'));
+      assert(plan.installer === 'uv-bootstrap' && fs.existsSync(path.join(envDir, 'bin', 'uv')), `installer ${JSON.stringify(plan)}`);
+      const ext = vscode.extensions.all.find((e) => fs.existsSync(path.join(e.extensionPath, 'dist', 'python', 'v1-lock.txt')));
+      assert(ext, 'no extension carries dist/python/v1-lock.txt');
+      const pins = Object.fromEntries(fs.readFileSync(path.join(ext.extensionPath, 'dist', 'python', 'v1-lock.txt'), 'utf8')
+        .split('\n').map((l) => /^([A-Za-z0-9_.-]+)==(\S+)$/.exec(l)).filter(Boolean).map((m) => [m[1].toLowerCase(), m[2]]));
+      const installed = require('child_process').execFileSync(python, ['-c',
+        'import importlib.metadata as m; print(" ".join(f"{n}=={m.version(n)}" for n in ("litellm", "openhands-sdk", "fastapi")))']).toString().trim();
+      const expected = ['litellm', 'openhands-sdk', 'fastapi'].map((n) => `${n}==${pins[n]}`).join(' ');
+      assert(installed === expected, `installed ${installed}, the lock says ${expected}`);
       await checkAnswers(c);
       // A second run finds the stamp current and reinstalls nothing.
       const mtime = fs.statSync(stamp).mtimeMs;
