@@ -12,6 +12,9 @@ use super::*;
 /// reference's two command substitutions run (results discarded), whose waits reap the jobs that
 /// died. So the job notifications printed before the prompt ("Terminated", "Killed", "Done") are
 /// the ones the reference prints, without depending on the scheduler.
+/// The markers are written in two quoted pieces (`'###PS1'$'END###'`): the function is exported,
+/// and `env` or `declare -f` would otherwise print them whole, a prompt end in the middle of a
+/// command's output.
 /// Written for bash 3.2 too (macOS' `/bin/bash`): globbing is turned off for the hook's own
 /// unquoted expansions and back on before it returns, where bash >= 4.4 would use `local -`
 /// (bash 3.2 rejects it, prints an error before every prompt and leaves globbing off for the
@@ -26,7 +29,7 @@ pub(crate) const PS1_FUNCTION: &str = r#"() {  local __oh_e=$? __oh_p=$! __oh_py
   : "$(pwd)" "$(which python 2>/dev/null || echo)"; };
  case $__oh_path in (*[!:]:) __oh_path="$__oh_path:" ;; esac;
  for __oh_d in $__oh_path; do [ -z "$__oh_d" ] && __oh_d=.; if [ -f "$__oh_d/python" ] && [ -x "$__oh_d/python" ]; then __oh_py=$__oh_d/python; break; fi; done;
- PS1=$'\n###PS1JSON###\n{\n  "pid": "'"$__oh_p"$'",\n  "exit_code": "'"$__oh_e"$'",\n  "username": "\\u",\n  "hostname": "\\h",\n  "working_dir": "'"$PWD"$'",\n  "py_interpreter_path": "'"$__oh_py"$'"\n}\n###PS1END###\n';
+ PS1=$'\n###PS1'$'JSON###\n{\n  "pid": "'"$__oh_p"$'",\n  "exit_code": "'"$__oh_e"$'",\n  "username": "\\u",\n  "hostname": "\\h",\n  "working_dir": "'"$PWD"$'",\n  "py_interpreter_path": "'"$__oh_py"$'"\n}\n###PS1'$'END###\n';
  [[ $__oh_o == *f* ]] || set +f;
  return $__oh_e
 }"#;
@@ -78,7 +81,11 @@ impl Proc {
         cmd.env("LC_ALL", "C.UTF-8");
         cmd.env("TERM", "tmux-256color");
         cmd.env("PWD", work_dir);
-        cmd.env("PS1", "");
+        // Not exported: the hook's value is a whole, valid prompt block (real newlines, the JSON
+        // expanded), and `env`/`printenv` would print it in the middle of their output; the
+        // session would take it for the prompt and end the command there, the rest of the output
+        // spilling into the next one. (The reference exports its PS1 unexpanded, on one line.)
+        cmd.env_remove("PS1");
         cmd.env("PS2", "");
         cmd.env("PROMPT_COMMAND", "__oh_ps1");
         cmd.env("BASH_FUNC___oh_ps1%%", PS1_FUNCTION);

@@ -405,3 +405,20 @@ async fn no_history_file_written_on_exit_or_sighup() {
         let _ = std::fs::remove_dir_all(&d);
     }
 }
+
+/// `env` prints every exported variable and function of the session; none of it may read as the
+/// prompt. Before, the prompt hook's exported PS1 (a whole, valid prompt block) made the session
+/// end the command where `env` printed it: the pause below then always ended it there, and the rest
+/// of the output arrived in the next command's observation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn env_output_holds_no_prompt() {
+    let (s, d) = session("env-prompt", 10).await;
+    let o = s.execute(&run("env; sleep 1; echo after-env")).await;
+    assert_eq!(md(&o).exit_code, 0, "{o:?}");
+    assert!(o.content.contains("PROMPT_COMMAND=") && o.content.ends_with("after-env"), "{:?}", o.content);
+    assert!(!o.content.contains("###PS1JSON###") && !o.content.contains("###PS1END###"), "{:?}", o.content);
+    let next = s.execute(&run("echo next")).await;
+    assert_eq!(next.content, "next");
+    s.close().await;
+    let _ = std::fs::remove_dir_all(&d);
+}
