@@ -18,7 +18,6 @@ use crate::dispatch::Shared;
 use crate::handshake::{check_challenge, executor_proof, new_nonce};
 use crate::refusal::{connect_refusal, Refusal};
 use crate::session::SessionBinding;
-use crate::supervisor::FirstRegistration;
 use crate::{ConnectionState, ErrorCode, TransportError, NAMESPACE, PROTOCOL_VERSION};
 
 /// How a connection ended.
@@ -73,11 +72,13 @@ async fn disconnect(client: &Client) {
     let _ = tokio::time::timeout(Duration::from_secs(2), client.disconnect()).await;
 }
 
-/// One connection: connect, register, serve until it ends.
+/// One connection: connect, register, serve until it ends. `on_registered` is called when the
+/// welcome is accepted (the caller decides what a registration means to it: the supervisor
+/// settles the first one that `Transport::connect` waits for).
 pub(crate) async fn connection(
     shared: &Arc<Shared>,
     shutdown: &mut watch::Receiver<bool>,
-    first: &mut Option<FirstRegistration>,
+    on_registered: &mut (dyn FnMut() + Send),
 ) -> Outcome {
     let cfg = &shared.config;
     let (tx, rx) = mpsc::unbounded_channel::<ConnEvent>();
@@ -133,7 +134,7 @@ pub(crate) async fn connection(
         },
         _ = shutdown.changed() => return Outcome::Shutdown,
     };
-    let outcome = serve(shared, &client, client_nonce.as_deref(), rx, shutdown, first).await;
+    let outcome = serve(shared, &client, client_nonce.as_deref(), rx, shutdown, on_registered).await;
     disconnect(&client).await;
     outcome
 }
@@ -183,7 +184,7 @@ async fn serve(
     client_nonce: Option<&str>,
     mut rx: mpsc::UnboundedReceiver<ConnEvent>,
     shutdown: &mut watch::Receiver<bool>,
-    first: &mut Option<FirstRegistration>,
+    on_registered: &mut (dyn FnMut() + Send),
 ) -> Outcome {
     let cfg = &shared.config;
     let mut welcome_deadline = Instant::now() + cfg.welcome_timeout;
@@ -270,9 +271,7 @@ async fn serve(
                         return outcome;
                     }
                     registered = true;
-                    if let Some(f) = first.take() {
-                        let _ = f.send(Ok(()));
-                    }
+                    on_registered();
                     for v in early.drain(..) {
                         shared.on_action(v);
                     }

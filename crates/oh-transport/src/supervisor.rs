@@ -32,7 +32,12 @@ pub(crate) async fn supervise(shared: Arc<Shared>, mut shutdown: watch::Receiver
             break;
         }
         shared.set_status(ConnectionState::Connecting, Some(cfg.server_url.clone()));
-        let outcome = connection(&shared, &mut shutdown, &mut first).await;
+        let mut settle_first = || {
+            if let Some(f) = first.take() {
+                let _ = f.send(Ok(()));
+            }
+        };
+        let outcome = connection(&shared, &mut shutdown, &mut settle_first).await;
         shared.unregistered();
         match outcome {
             Outcome::Shutdown => break,
