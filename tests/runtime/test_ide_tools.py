@@ -163,7 +163,7 @@ def test_cancel_rules_unknown_ids_and_reconnects() -> None:
     from openhands_vscode_runtime.channel import EV_CANCEL, Channel
 
     hub = _RecordingHub()
-    ch = Channel(hub, 'conv', 'k' * 32, {}, 15.0)  # type: ignore[arg-type]
+    ch = Channel(hub, 'conv', 'k' * 32, {}, 15.0)
     loop = asyncio.new_event_loop()
     try:
         ch.cancel(99)  # never sent

@@ -4,6 +4,10 @@ It keeps the actions sent and not yet answered, which executor each was sent to 
 get it again), the grace period after a disconnect, and the futures the runtime waits on. The hub
 (`hub.py`) creates channels and calls `executor_registered`, `executor_disconnected` and `resolve`
 on its loop; the runtime calls the rest from its own threads. See hub.py for the threading model.
+
+A channel reaches its hub only through `ChannelHost` (sending to an executor, letting go of the
+channel), which the hub passes in: this module does not import hub.py, so the dependency runs one
+way (hub -> channel).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import threading
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from openhands_vscode_runtime.protocol import EV_CANCEL, EV_EVENT
 
@@ -25,9 +29,6 @@ try:  # openhands-ai (V0): the hub's failures are OpenHands observations
     from openhands.events.observation import ErrorObservation, Observation
 except ImportError:  # an OpenHands V1 venv (no openhands-ai): see v1/replies.py
     from openhands_vscode_runtime.v1.replies import ErrorObservation, Observation
-
-if TYPE_CHECKING:
-    from openhands_vscode_runtime.hub import ExecutorHub
 
 logger = logging.getLogger('openhands_vscode_runtime')
 
@@ -74,6 +75,16 @@ def _identity(sid: str | None, auth: dict[str, Any]) -> str:
     return f'id:{executor_id}' if isinstance(executor_id, str) and executor_id else f'sid:{sid}'
 
 
+class ChannelHost(Protocol):
+    """What a channel needs from the hub that created it (`ExecutorHub` is one)."""
+
+    def emit_threadsafe(self, event: str, data: Any, sid: str) -> None:
+        """Send `event` to the executor connection `sid`, sealed (any thread)."""
+
+    def unregister(self, ch: Channel, executor_sid: str | None) -> None:
+        """Forget a closed channel and drop its executor connection, if any."""
+
+
 class Channel:
     """The link between one runtime (one conversation) and its executor.
 
@@ -83,7 +94,7 @@ class Channel:
 
     def __init__(
         self,
-        hub: ExecutorHub,
+        host: ChannelHost,
         conversation_id: str,
         session_api_key: str | Sequence[str],
         session_settings: dict[str, Any],
@@ -92,7 +103,7 @@ class Channel:
         allowed_origins: frozenset[str] = frozenset(),
         token_file: Path | None = None,
     ) -> None:
-        self.hub = hub
+        self.host = host
         self.conversation_id = conversation_id
         # Every key an executor may present; never empty (see ExecutorHub.open_channel).
         self.accepted_keys = _keys(session_api_key)
@@ -193,7 +204,7 @@ class Channel:
             sid = self._executor_sid
             self._sent_to[rid] = self._executor_identity if sid is not None else None
         if sid is not None:
-            self.hub.emit_threadsafe(EV_ACTION_OR_OBSERVATION, payload, sid)
+            self.host.emit_threadsafe(EV_ACTION_OR_OBSERVATION, payload, sid)
         return rid, fut
 
     @property
@@ -214,7 +225,7 @@ class Channel:
             if sid is None or self._executor_identity != sent_to:
                 self._unsent_cancels[rid] = sent_to
                 return
-        self.hub.emit_threadsafe(EV_CANCEL, {'id': rid}, sid)
+        self.host.emit_threadsafe(EV_CANCEL, {'id': rid}, sid)
 
     def take_cancels(self) -> list[int]:
         """Ids to cancel in the executor that has just registered (hub, after the re-sends)."""
@@ -255,7 +266,7 @@ class Channel:
         for _payload, fut in pending:
             if not fut.done():
                 fut.set_result(ErrorObservation('Runtime closed: the VsCodeRuntime was closed.'))
-        self.hub.unregister(self, sid)
+        self.host.unregister(self, sid)
 
     # ---- called by the hub, on its loop -----------------------------------------------------
 
