@@ -33,6 +33,7 @@
 //!   single pipeline or a `;`-chain), its `NotImplementedError` productions, the assertion in
 //!   `while`/`until`, and the timing of reductions relative to token reads (which matters for
 //!   here-documents). Word expansion recursively parses `$( )`, `` ` ` `` and `<( )`.
+//! * `ast`: the tree both build and the splitting and escaping read (nodes in an arena).
 //!
 //! Positions are counted in Unicode scalar values, like Python string indices.
 //!
@@ -72,11 +73,13 @@
 //! inputs (grammar-shaped commands, token soup, mutated corpus entries, exhaustive short
 //! strings); `tests/no_panic.rs` checks that nothing panics.
 
+mod ast;
 mod lexer;
 mod parser;
 mod pyunicode;
 
-use parser::{heredoc_end, shift, Arena, Kind, Parser};
+use ast::{heredoc_end, shift, Arena, Kind};
+use parser::Parser;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum ErrKind {
