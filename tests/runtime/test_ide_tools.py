@@ -94,16 +94,16 @@ def test_a_call_the_runtime_gives_up_on_is_cancelled_in_the_host(ide_runtime, mo
     host: the stand-in's `wait_for_user` waits until its call is cancelled, and `cancelled_calls`
     reports which calls the host saw cancelled (the stand-in stands in for VS Code only, so that
     this runs without a VS Code window; tests/vscode cancels a real open_diff)."""
-    import openhands_vscode_runtime.runtime as runtime_module
+    import openhands_vscode_runtime.channel as channel_module
 
     rt = ide_runtime
-    monkeypatch.setattr(runtime_module, 'REPLY_MARGIN_SECONDS', 0.5)
+    monkeypatch.setattr(channel_module, 'REPLY_MARGIN_SECONDS', 0.5)
     waiting = MCPAction(name='wait_for_user', arguments={})
     waiting.set_hard_timeout(1)
     obs = call_async_from_sync(rt.call_tool_mcp, 30, waiting)
     assert isinstance(obs, ErrorObservation), obs
     assert obs.content.startswith('Runtime timed out: the VS Code executor did not answer action')
-    monkeypatch.setattr(runtime_module, 'REPLY_MARGIN_SECONDS', 15.0)
+    monkeypatch.setattr(channel_module, 'REPLY_MARGIN_SECONDS', 15.0)
     report = MCPAction(name='cancelled_calls', arguments={})
     report.set_hard_timeout(30)
     seen = call_async_from_sync(rt.call_tool_mcp, 30, report)

@@ -34,6 +34,11 @@ logger = logging.getLogger('openhands_vscode_runtime')
 
 EV_ACTION_OR_OBSERVATION = EV_EVENT
 
+# How much longer than an action's own time limit a caller waits for the executor's reply (the
+# executor ends a command at its limit; the margin covers the reply's way back and a re-send after
+# a reconnect).
+REPLY_MARGIN_SECONDS = 15.0
+
 
 def _keys(session_api_key: str | Sequence[str] | None) -> tuple[str, ...]:
     if session_api_key is None:
@@ -206,6 +211,29 @@ class Channel:
         if sid is not None:
             self.host.emit_threadsafe(EV_ACTION_OR_OBSERVATION, payload, sid)
         return rid, fut
+
+    def call(self, payload: dict[str, Any], timeout: float, what: str) -> Any:
+        """Send one action and wait for its reply: the one reply rule of V0 and V1.
+
+        `timeout` is the action's own time limit (V0: its hard timeout; V1: the terminal's
+        `timeout`, or the V1 tools' reply timeout for an action without one); the wait is that
+        plus `REPLY_MARGIN_SECONDS`. A reply that has not come by then is given up on: the action is
+        cancelled in the executor (`cancel`; its late reply is dropped) and the caller gets an
+        ErrorObservation saying so. The hub's own failures (closed, no executor) come back the same
+        way, as the future's result.
+        """
+        rid, fut = self.submit(payload)
+        wait = timeout + REPLY_MARGIN_SECONDS
+        try:
+            return fut.result(timeout=wait)
+        except concurrent.futures.TimeoutError:
+            # Stop it in the executor too: an IDE tool (an `open_diff` waiting for the user) or
+            # a checkpoint of a huge tree would otherwise run on, its late answer dropped.
+            self.cancel(rid)
+            return ErrorObservation(
+                f'Runtime timed out: the VS Code executor did not answer action {rid} '
+                f'{what} within {wait:g} s.'
+            )
 
     @property
     def _executor_identity(self) -> str:

@@ -70,8 +70,6 @@ from openhands_vscode_runtime.runtime_mcp import RuntimeMcp
 from openhands_vscode_runtime.workspace_folders import folders_sentence
 from openhands_vscode_runtime.settings import RuntimeSettings
 
-# How much longer than an action's hard timeout the runtime waits for the executor's reply.
-REPLY_MARGIN_SECONDS = 15.0
 # Observations kept per stream id, so that an action delivered twice (stream + run_action) runs once.
 _DONE_CACHE_SIZE = 256
 _ENV_RETRIES = 3
@@ -437,27 +435,16 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
         return self._exchange(payload, timeout, f'({type(action).__name__})')
 
     def _exchange(self, payload: dict[str, Any], timeout: float, what: str) -> Any:
-        """Send one payload to the executor and wait for its reply (`timeout` plus the reply
-        margin); the ErrorObservation of a runtime that is not connected or of a reply that
-        never came."""
+        """Send one payload to the executor and wait for its reply (`Channel.call`: `timeout`
+        plus the reply margin, then a cancel); the ErrorObservation of a runtime that is not
+        connected or of a reply that never came."""
         channel = self._channel
         if channel is None or self._closed:
             return ErrorObservation(
                 'Runtime not connected: VsCodeRuntime.connect() has not completed '
                 '(or the runtime was closed).'
             )
-        rid, fut = channel.submit(payload)
-        wait = timeout + REPLY_MARGIN_SECONDS
-        try:
-            return fut.result(timeout=wait)
-        except concurrent.futures.TimeoutError:
-            # Stop it in the executor too: an IDE tool (an `open_diff` waiting for the user) or
-            # a checkpoint of a huge tree would otherwise run on, its late answer dropped.
-            channel.cancel(rid)
-            return ErrorObservation(
-                f'Runtime timed out: the VS Code executor did not answer action {rid} '
-                f'{what} within {wait:g} s.'
-            )
+        return channel.call(payload, timeout, what)
 
     # ====================================================================
     # Checkpoints: the workspace before each user message (docs/checkpoints.md)

@@ -33,10 +33,14 @@ TOKEN_FILE_ENV = 'OH_VSCODE_EXECUTOR_TOKEN_FILE'
 ALLOW_EXPOSED_ENV = 'OH_VSCODE_ALLOW_UNAUTHENTICATED_NETWORK'
 OPENHANDS_KEY_ENV = 'SESSION_API_KEY'  # OpenHands' own key (server mode)
 V1_DISCOVERY_DIR_ENV = 'OH_VSCODE_V1_DISCOVERY_DIR'
+V1_REPLY_TIMEOUT_ENV = 'OH_VSCODE_V1_REPLY_TIMEOUT'
 
 DEFAULT_PING_INTERVAL = 10.0
 DEFAULT_PING_TIMEOUT = 10.0
 DEFAULT_RECONNECT_GRACE_SECONDS = 15.0
+# The time limit the V1 tools give an action that has none of its own (a `file_editor` action, a
+# `terminal` command without `timeout`, which V1 runs for as long as its output keeps changing).
+DEFAULT_V1_REPLY_TIMEOUT = 1800.0
 
 _TRUE = ('1', 'true', 'yes', 'on')
 
@@ -119,6 +123,9 @@ class RuntimeSettings:
     allow_unauthenticated_network: bool = False
     # V1 tools in attach mode: the folder of the discovery files.
     v1_discovery_dir: Path = field(default_factory=lambda: v1_discovery_dir({}))
+    # V1 tools: how long an action without a time limit of its own may take (then the reply margin,
+    # then the call ends with an error: Channel.call).
+    v1_reply_timeout: float = DEFAULT_V1_REPLY_TIMEOUT
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RuntimeSettings:
@@ -148,4 +155,5 @@ class RuntimeSettings:
             executor_token_file=executor_token_file(env),
             allow_unauthenticated_network=_text(env, ALLOW_EXPOSED_ENV).lower() in _TRUE,
             v1_discovery_dir=v1_discovery_dir(env),
+            v1_reply_timeout=_float(env, V1_REPLY_TIMEOUT_ENV, DEFAULT_V1_REPLY_TIMEOUT),
         )

@@ -193,9 +193,12 @@ class ExecutorConnection:
         return self.link.cancel_registration(reason)
 
     def call(self, kind: str, args: dict[str, Any]) -> V1Reply | ErrorObservation:
-        """Delegate one V1 action and wait for the executor's reply (or the hub's failure)."""
-        _rid, fut = self.channel.submit({'action': kind, 'args': args})
-        return fut.result()
+        """Delegate one V1 action and wait for the executor's reply, the hub's failure, or the
+        end of the wait: V0's rule (`Channel.call`), bounded by the terminal's own `timeout` or,
+        for an action without one, `RuntimeSettings.v1_reply_timeout`."""
+        timeout = args.get('timeout') if kind == 'v1_terminal' else None
+        limit = float(timeout) if isinstance(timeout, (int, float)) else self.settings.v1_reply_timeout
+        return self.channel.call({'action': kind, 'args': args}, limit, f'({kind})')
 
     def close(self) -> None:
         """Fail a wait still running, close the channel and stop the executor (idempotent)."""
