@@ -12,7 +12,8 @@
 //! Modules: [`config`] (settings, URL, auth), [`ids`], [`status`] (states, errors, observers),
 //! [`ledger`] (exactly-once bookkeeping, pure), [`reply`] (one serialisation, shrinking),
 //! [`wire`] (reading rust_socketio's payloads), `dispatch`, `connection` (one event loop per
-//! connection) and `supervisor` (reconnects with backoff).
+//! connection) and `supervisor` (reconnects with backoff; it runs `connection`, which tells it of
+//! a registration through a callback, so neither imports the other both ways).
 //!
 //! rust_socketio gaps handled here (see shared notes): `connect()` returns before the namespace
 //! is accepted (we wait for the welcome or a ConnectError, with a timeout); there is no callback
