@@ -16,20 +16,15 @@
 
 use oh_files::{TextRule, WholeFileEdit};
 use oh_protocol::{
-    CmdOutputMetadata, CmdRunAction, Extras, FileEditAction, ImplSource, Observation, V1FileEditorAction,
-    V1TerminalAction,
+    v1_truncate, CmdOutputMetadata, CmdRunAction, Extras, FileEditAction, ImplSource, Observation, V1FileEditorAction,
+    V1FileEditorObservation, V1InterruptObservation, V1TerminalAction, V1TerminalObservation,
 };
 use oh_pysem::{lstrip, repr_str, strip};
 use oh_shell::SplitRule;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::Executor;
 
-/// V1's `MAX_CMD_OUTPUT_SIZE`.
-const MAX_CMD_OUTPUT_SIZE: usize = 30_000;
-/// V1's `DEFAULT_TRUNCATE_NOTICE` (`openhands.sdk.utils.truncate`).
-const TRUNCATE_NOTICE: &str =
-    "<response clipped><NOTE>Due to the max output limit, only part of the full response has been shown to you.</NOTE>";
 /// How V0's timeout hint ends, and how V1's does (it names the V1 tool).
 const V0_HINT_END: &str = "use the timeout parameter in execute_bash for future commands.";
 const V1_HINT_END: &str = "use the timeout parameter in terminal for future commands.";
@@ -53,27 +48,7 @@ fn literal_kind(command: &str) -> Option<&'static str> {
     }
 }
 
-/// `maybe_truncate(content, truncate_after=30000)` with V1's default notice (code points).
-pub fn v1_truncate(content: String) -> String {
-    let count = content.chars().count();
-    if count <= MAX_CMD_OUTPUT_SIZE {
-        return content;
-    }
-    let notice_len = TRUNCATE_NOTICE.chars().count();
-    let available = MAX_CMD_OUTPUT_SIZE - notice_len;
-    let head = available / 2 + available % 2;
-    let tail = MAX_CMD_OUTPUT_SIZE - notice_len - head;
-    let head_end = content.char_indices().nth(head).map(|(i, _)| i).unwrap_or(content.len());
-    let tail_start = content.char_indices().nth(count - tail).map(|(i, _)| i).unwrap_or(content.len());
-    format!("{}{}{}", &content[..head_end], TRUNCATE_NOTICE, &content[tail_start..])
-}
-
-fn metadata_json(md: &CmdOutputMetadata) -> Value {
-    // V1's CmdOutputMetadata has V0's fields in V0's order.
-    serde_json::to_value(md).expect("metadata serialises")
-}
-
-/// A `TerminalObservation` as the wire carries it.
+/// A `TerminalObservation` reply.
 fn terminal_obs(
     text: String,
     is_error: bool,
@@ -81,13 +56,9 @@ fn terminal_obs(
     exit_code: Option<i64>,
     md: &CmdOutputMetadata,
 ) -> Observation {
-    let mut f = Map::new();
-    f.insert("is_error".into(), is_error.into());
-    f.insert("command".into(), command.into());
-    f.insert("exit_code".into(), exit_code.map_or(Value::Null, Value::from));
-    f.insert("timeout".into(), false.into());
-    f.insert("metadata".into(), metadata_json(md));
-    Observation { content: text, extras: Extras::V1 { kind: "v1_terminal", fields: f } }
+    let fields =
+        V1TerminalObservation { is_error, command: command.into(), exit_code, timeout: false, metadata: md.clone() };
+    Observation { content: text, extras: Extras::V1Terminal(fields) }
 }
 
 fn terminal_error(text: impl Into<String>, command: &str) -> Observation {
@@ -131,14 +102,15 @@ fn editor_obs(
     old: Option<String>,
     new: Option<String>,
 ) -> Observation {
-    let mut f = Map::new();
-    f.insert("is_error".into(), is_error.into());
-    f.insert("command".into(), command.into());
-    f.insert("path".into(), path.map_or(Value::Null, Value::from));
-    f.insert("prev_exist".into(), prev_exist.into());
-    f.insert("old_content".into(), old.map_or(Value::Null, Value::from));
-    f.insert("new_content".into(), new.map_or(Value::Null, Value::from));
-    Observation { content: text, extras: Extras::V1 { kind: "v1_file_editor", fields: f } }
+    let fields = V1FileEditorObservation {
+        is_error,
+        command: command.into(),
+        path: path.map(str::to_string),
+        prev_exist,
+        old_content: old,
+        new_content: new,
+    };
+    Observation { content: text, extras: Extras::V1FileEditor(fields) }
 }
 
 /// V0's error text for an editor error, in V1's words.
@@ -183,13 +155,13 @@ impl Executor {
                 self.shell.execute_with(&run(a.command.clone(), false, a.timeout), SplitRule::V1).await,
                 &a.command,
             );
-            let Extras::V1 { mut fields, kind } = obs.extras else {
+            let Extras::V1Terminal(mut fields) = obs.extras else {
                 unreachable!("terminal_from_v0 builds V1 observations")
             };
-            fields.insert("command".into(), format!("[RESET] {}", a.command).into());
+            fields.command = format!("[RESET] {}", a.command);
             return Observation {
                 content: format!("{RESET_TEXT}\n\n{}", obs.content),
-                extras: Extras::V1 { kind, fields },
+                extras: Extras::V1Terminal(fields),
             };
         }
         terminal_from_v0(
@@ -220,10 +192,8 @@ impl Executor {
     /// was running.
     pub(crate) fn v1_interrupt(&self) -> Observation {
         let interrupted = self.shell.interrupt();
-        let mut f = Map::new();
-        f.insert("interrupted".into(), interrupted.into());
         let text = if interrupted { "C-c sent to the running command" } else { "no command was running" };
-        Observation { content: text.into(), extras: Extras::V1 { kind: "v1_interrupt", fields: f } }
+        Observation { content: text.into(), extras: Extras::V1Interrupt(V1InterruptObservation { interrupted }) }
     }
 
     /// Run one `v1_file_editor` action with the V0 editor (OH_ACI) under V1's rule: its binary
@@ -319,22 +289,13 @@ mod tests {
         assert_eq!(literal_kind("{ ls; }"), None);
         assert_eq!(literal_kind("["), None);
     }
-
-    #[test]
-    fn truncation_keeps_30000_code_points() {
-        let s = "é".repeat(40_000);
-        let t = v1_truncate(s);
-        assert_eq!(t.chars().count(), MAX_CMD_OUTPUT_SIZE);
-        assert!(t.contains(TRUNCATE_NOTICE));
-        assert_eq!(v1_truncate("short".into()), "short");
-    }
 }
 
 #[cfg(test)]
 mod executor_tests {
     use std::sync::Arc;
 
-    use oh_protocol::{ActionEvent, Extras};
+    use oh_protocol::{ActionEvent, Extras, ObservationEvent};
     use serde_json::{json, Value};
 
     use crate::{Executor, ExecutorConfig, LocalFs};
@@ -343,7 +304,14 @@ mod executor_tests {
         let event = ActionEvent::from_value(json!({"id": 1, "action": action, "args": args})).unwrap();
         let obs = ex.observe(&event.parse().unwrap()).await;
         match obs.extras {
-            Extras::V1 { fields, .. } => (obs.content, fields),
+            Extras::V1Terminal(_) | Extras::V1FileEditor(_) => {
+                // The fields as the reply carries them.
+                let content = obs.content.clone();
+                let Value::Object(fields) = ObservationEvent::reply(None, obs).to_value()["extras"].take() else {
+                    panic!("extras are an object")
+                };
+                (content, fields)
+            }
             Extras::Edit { old_content, new_content, .. } => {
                 let mut f = serde_json::Map::new();
                 f.insert("old_content".into(), old_content.map_or(Value::Null, Value::from));
@@ -457,16 +425,16 @@ mod executor_tests {
 mod heredoc_tests {
     use std::sync::Arc;
 
-    use oh_protocol::{ActionEvent, Extras};
+    use oh_protocol::{ActionEvent, Extras, V1TerminalObservation};
     use serde_json::json;
 
     use crate::{Executor, ExecutorConfig, LocalFs};
 
-    async fn terminal(ex: &Executor, command: &str) -> (String, serde_json::Map<String, serde_json::Value>) {
+    async fn terminal(ex: &Executor, command: &str) -> (String, V1TerminalObservation) {
         let event =
             ActionEvent::from_value(json!({"id": 1, "action": "v1_terminal", "args": {"command": command}})).unwrap();
         let obs = ex.observe(&event.parse().unwrap()).await;
-        let Extras::V1 { fields, .. } = obs.extras else { panic!("not a V1 observation") };
+        let Extras::V1Terminal(fields) = obs.extras else { panic!("not a V1 observation") };
         (obs.content, fields)
     }
 
@@ -479,11 +447,11 @@ mod heredoc_tests {
         // V0's rule refuses this as two commands; V1 runs both and shows both outputs.
         let (text, f) = terminal(&ex, "cat <<EOF\nx\nEOF\necho after").await;
         assert_eq!(text, "cat <<EOF\nx\nEOF\nx\n\n\necho after\nafter");
-        assert_eq!(f["exit_code"], 0);
+        assert_eq!(f.exit_code, Some(0));
         // A line the parser refuses is sent whole: it must not end at the first prompt.
         let (text, f) = terminal(&ex, "cat <<'EOF' > f.sh\necho from-script\nEOF\nbash f.sh; false").await;
         assert!(text.ends_with("bash f.sh; false\nfrom-script"), "{text:?}");
-        assert_eq!(f["exit_code"], 1);
+        assert_eq!(f.exit_code, Some(1));
         assert!(!text.contains("__OHB"), "{text:?}");
         // The end mark leaves the session as it was: `$?` is the last statement's.
         let (text, _) = terminal(&ex, "echo $?").await;
@@ -502,12 +470,12 @@ mod heredoc_tests {
         )
         .unwrap();
         let obs = ex.observe(&event.parse().unwrap()).await;
-        let Extras::V1 { fields, .. } = obs.extras else { panic!("not a V1 observation") };
-        assert_eq!(fields["exit_code"], 130, "{:?}", obs.content);
+        let Extras::V1Terminal(fields) = obs.extras else { panic!("not a V1 observation") };
+        assert_eq!(fields.exit_code, Some(130), "{:?}", obs.content);
         assert!(t0.elapsed() < std::time::Duration::from_secs(4), "{:?}", t0.elapsed());
         // Statements on separate lines without a heredoc are still refused, as in V1.
         let (text, f) = terminal(&ex, "echo a\necho b").await;
-        assert_eq!(f["is_error"], true);
+        assert!(f.is_error);
         assert!(text.starts_with("Cannot execute multiple commands at once."), "{text}");
         ex.shutdown().await;
     }

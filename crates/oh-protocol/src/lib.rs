@@ -10,7 +10,8 @@
 //!   `message` and `success` derived the way the Python properties derive them.
 //!
 //! The OpenHands V1 tool actions (`v1_terminal`, `v1_file_editor`) are typed [`Action`] variants
-//! too (module [`v1`]), decoded by the same entry point.
+//! too (module [`v1`]), decoded by the same entry point, and their observations typed [`Extras`]
+//! variants (`V1Terminal`, `V1FileEditor`, `V1Interrupt`).
 //!
 //! This crate knows nothing of shells, files, sockets or Node.
 
@@ -30,7 +31,10 @@ pub use handler::ActionHandler;
 pub use observation::{
     truncate_cmd_output, CmdOutputMetadata, Extras, Observation, ObservationEvent, MAX_CMD_OUTPUT_SIZE,
 };
-pub use v1::{V1FileEditorAction, V1TerminalAction};
+pub use v1::{
+    v1_truncate, V1FileEditorAction, V1FileEditorObservation, V1InterruptObservation, V1TerminalAction,
+    V1TerminalObservation,
+};
 
 /// Errors raised while decoding an event.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]

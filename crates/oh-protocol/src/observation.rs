@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::v1::{V1FileEditorObservation, V1InterruptObservation, V1TerminalObservation};
 use crate::{ImplSource, ProtocolError};
 
 /// `MAX_CMD_OUTPUT_SIZE` of `CmdOutputObservation`.
@@ -76,12 +77,13 @@ pub enum Extras {
     Error {
         error_id: String,
     },
-    /// An OpenHands V1 (software-agent-sdk) observation: `kind` is `v1_terminal` or
-    /// `v1_file_editor`, `fields` the V1 observation's fields (wire format: docs/protocol.md).
-    V1 {
-        kind: &'static str,
-        fields: Map<String, Value>,
-    },
+    /// OpenHands V1's `TerminalObservation` (`v1_terminal`; the types are in `v1.rs`, beside the
+    /// V1 actions).
+    V1Terminal(V1TerminalObservation),
+    /// OpenHands V1's `FileEditorObservation` (`v1_file_editor`).
+    V1FileEditor(V1FileEditorObservation),
+    /// The answer to `v1_interrupt`.
+    V1Interrupt(V1InterruptObservation),
     /// OpenHands' `MCPObservation` (`mcp`): `content` is the tool's MCP `CallToolResult` as JSON.
     Mcp {
         name: String,
@@ -150,7 +152,9 @@ impl Observation {
             Extras::Write { .. } => "write",
             Extras::Edit { .. } => "edit",
             Extras::Error { .. } => "error",
-            Extras::V1 { kind, .. } => kind,
+            Extras::V1Terminal(_) => crate::v1::V1_TERMINAL,
+            Extras::V1FileEditor(_) => crate::v1::V1_FILE_EDITOR,
+            Extras::V1Interrupt(_) => crate::v1::V1_INTERRUPT,
             Extras::Mcp { .. } => "mcp",
             Extras::Checkpoint { .. } => crate::checkpoint::CHECKPOINT_OBSERVATION,
         }
@@ -173,9 +177,12 @@ impl Observation {
             Extras::Read { path, .. } => format!("I read the file {path}."),
             Extras::Write { path } => format!("I wrote to the file {path}."),
             Extras::Edit { path, .. } => format!("I edited the file {path}."),
-            Extras::Error { .. } | Extras::V1 { .. } | Extras::Mcp { .. } | Extras::Checkpoint { .. } => {
-                self.content.clone()
-            }
+            Extras::Error { .. }
+            | Extras::V1Terminal(_)
+            | Extras::V1FileEditor(_)
+            | Extras::V1Interrupt(_)
+            | Extras::Mcp { .. }
+            | Extras::Checkpoint { .. } => self.content.clone(),
         }
     }
 
@@ -227,7 +234,9 @@ impl Observation {
             Extras::Error { error_id } => {
                 m.insert("error_id".into(), error_id.clone().into());
             }
-            Extras::V1 { fields, .. } => m.extend(fields.clone()),
+            Extras::V1Terminal(o) => m.extend(fields_of(o)),
+            Extras::V1FileEditor(o) => m.extend(fields_of(o)),
+            Extras::V1Interrupt(o) => m.extend(fields_of(o)),
             Extras::Mcp { name, arguments } => {
                 m.insert("name".into(), name.clone().into());
                 m.insert("arguments".into(), Value::Object(arguments.clone()));
@@ -292,8 +301,9 @@ impl Observation {
                 diff: s("diff"),
             },
             "error" => Extras::Error { error_id: s("error_id").unwrap_or_default() },
-            "v1_terminal" => Extras::V1 { kind: "v1_terminal", fields: ex.clone() },
-            "v1_file_editor" => Extras::V1 { kind: "v1_file_editor", fields: ex.clone() },
+            crate::v1::V1_TERMINAL => Extras::V1Terminal(typed_extras(kind, ex)?),
+            crate::v1::V1_FILE_EDITOR => Extras::V1FileEditor(typed_extras(kind, ex)?),
+            crate::v1::V1_INTERRUPT => Extras::V1Interrupt(typed_extras(kind, ex)?),
             "mcp" => Extras::Mcp {
                 name: s("name").unwrap_or_default(),
                 arguments: ex.get("arguments").and_then(Value::as_object).cloned().unwrap_or_default(),
@@ -306,6 +316,20 @@ impl Observation {
         };
         Ok(Observation { content, extras })
     }
+}
+
+/// The fields of a typed observation struct, in its declaration (= wire) order.
+fn fields_of<T: Serialize>(o: &T) -> Map<String, Value> {
+    match serde_json::to_value(o).expect("observation fields serialise") {
+        Value::Object(m) => m,
+        other => unreachable!("a struct serialises to an object, not {other}"),
+    }
+}
+
+/// A typed observation struct from an `extras` object (missing fields take their defaults).
+fn typed_extras<T: serde::de::DeserializeOwned>(kind: &str, ex: &Map<String, Value>) -> Result<T, ProtocolError> {
+    serde_json::from_value(Value::Object(ex.clone()))
+        .map_err(|e| ProtocolError::BadArguments { action: kind.into(), detail: e.to_string() })
 }
 
 /// An observation with its event envelope, serialised exactly like `event_to_dict`.

@@ -1,11 +1,14 @@
-//! The OpenHands V1 actions (software-agent-sdk `openhands-tools` 1.58.0): the `terminal` and
-//! `file_editor` tools' arguments, as `v1_terminal` / `v1_file_editor` action events carry them
-//! (docs/protocol.md, "OpenHands V1 actions"). Parsed here, with the V0 kinds, so that the one
-//! decode entry point refuses bad arguments for every kind; `oh-executor`'s v1 module runs them.
+//! The OpenHands V1 actions and observations (software-agent-sdk `openhands-tools` 1.58.0): the
+//! `terminal` and `file_editor` tools' arguments, as `v1_terminal` / `v1_file_editor` action events
+//! carry them, and the fields of their observations, as the replies carry them (docs/protocol.md,
+//! "OpenHands V1 actions"). The actions are parsed here, with the V0 kinds, so that the one decode
+//! entry point refuses bad arguments for every kind; `oh-executor`'s v1 module runs them and
+//! builds the observations.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::ProtocolError;
+use crate::{CmdOutputMetadata, ProtocolError, MAX_CMD_OUTPUT_SIZE};
 
 /// The wire kinds of the V1 actions.
 pub const V1_TERMINAL: &str = "v1_terminal";
@@ -36,6 +39,78 @@ pub struct V1FileEditorAction {
     pub insert_line: Option<i64>,
     /// Raw JSON: invalid ranges are echoed back in the editor's messages as Python prints them.
     pub view_range: Option<Value>,
+}
+
+/// V1's `TerminalObservation` (`"observation": "v1_terminal"`): its fields, in wire order (the
+/// text is the observation's `content`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct V1TerminalObservation {
+    #[serde(default)]
+    pub is_error: bool,
+    #[serde(default)]
+    pub command: String,
+    /// `None` when the command did not finish (or never ran).
+    #[serde(default)]
+    pub exit_code: Option<i64>,
+    /// Always false: V1 1.58 marks neither of its timeouts here (its metadata's suffix says so).
+    #[serde(default)]
+    pub timeout: bool,
+    /// V1's `CmdOutputMetadata` has V0's fields in V0's order.
+    #[serde(default)]
+    pub metadata: CmdOutputMetadata,
+}
+
+/// V1's `FileEditorObservation` (`"observation": "v1_file_editor"`), in wire order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct V1FileEditorObservation {
+    #[serde(default)]
+    pub is_error: bool,
+    #[serde(default)]
+    pub command: String,
+    /// `str(Path(path))`; `None` on an error.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// False only after `create`.
+    #[serde(default = "yes")]
+    pub prev_exist: bool,
+    /// The whole file before and after an edit (`None` for `view`, before a `create`, and when a
+    /// transport leaves them out because they would not fit).
+    #[serde(default)]
+    pub old_content: Option<String>,
+    #[serde(default)]
+    pub new_content: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The answer to `v1_interrupt` (`"observation": "v1_interrupt"`): whether a command was running
+/// (the interrupted call answers with its own observation).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct V1InterruptObservation {
+    #[serde(default)]
+    pub interrupted: bool,
+}
+
+/// V1's `DEFAULT_TRUNCATE_NOTICE` (`openhands.sdk.utils.truncate`).
+pub const V1_TRUNCATE_NOTICE: &str =
+    "<response clipped><NOTE>Due to the max output limit, only part of the full response has been shown to you.</NOTE>";
+
+/// V1's `maybe_truncate(content, truncate_after=MAX_CMD_OUTPUT_SIZE)` with its default notice
+/// (code points; V1's limit is V0's, [`MAX_CMD_OUTPUT_SIZE`]).
+pub fn v1_truncate(content: String) -> String {
+    let count = content.chars().count();
+    if count <= MAX_CMD_OUTPUT_SIZE {
+        return content;
+    }
+    let notice_len = V1_TRUNCATE_NOTICE.chars().count();
+    let available = MAX_CMD_OUTPUT_SIZE - notice_len;
+    let head = available / 2 + available % 2;
+    let tail = MAX_CMD_OUTPUT_SIZE - notice_len - head;
+    let head_end = content.char_indices().nth(head).map(|(i, _)| i).unwrap_or(content.len());
+    let tail_start = content.char_indices().nth(count - tail).map(|(i, _)| i).unwrap_or(content.len());
+    format!("{}{}{}", &content[..head_end], V1_TRUNCATE_NOTICE, &content[tail_start..])
 }
 
 /// The editor commands V1's `file_editor` accepts.
@@ -139,6 +214,66 @@ mod tests {
         assert!(parse_file_editor(&args(json!({"command": "delete", "path": "/a"}))).is_err());
         assert!(parse_file_editor(&args(json!({"command": "insert", "path": "/a", "insert_line": "3"}))).is_err());
         assert!(parse_file_editor(&args(json!({"command": "view"}))).unwrap_err().to_string().contains("'path'"));
+    }
+
+    #[test]
+    fn truncation_keeps_30000_code_points() {
+        let s = "é".repeat(40_000);
+        let t = v1_truncate(s);
+        assert_eq!(t.chars().count(), MAX_CMD_OUTPUT_SIZE);
+        assert!(t.contains(V1_TRUNCATE_NOTICE));
+        assert_eq!(v1_truncate("short".into()), "short");
+    }
+
+    /// The replies' extras, byte for byte as the untyped maps wrote them before (and as
+    /// `v1/tools.py` reads them): the field order is the struct's.
+    #[test]
+    fn v1_observations_serialise_in_wire_order_and_read_back() {
+        use crate::{Extras, Observation, ObservationEvent};
+        let terminal = Observation {
+            content: "hi".into(),
+            extras: Extras::V1Terminal(V1TerminalObservation {
+                is_error: false,
+                command: "echo hi".into(),
+                exit_code: Some(0),
+                timeout: false,
+                metadata: CmdOutputMetadata::default(),
+            }),
+        };
+        let json = ObservationEvent::reply(Some(3), terminal.clone()).to_json();
+        assert_eq!(
+            json,
+            r#"{"message":"hi","cause":3,"observation":"v1_terminal","content":"hi","extras":{"is_error":false,"command":"echo hi","exit_code":0,"timeout":false,"metadata":{"exit_code":-1,"pid":-1,"username":null,"hostname":null,"working_dir":null,"py_interpreter_path":null,"prefix":"","suffix":""}}}"#
+        );
+        let editor = Observation {
+            content: "created".into(),
+            extras: Extras::V1FileEditor(V1FileEditorObservation {
+                is_error: false,
+                command: "create".into(),
+                path: Some("/w/a".into()),
+                prev_exist: false,
+                old_content: None,
+                new_content: Some("x".into()),
+            }),
+        };
+        let json = ObservationEvent::reply(Some(4), editor.clone()).to_json();
+        assert_eq!(
+            json,
+            r#"{"message":"created","cause":4,"observation":"v1_file_editor","content":"created","extras":{"is_error":false,"command":"create","path":"/w/a","prev_exist":false,"old_content":null,"new_content":"x"}}"#
+        );
+        let interrupt = Observation {
+            content: "no".into(),
+            extras: Extras::V1Interrupt(V1InterruptObservation { interrupted: false }),
+        };
+        let json = ObservationEvent::reply(Some(5), interrupt.clone()).to_json();
+        assert_eq!(
+            json,
+            r#"{"message":"no","cause":5,"observation":"v1_interrupt","content":"no","extras":{"interrupted":false}}"#
+        );
+        for obs in [terminal, editor, interrupt] {
+            let back = ObservationEvent::from_value(&ObservationEvent::reply(Some(1), obs.clone()).to_value()).unwrap();
+            assert_eq!(back.observation, obs);
+        }
     }
 
     #[test]

@@ -36,10 +36,11 @@ pub fn sealed_len(json: &str) -> usize {
 /// before anything is serialised: `shrink_reply` would drop them anyway, after serialising the
 /// whole reply twice and copying it into a `Value` (a 6 MB edit: three passes over 12 MB).
 fn drop_contents_that_cannot_fit(reply: &mut ObservationEvent, max: usize) {
-    if let oh_protocol::Extras::V1 { fields, .. } = &mut reply.observation.extras {
-        let len = |key: &str| fields.get(key).and_then(Value::as_str).map_or(0, str::len);
-        if len("old_content") + len("new_content") > max {
-            null_edit_contents(fields);
+    if let oh_protocol::Extras::V1FileEditor(edit) = &mut reply.observation.extras {
+        let len = |text: &Option<String>| text.as_deref().map_or(0, str::len);
+        if len(&edit.old_content) + len(&edit.new_content) > max {
+            edit.old_content = None;
+            edit.new_content = None;
             tracing::warn!(max, "reply too large for the socket: dropped old_content/new_content");
         }
     }
@@ -133,16 +134,17 @@ mod tests {
 
     #[test]
     fn a_v1_edit_over_the_limit_loses_its_whole_file_contents_first() {
-        use oh_protocol::Extras;
-        let mut fields = serde_json::Map::new();
-        fields.insert("is_error".into(), false.into());
-        fields.insert("command".into(), "str_replace".into());
-        fields.insert("old_content".into(), "a".repeat(3000).into());
-        fields.insert("new_content".into(), "b".repeat(3000).into());
-        let obs = Observation {
-            content: "The file /w/f has been edited.".into(),
-            extras: Extras::V1 { kind: "v1_file_editor", fields },
+        use oh_protocol::{Extras, V1FileEditorObservation};
+        let fields = V1FileEditorObservation {
+            is_error: false,
+            command: "str_replace".into(),
+            path: Some("/w/f".into()),
+            prev_exist: true,
+            old_content: Some("a".repeat(3000)),
+            new_content: Some("b".repeat(3000)),
         };
+        let obs =
+            Observation { content: "The file /w/f has been edited.".into(), extras: Extras::V1FileEditor(fields) };
         let v: Value = serde_json::from_str(&encode_reply(ObservationEvent::reply(Some(1), obs), 1, 2000)).unwrap();
         assert_eq!(v["observation"], "v1_file_editor");
         assert!(v["extras"]["old_content"].is_null() && v["extras"]["new_content"].is_null(), "{v}");
