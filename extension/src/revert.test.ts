@@ -9,9 +9,9 @@ import {
   type CheckpointExecutor,
   type PlannedChange,
   type RevertUi,
+  beforeMessageArgs,
   describeChange,
   messageIdOfKey,
-  messageLabel,
   revertToBefore,
   runCheckpoint,
   undoRevert,
@@ -69,8 +69,10 @@ describe('revert to before a user message (real executor)', () => {
     writeFileSync(path.join(ws, 'b.txt'), 'keep me\n');
     writeFileSync(path.join(ws, 'open.txt'), 'user text\n');
     executor = new addon.Executor({ serverUrl: 'http://127.0.0.1:9', conversationId: CONVERSATION, workspaceRoot: ws }, null);
-    // What the runtime does before user message 4 (VsCodeRuntime labels it so).
-    await runCheckpoint(executor, 'take', { label: messageLabel(CONVERSATION, 4) });
+    // What the runtime does before user message 4; a checkpoint with only that message's label
+    // is not one before it (the label is for people, nothing reads it).
+    await runCheckpoint(executor, 'take', beforeMessageArgs(CONVERSATION, 4));
+    await runCheckpoint(executor, 'take', { label: beforeMessageArgs(CONVERSATION, 5).label });
     // The agent's turn: bash edits, deletes and creates.
     const reply = JSON.parse(await executor.execute(JSON.stringify({
       id: 900, action: 'run', args: { command: "sed -i 's/one/two/' a.txt && rm b.txt && echo new > c.txt && echo agent > open.txt" },
@@ -136,21 +138,20 @@ describe('revert to before a user message (real executor)', () => {
 });
 
 describe('revert helpers', () => {
-  it('writes the checkpoint label exactly as the Python runtime does (one format, two languages)', () => {
-    // V0 labels its checkpoints in Python (VsCodeRuntime) and the tab finds them by this label;
-    // checkpoints.py needs nothing beyond the standard library, so it is loaded on its own.
+  it('takes the checkpoint before a message with the same arguments as the Python runtime (one format, two languages)', () => {
+    // V0 takes its checkpoints in Python (VsCodeRuntime) and the tab finds them by
+    // `before_message`; checkpoints.py needs nothing beyond the standard library, so it is loaded
+    // on its own.
     const module = path.join(__dirname, '..', '..', 'openhands-runtime-py', 'src', 'openhands_vscode_runtime', 'checkpoints.py');
     const script = [
       'import importlib.util, json, sys',
       `spec = importlib.util.spec_from_file_location('checkpoints', ${JSON.stringify(module)})`,
       'm = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)',
-      "print(json.dumps([m.message_label('conv-7f', 12), m.parse_message_label(sys.argv[1])]))",
+      "print(json.dumps(m.before_message_args('conv-7f', 12)))",
     ].join('\n');
-    const run = spawnSync('python3', ['-c', script, messageLabel('conv-ts', 3)], { encoding: 'utf8', env: { ...process.env, PYENV_VERSION: 'system' } });
+    const run = spawnSync('python3', ['-c', script], { encoding: 'utf8', env: { ...process.env, PYENV_VERSION: 'system' } });
     expect(run.status, run.stderr).toBe(0);
-    const [pythonLabel, parsedByPython] = JSON.parse(run.stdout) as [string, [string, number] | null];
-    expect(pythonLabel).toBe(messageLabel('conv-7f', 12));
-    expect(parsedByPython).toEqual(['conv-ts', 3]);
+    expect(JSON.parse(run.stdout)).toEqual(beforeMessageArgs('conv-7f', 12));
   });
 
   it('reads the message id from an item key', () => {

@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 
 /**
  * "Revert files to before this" on a user message of the tab (docs/checkpoints.md): the
- * checkpoint the runtime took before that message, found by its label in the executor's
+ * checkpoint the runtime took before that message, found by its `before_message` in the executor's
  * `checkpoint_list`; the files a restore would change (`checkpoint_plan`), each with a diff on
  * demand (`checkpoint_blob` for the captured side); files with unsaved editor changes left alone
  * and reported; the restore, and its undo (the checkpoint of the state before it).
@@ -48,20 +48,32 @@ export interface RestoreReport {
   left: LeftAlone[];
 }
 
+/** Which user message a checkpoint precedes: its conversation and its number there. */
+export interface BeforeMessage {
+  conversation_id: string;
+  message: number;
+}
+
 export interface CheckpointSummary {
   id: number;
   label: string;
+  /** Set on the checkpoints taken before a user message. */
+  before_message?: BeforeMessage;
   created_ms: number;
   roots: string[];
 }
 
 /**
- * The label of the checkpoint taken before a user message: by `VsCodeRuntime` (V0,
- * `openhands_vscode_runtime.checkpoints.message_label`; `messageId` is the event id) or by the V1
- * tab (`messageId` is the message's number among the user messages); docs/protocol.md.
+ * `checkpoint_take`'s arguments for the checkpoint before a user message, as `VsCodeRuntime` (V0,
+ * `openhands_vscode_runtime.checkpoints.before_message_args`; `messageId` is the event id) and the
+ * V1 tab (`messageId` is the message's number among the user messages) send them: the
+ * `before_message` a revert finds it by, and a label for people; docs/checkpoints.md.
  */
-export function messageLabel(conversationId: string, messageId: number): string {
-  return `before message ${messageId} of conversation ${conversationId}`;
+export function beforeMessageArgs(conversationId: string, messageId: number): { label: string; before_message: BeforeMessage } {
+  return {
+    label: `before message ${messageId} of conversation ${conversationId}`,
+    before_message: { conversation_id: conversationId, message: messageId },
+  };
 }
 
 /** The event id of a user message item (`e<id>`, tab/eventModel.ts), else undefined. */
@@ -90,8 +102,9 @@ export async function runCheckpoint<T>(executor: CheckpointExecutor, op: string,
 /** The checkpoint taken before message `messageId` of `conversationId` (the newest if several), else undefined. */
 export async function checkpointBefore(executor: CheckpointExecutor, conversationId: string, messageId: number): Promise<CheckpointSummary | undefined> {
   const list = await runCheckpoint<{ checkpoints: CheckpointSummary[] }>(executor, 'list', {});
-  const label = messageLabel(conversationId, messageId);
-  return list.checkpoints.filter((c) => c.label === label).pop();
+  return list.checkpoints
+    .filter((c) => c.before_message?.conversation_id === conversationId && c.before_message.message === messageId)
+    .pop();
 }
 
 /** The absolute path of a planned change. */

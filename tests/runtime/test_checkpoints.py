@@ -19,7 +19,7 @@ from openhands.events.action import CmdRunAction, FileEditAction, MessageAction
 from openhands.events.event import FileEditSource
 from openhands.events.observation import CmdOutputObservation
 
-from openhands_vscode_runtime.checkpoints import CheckpointReply, parse_message_label
+from openhands_vscode_runtime.checkpoints import CheckpointReply
 from openhands_vscode_runtime.executor_process import find_executor
 
 pytestmark = real_executor_only
@@ -133,12 +133,13 @@ def test_checkpoint_before_each_user_message_restores_byte_for_byte(ckpt_runtime
     assert second.id in runtime.checkpoints
     assert runtime.checkpoints[second.id] != runtime.checkpoints[first.id]
 
-    # Labels name the message and the conversation, so a checkpoint list tells them apart.
+    # Each checkpoint says which message of which conversation it precedes (structured, not in
+    # its label), so a checkpoint list tells them apart.
     listed = runtime.checkpoint('list', {})
     assert isinstance(listed, CheckpointReply), listed
-    labels = {c['id']: parse_message_label(c['label']) for c in listed.result['checkpoints']}
-    assert labels[runtime.checkpoints[first.id]] == (runtime.sid, first.id)
-    assert labels[runtime.checkpoints[second.id]] == (runtime.sid, second.id)
+    before = {c['id']: c.get('before_message') for c in listed.result['checkpoints']}
+    assert before[runtime.checkpoints[first.id]] == {'conversation_id': runtime.sid, 'message': first.id}
+    assert before[runtime.checkpoints[second.id]] == {'conversation_id': runtime.sid, 'message': second.id}
 
     # Restore to before the second message: the state after the first turn, exactly.
     restored = runtime.checkpoint('restore', {'id': runtime.checkpoints[second.id]})

@@ -59,12 +59,24 @@ pub struct RootSnapshot {
     pub skipped: Vec<Skipped>,
 }
 
+/// The user message a checkpoint was taken before: its conversation and its number there (the
+/// event id in V0, the count of user messages in V1; docs/checkpoints.md). A revert finds the
+/// checkpoint by it, not by reading its label.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BeforeMessage {
+    pub conversation_id: String,
+    pub message: u64,
+}
+
 /// A full checkpoint: every root's state. A path absent from `entries` did not exist (or was
 /// ignored): that is how deletions between checkpoints are recorded.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Checkpoint {
     pub id: u64,
     pub label: String,
+    /// Set when the checkpoint precedes a user message (absent in stores written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_message: Option<BeforeMessage>,
     /// Milliseconds since the Unix epoch.
     pub created_ms: u64,
     pub roots: Vec<RootSnapshot>,
@@ -75,6 +87,8 @@ pub struct Checkpoint {
 pub struct Summary {
     pub id: u64,
     pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_message: Option<BeforeMessage>,
     pub created_ms: u64,
     pub roots: Vec<PathBuf>,
     /// Regular files captured.

@@ -208,11 +208,22 @@ impl Store {
 
     /// Capture `roots` into a new checkpoint and prune to the size bound.
     pub fn take(&mut self, roots: &[PathBuf], label: &str) -> Result<Summary> {
+        self.take_before(roots, label, None)
+    }
+
+    /// [`Store::take`], recording the user message the checkpoint precedes.
+    pub fn take_before(
+        &mut self,
+        roots: &[PathBuf],
+        label: &str,
+        before_message: Option<BeforeMessage>,
+    ) -> Result<Summary> {
         self.catalog.hashed = 0;
         let snapshots = self.scan(roots, true)?;
         let id = self.catalog.next_id;
         self.catalog.next_id += 1;
-        let checkpoint = Checkpoint { id, label: label.to_string(), created_ms: now_ms(), roots: snapshots };
+        let checkpoint =
+            Checkpoint { id, label: label.to_string(), before_message, created_ms: now_ms(), roots: snapshots };
         let manifest = serde_json::to_vec(&checkpoint).expect("a checkpoint serialises");
         let path = self.manifest_path(id);
         write_atomic(&path, &manifest, None).map_err(io_err(&path))?;
@@ -225,6 +236,7 @@ impl Store {
         let summary = Summary {
             id,
             label: checkpoint.label.clone(),
+            before_message: checkpoint.before_message.clone(),
             created_ms: checkpoint.created_ms,
             roots: checkpoint.roots.iter().map(|r| r.root.clone()).collect(),
             files: count,

@@ -95,8 +95,12 @@ fn to_json<T: serde::Serialize>(v: &T) -> Value {
 /// One operation: the text a conversation shows and the JSON result a UI reads.
 fn perform(store: &mut Store, roots: &[PathBuf], action: &CheckpointAction) -> oh_checkpoint::Result<(String, Value)> {
     Ok(match action {
-        CheckpointAction::Take { label } => {
-            let s = store.take(roots, label)?;
+        CheckpointAction::Take { label, before_message } => {
+            let before = before_message.as_ref().map(|b| oh_checkpoint::BeforeMessage {
+                conversation_id: b.conversation_id.clone(),
+                message: b.message,
+            });
+            let s = store.take_before(roots, label, before)?;
             let text = format!(
                 "Checkpoint {} taken: {} files ({} bytes) in {} folder(s), {} path(s) not captured.",
                 s.id,

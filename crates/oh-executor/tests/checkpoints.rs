@@ -73,7 +73,7 @@ fn a_restore_undoes_bash_and_editor_changes_in_every_root() {
     let before = (tree(&ws), tree(&other));
 
     let changes = [
-        json!({"action": "checkpoint_take", "args": {"label": "before message 1"}}),
+        json!({"action": "checkpoint_take", "args": {"label": "before message 1", "before_message": {"conversation_id": "c1", "message": 1}}}),
         json!({"action": "run", "args": {"command": format!(
             "sed -i 's/old/new/' a.txt && rm data/keep.txt && seq 1 500 > generated.txt && chmod 600 run.sh && echo more >> {}/b.txt",
             other.display()
@@ -127,6 +127,10 @@ fn a_restore_undoes_bash_and_editor_changes_in_every_root() {
     assert_eq!((tree(&ws), tree(&other)), before);
     let list = replies[1]["extras"]["result"]["checkpoints"].as_array().unwrap();
     assert_eq!(list.iter().map(|c| c["id"].as_u64().unwrap()).collect::<Vec<_>>(), vec![1, 2]);
+    // The message a checkpoint precedes is listed as it was given, in a later session too; the
+    // restore's own undo checkpoint precedes none.
+    assert_eq!(list[0]["before_message"], json!({"conversation_id": "c1", "message": 1}));
+    assert!(list[1].get("before_message").is_none(), "{}", list[1]);
 
     let replies = replay(&ws, &other, &store, &[json!({"action": "checkpoint_restore", "args": {"id": 2}})]);
     assert_eq!(replies[0]["extras"]["result"]["left"], json!([]), "{}", replies[0]);

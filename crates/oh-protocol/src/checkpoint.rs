@@ -19,11 +19,20 @@ pub const CHECKPOINT_OBSERVATION: &str = "checkpoint";
 pub const CHECKPOINT_KINDS: [&str; 5] =
     [CHECKPOINT_TAKE, CHECKPOINT_LIST, CHECKPOINT_PLAN, CHECKPOINT_RESTORE, CHECKPOINT_BLOB];
 
+/// The user message a checkpoint is taken before (`checkpoint_take`'s `before_message`): the
+/// conversation and the message's number in it. A revert looks the checkpoint up by it; the
+/// label is only for people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BeforeMessage {
+    pub conversation_id: String,
+    pub message: u64,
+}
+
 /// One checkpoint operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CheckpointAction {
     /// Capture every workspace root now.
-    Take { label: String },
+    Take { label: String, before_message: Option<BeforeMessage> },
     /// The checkpoints kept, oldest first.
     List,
     /// What restoring checkpoint `id` would change (nothing is changed).
@@ -68,17 +77,40 @@ fn only(kind: &str, args: &Map<String, Value>, known: &[&str]) -> Result<(), Pro
     }
 }
 
+fn before_message(kind: &str, v: &Value) -> Result<BeforeMessage, ProtocolError> {
+    let wrong = || {
+        bad(
+            kind,
+            format!(
+                "argument 'before_message' must be {{\"conversation_id\": a non-empty string, \"message\": a non-negative integer}}, not {v}"
+            ),
+        )
+    };
+    let obj = v.as_object().ok_or_else(wrong)?;
+    if obj.keys().any(|k| k != "conversation_id" && k != "message") {
+        return Err(wrong());
+    }
+    let conversation_id =
+        obj.get("conversation_id").and_then(Value::as_str).filter(|c| !c.is_empty()).ok_or_else(wrong)?;
+    let message = obj.get("message").and_then(Value::as_u64).ok_or_else(wrong)?;
+    Ok(BeforeMessage { conversation_id: conversation_id.to_string(), message })
+}
+
 /// Parse the arguments of a checkpoint action kind (one of [`CHECKPOINT_KINDS`]).
 pub fn parse(kind: &str, args: &Map<String, Value>) -> Result<CheckpointAction, ProtocolError> {
     match kind {
         CHECKPOINT_TAKE => {
-            only(kind, args, &["label"])?;
+            only(kind, args, &["label", "before_message"])?;
             let label = match args.get("label") {
                 None | Some(Value::Null) => String::new(),
                 Some(Value::String(s)) => s.clone(),
                 Some(other) => return Err(bad(kind, format!("argument 'label' must be a string, not {other}"))),
             };
-            Ok(CheckpointAction::Take { label })
+            let before_message = match args.get("before_message") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(before_message(kind, v)?),
+            };
+            Ok(CheckpointAction::Take { label, before_message })
         }
         CHECKPOINT_LIST => {
             only(kind, args, &[])?;
@@ -129,7 +161,15 @@ mod tests {
     fn checkpoint_actions_parse_with_their_arguments() {
         assert_eq!(
             parsed(json!({"action": "checkpoint_take", "args": {"label": "before 3"}})).unwrap(),
-            Action::Checkpoint(CheckpointAction::Take { label: "before 3".into() })
+            Action::Checkpoint(CheckpointAction::Take { label: "before 3".into(), before_message: None })
+        );
+        assert_eq!(
+            parsed(json!({"action": "checkpoint_take", "args": {"label": "l", "before_message": {"conversation_id": "c", "message": 3}}}))
+                .unwrap(),
+            Action::Checkpoint(CheckpointAction::Take {
+                label: "l".into(),
+                before_message: Some(BeforeMessage { conversation_id: "c".into(), message: 3 })
+            })
         );
         assert_eq!(parsed(json!({"action": "checkpoint_list"})).unwrap(), Action::Checkpoint(CheckpointAction::List));
         assert_eq!(
@@ -149,5 +189,15 @@ mod tests {
         assert!(parsed(json!({"action": "checkpoint_plan", "args": {"id": -1}})).is_err());
         assert!(parsed(json!({"action": "checkpoint_restore", "args": {"id": 1, "skip": "a"}})).is_err());
         assert!(parsed(json!({"action": "checkpoint_take", "args": {"lable": "x"}})).is_err());
+        for bad in [
+            json!("c 3"),
+            json!({"conversation_id": "c"}),
+            json!({"conversation_id": "", "message": 3}),
+            json!({"conversation_id": "c", "message": -1}),
+            json!({"conversation_id": "c", "message": 3, "x": 1}),
+        ] {
+            let v = json!({"action": "checkpoint_take", "args": {"before_message": bad}});
+            assert!(parsed(v).is_err(), "{bad}");
+        }
     }
 }

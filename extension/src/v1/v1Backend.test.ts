@@ -7,7 +7,7 @@ import type { HostToView } from '../webview/protocol';
 import type { SocketLike, V1Event } from './agentServerClient';
 import { TabSession } from '../tab/tabSession';
 import { V1Backend, type V1BackendDeps } from './v1Backend';
-import { revertToBefore, runCheckpoint, type CheckpointExecutor, type RevertUi } from '../revert';
+import { revertToBefore, runCheckpoint, type BeforeMessage, type CheckpointExecutor, type CheckpointSummary, type RevertUi } from '../revert';
 
 // Recorded from the real agent-server 1.58.2 (see the file's `about`).
 const fixture = JSON.parse(readFileSync(join(__dirname, '__fixtures__', 'agent-server-events.json'), 'utf8'));
@@ -111,7 +111,7 @@ describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
     // The first message creates the conversation's tools (the executor attaches then): it is
     // posted without running, the checkpoint before it (message 1) is taken, then the agent runs.
     expect(t.actions.map((a) => a.action)).toEqual(['checkpoint_take']);
-    expect(t.actions[0].args).toEqual({ label: `before message 1 of conversation ${id}` });
+    expect(t.actions[0].args).toEqual({ label: `before message 1 of conversation ${id}`, before_message: { conversation_id: id, message: 1 } });
     const posts = t.requests.filter((r) => r.method === 'POST').map((r) => ({ url: r.url, body: r.body as Record<string, unknown> }));
     const conv = `http://127.0.0.1:8000/api/conversations/${id}`;
     expect(posts.map((p) => p.url)).toEqual(['http://127.0.0.1:8000/api/conversations', `${conv}/events`, `${conv}/run`]);
@@ -308,18 +308,18 @@ describe('V1Backend: a checkpoint before each user message (real executor)', () 
   });
 
   /** What the agent does once it runs on the message (posted with `run`, or `/run`): the checkpoint must already exist. */
-  function agentAnswers(seen: string[][]) {
+  function agentAnswers(seen: Array<Array<BeforeMessage | undefined>>) {
     return async (method: string, path: string, body: Record<string, unknown> | undefined) => {
       if (method !== 'POST' || !((path.endsWith('/events') && body?.run === true) || path.endsWith('/run'))) return;
-      const list = await runCheckpoint<{ checkpoints: Array<{ label: string }> }>(executor, 'list', {});
-      seen.push(list.checkpoints.map((c) => c.label));
+      const list = await runCheckpoint<{ checkpoints: CheckpointSummary[] }>(executor, 'list', {});
+      seen.push(list.checkpoints.map((c) => c.before_message));
       const reply = JSON.parse(await executor.execute(JSON.stringify({ id: 900 + seen.length, action: 'run', args: { command: `echo agent${seen.length} > a.txt` } })));
       expect(reply.extras.metadata.exit_code).toBe(0);
     };
   }
 
   it('takes it before posting the message (keyed by the message number), and the tab reverts to it', async () => {
-    const seen: string[][] = [];
+    const seen: Array<Array<BeforeMessage | undefined>> = [];
     const t = setup({ executor, onRequest: agentAnswers(seen) });
     await t.session.open();
     await t.session.switchTo('c1');
@@ -328,7 +328,7 @@ describe('V1Backend: a checkpoint before each user message (real executor)', () 
     t.answers['GET /api/conversations/c1/events/count'] = 2;
     await t.session.send('change a.txt');
     expect(t.warnings).toEqual([]);
-    expect(seen).toEqual([['before message 3 of conversation c1']]);
+    expect(seen).toEqual([[{ conversation_id: 'c1', message: 3 }]]);
     expect(file()).toBe('agent1\n');
 
     // The history as the stream replays it: two earlier user messages, then this one.
@@ -355,18 +355,18 @@ describe('V1Backend: a checkpoint before each user message (real executor)', () 
   });
 
   it('first message: the checkpoint (message 1) is taken once the executor serves the new conversation, before the agent runs', async () => {
-    const seen: string[][] = [];
+    const seen: Array<Array<BeforeMessage | undefined>> = [];
     const t = setup({ executor, onRequest: agentAnswers(seen) });
     await t.session.open();
     await t.session.send('start');
     const id = t.session.currentConversationId!;
     expect(t.warnings).toEqual([]);
-    expect(seen).toEqual([[`before message 1 of conversation ${id}`]]);
+    expect(seen).toEqual([[{ conversation_id: id, message: 1 }]]);
     expect(file()).toBe('agent1\n');
   });
 
   it('first message of a conversation created empty ("New conversation"): the same', async () => {
-    const seen: string[][] = [];
+    const seen: Array<Array<BeforeMessage | undefined>> = [];
     const t = setup({ executor, onRequest: agentAnswers(seen) });
     await t.session.open();
     const id = await t.session.newConversation();
@@ -374,7 +374,7 @@ describe('V1Backend: a checkpoint before each user message (real executor)', () 
     t.answers[`GET /api/conversations/${id}/events/count`] = 0;
     await t.session.send('start');
     expect(t.warnings).toEqual([]);
-    expect(seen).toEqual([[`before message 1 of conversation ${id}`]]);
+    expect(seen).toEqual([[{ conversation_id: id, message: 1 }]]);
     const posts = t.requests.filter((r) => r.method === 'POST').map((r) => [new URL(r.url).pathname, (r.body as { run?: boolean } | undefined)?.run]);
     expect(posts).toEqual([['/api/conversations', undefined], [`/api/conversations/${id}/events`, false], [`/api/conversations/${id}/run`, undefined]]);
   });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'crypto';
-import { messageIdOfKey, messageLabel, runCheckpoint, type CheckpointExecutor } from '../revert';
+import { beforeMessageArgs, messageIdOfKey, runCheckpoint, type CheckpointExecutor } from '../revert';
 import type { AwaitedAction, ConversationBackend, ExecutorPort, LlmSettings, SecretStore, SessionHost, StateStore } from '../tab/backend';
 import { ServerError, type FetchLike } from '../tab/http';
 import { problemOf } from '../fixes';
@@ -302,12 +302,13 @@ export class V1Backend implements ConversationBackend {
     await client.run(id);
   }
 
-  /** The checkpoint labelled for message `number`; a failure is logged and the message goes out without one. */
+  /** The checkpoint before message `number`; a failure is logged and the message goes out without one. */
   private async checkpointBefore(id: string, number: number, serving?: Promise<boolean>): Promise<void> {
-    const label = messageLabel(id, number);
+    const args = beforeMessageArgs(id, number);
+    const label = args.label;
     try {
       if (serving && !(await serving)) throw new Error('the executor does not serve the conversation');
-      const taken = await runCheckpoint<{ id: number }>(this.deps.executor, 'take', { label });
+      const taken = await runCheckpoint<{ id: number }>(this.deps.executor, 'take', args);
       this.host.log.info(`checkpoint ${taken?.id} taken ${label}`);
     } catch (e) {
       this.host.log.warn(`no checkpoint ${label}: ${(e as Error)?.message ?? e}; the message is sent without one (it cannot be reverted)`);

@@ -8,26 +8,20 @@ checkpoint before each user message) and by anything else holding a channel.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 # The observation kind of every checkpoint reply (oh-protocol CHECKPOINT_OBSERVATION).
 CHECKPOINT_OBSERVATION = 'checkpoint'
 
-# A checkpoint taken before a user message is labelled so that a checkpoint list tells which
-# message of which conversation it precedes (the tab reads the label back: docs/checkpoints.md).
-_MESSAGE_LABEL = re.compile(r'before message (\d+) of conversation (\S+)')
 
-
-def message_label(conversation_id: str, message_id: int) -> str:
-    """The label of the checkpoint taken before user message `message_id` (its event id)."""
-    return f'before message {message_id} of conversation {conversation_id}'
-
-
-def parse_message_label(label: str) -> tuple[str, int] | None:
-    """(conversation id, message event id) of a `message_label`, else None."""
-    m = _MESSAGE_LABEL.fullmatch(label)
-    return (m.group(2), int(m.group(1))) if m else None
+def before_message_args(conversation_id: str, message_id: int) -> dict[str, Any]:
+    """`checkpoint_take`'s arguments for the checkpoint before user message `message_id` (its
+    event id): `before_message` says which message of which conversation it precedes (the tab
+    finds it by that: docs/checkpoints.md), the label says it to people."""
+    return {
+        'label': f'before message {message_id} of conversation {conversation_id}',
+        'before_message': {'conversation_id': conversation_id, 'message': message_id},
+    }
 
 
 class CheckpointReply:

@@ -51,7 +51,7 @@ from openhands.runtime.plugins import PluginRequirement
 from openhands.runtime.runtime_status import RuntimeStatus
 
 from openhands_vscode_runtime.agent_env import bash_export
-from openhands_vscode_runtime.checkpoints import CheckpointReply, checkpoint_payload, message_label
+from openhands_vscode_runtime.checkpoints import CheckpointReply, before_message_args, checkpoint_payload
 from openhands_vscode_runtime.connection import (
     ConnectionSetupError,
     ExecutorLink,
@@ -461,7 +461,7 @@ class VsCodeRuntime(RuntimeMcp, Runtime):
     def _checkpoint_before(self, message: MessageAction) -> None:
         if self._link is None or self._channel is None or self._closed:
             return  # an attached runtime: the one that owns the executor takes them
-        reply = self.checkpoint('take', {'label': message_label(self.sid, message.id)})
+        reply = self.checkpoint('take', before_message_args(self.sid, message.id))
         if isinstance(reply, CheckpointReply) and isinstance(reply.result.get('id'), int):
             self.checkpoints[message.id] = reply.result['id']
             self.log('info', f'VsCodeRuntime: {reply.content} (before user message {message.id})')
