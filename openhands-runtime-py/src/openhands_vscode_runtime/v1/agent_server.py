@@ -3,7 +3,7 @@
 
 It exists for launchers that run `python -m MODULE --port N` and let one choose MODULE but not
 the arguments, such as the OpenHands app's process sandbox (openhands-ai 1.11,
-`ProcessSandboxServiceInjector.agent_server_module`; docs/v1.md, "The OpenHands app"). The tools
+`ProcessSandboxServiceInjector.agent_server_module`; docs/v1-app.md). The tools
 are registered before the agent-server's own `main()` parses the arguments, which are passed on
 unchanged, except one default: without `--host` it binds to 127.0.0.1. The agent-server alone
 binds every interface when a session key is set, and the app's process sandbox always sets one

@@ -10,8 +10,8 @@ it starts runs in the V1 environment named by `python_executable`, as
 `python -m openhands_vscode_runtime.v1.agent_server --port N` (the tools registered, bound to
 127.0.0.1). Why a subclass and not only the app's own `agent_server_module` setting: the stock
 process sandbox of 1.11.0 never reports a started agent-server as running, and reaches it through
-a host name that does not resolve when the app runs in a container (docs/v1.md, "The OpenHands
-app", with the code locations). What this class changes, and nothing else:
+a host name that does not resolve when the app runs in a container (docs/v1-app.md, with the
+code locations). What this class changes, and nothing else:
 
 * status: a live process is RUNNING whatever its scheduler state (the stock code calls an idle,
   sleeping server STARTING, so the app waits for it until its sandbox start timeout and fails);
