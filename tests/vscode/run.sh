@@ -8,7 +8,7 @@
 # Options: --update-docs-screenshot  copy the tab mid-conversation (real server) to docs/screenshot-openhands-tab.png
 #          --dev-addon               test npm/executor's development build (fast; the portability check fails)
 #          --only=S1,S2              run only these host sessions (standin untrusted trust ide conversation
-#                                    two-windows confirm v1 v1tab v1tab-attach v1-managed multiroot ide-agent ide-bench); the packaging checks always run
+#                                    two-windows confirm v1 v1tab v1tab-attach v1-managed v1-parallel multiroot ide-agent ide-bench); the packaging checks always run
 # OH_IDE_BENCH=N adds latency benches of N IDE tool calls: through the MCP endpoint (session ide) and
 # through VsCodeRuntime and the executor channel (session ide-bench), each beside a plain read.
 #          --only-v1                 only the V1 session (step 10), after the VSIX (development)
@@ -323,10 +323,12 @@ run_multiroot_session() {
   fi
   kill -KILL -- -"$llm_pid" 2>/dev/null; wait "$llm_pid" 2>/dev/null
 }
+# 10e. Two V1 conversations at once in one window (v1-parallel-session.sh).
+source "$HERE/v1-parallel-session.sh"
 # The number of tests each host session reports (its suite's `test(...)` calls): a session that
 # stops early, or whose FAIL line is lost, reports fewer and fails here. Update with the suite.
 declare -A EXPECTED=([standin]=7 [untrusted]=3 [trust]=5 [ide]=29 [conversation]=7
-  [two-a]=1 [two-b]=1 [confirm]=4 [ide-agent]=4 [v1]=3 [v1tab]=7 [v1tab-attach]=7 [v1-managed]=3 [multiroot]=3 [ide-bench]=1)
+  [two-a]=1 [two-b]=1 [confirm]=4 [ide-agent]=4 [v1]=3 [v1tab]=7 [v1tab-attach]=7 [v1-managed]=3 [v1-parallel]=3 [multiroot]=3 [ide-bench]=1)
 [ -z "${OH_IDE_BENCH:-}" ] || EXPECTED[ide]=30  # suite/ide.js adds its latency bench as a test
 # Judges one host session from its log and exit code: each PASS/FAIL line counts, then the session
 # must have printed exactly one SUMMARY whose counts are the lines seen, reported as many tests as
@@ -637,8 +639,13 @@ run_multiroot_session
 cat "$ARTIFACTS/host-multiroot.log" >> "$ARTIFACTS/host.log"
 fi
 
+if want v1-parallel; then
+run_v1_parallel_session
+cat "$ARTIFACTS/host-v1-parallel.log" >> "$ARTIFACTS/host.log"
+fi
+
 # Every session that was to run is judged, from its own log and exit code (judge_session).
-for s in standin untrusted trust ide conversation two-a two-b confirm ide-agent ide-bench v1 v1tab v1tab-attach v1-managed multiroot; do
+for s in standin untrusted trust ide conversation two-a two-b confirm ide-agent ide-bench v1 v1tab v1tab-attach v1-managed v1-parallel multiroot; do
   case "$s" in two-*) want two-windows || continue ;; ide-bench) [ -n "${OH_IDE_BENCH:-}" ] && want ide-bench || continue ;; *) want "$s" || continue ;; esac
   judge_session "$s"
 done

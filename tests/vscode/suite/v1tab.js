@@ -158,7 +158,7 @@ exports.run = async () => {
       assert(fs.readFileSync(notesA, 'utf8') === 'final notes of A\n', 'notes-A.txt on disk');
       await waitFor('the open editor to show the edit', () => docA.getText() === 'final notes of A\n' && !docA.isDirty, 10000);
       const file = path.join(ARTIFACTS, 'v1tab-terminal.txt');
-      const term = vscode.window.terminals.find((t) => t.name === 'OpenHands Agent');
+      const term = vscode.window.terminals.find((t) => t.name.startsWith('OpenHands Agent'));
       if (term) term.show(true);
       await waitFor('the command in the agent terminal', async () => {
         await ui('terminal-text', file);
