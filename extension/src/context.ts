@@ -63,6 +63,8 @@ export class OpenHandsContext implements vscode.Disposable {
   readonly pool: ExecutorPool | undefined;
   /** The agent terminal of each pool executor, by its channel id. */
   private readonly poolTerminals = new Map<string, AgentTerminal>();
+  /** The conversations the pool served at its last change (the list is refreshed when they change). */
+  private poolKeys = '';
   readonly view: OpenHandsViewProvider;
   /** V1 mode: the agent-server this window runs (v1/agentServer.ts). */
   readonly agentServer: ManagedAgentServer;
@@ -251,7 +253,15 @@ export class OpenHandsContext implements vscode.Disposable {
       limit: () => this.config.current.v1MaxParallel,
       log: this.log,
       refused: (key, reason) => void this.notifier.warn(`OpenHands: conversation ${key.slice(3, 11)}… is not served in this window: ${reason}.`),
-      changed: () => (this.executor as PoolTabExecutor | undefined)?.changed?.(),
+      changed: () => {
+        (this.executor as PoolTabExecutor | undefined)?.changed?.();
+        // A conversation started or ended (a script, Agent Canvas): the tab's list shows it.
+        const keys = this.pool?.keys.sort().join(',') ?? '';
+        if (keys !== this.poolKeys) {
+          this.poolKeys = keys;
+          void this.chat.refreshConversations().catch(() => undefined);
+        }
+      },
       create: (key, root, channel) => this.poolExecutor(version, key, root, channel),
     });
   }
