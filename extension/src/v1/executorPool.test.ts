@@ -229,8 +229,13 @@ describe('PoolTabExecutor', () => {
   it('an untrusted or refused workspace starts nothing', async () => {
     const { pool, created } = setup();
     writeDiscovery(1);
-    const tab = new PoolTabExecutor({ pool, gate: async () => 'untrusted', shown: () => uuid(1) });
-    await tab.start();
+    let answer: (r: 'untrusted') => void = () => undefined;
+    const tab = new PoolTabExecutor({ pool, gate: () => new Promise((r) => { answer = r; }), shown: () => uuid(1) });
+    const starting = tab.start();
+    // While the user is asked, the tab says so (the host suites wait for this to click Allow).
+    expect(tab.snapshot).toMatchObject({ state: 'starting', message: expect.stringMatching(/permission to execute/) });
+    answer('untrusted');
+    await starting;
     expect(tab.snapshot.state).toBe('blocked');
     await expect(tab.retarget(uuid(1))).rejects.toThrow(/not trusted/);
     expect([pool.watching, created.length]).toEqual([false, 0]);

@@ -33,6 +33,8 @@ export class PoolTabExecutor implements TabExecutor {
   /** The conversation shown was released (deleted) by the tab. */
   private released = false;
   private blocked: { message: string; fixes: Fix[] } | undefined;
+  /** The trust and consent check in progress (shared by concurrent starts). */
+  private gating: Promise<void> | undefined;
   private readonly listeners = new Set<Listener>();
   private readonly since = Date.now();
 
@@ -58,6 +60,7 @@ export class PoolTabExecutor implements TabExecutor {
     const own = this.shownExecutor?.snapshot as ExecutorSnapshot | undefined;
     if (own) return { ...own, conversationId: id };
     const base = { serverUrl: '', conversationId: id, since: this.since };
+    if (this.gating) return { ...base, state: 'starting', message: 'Checking workspace trust and your permission to execute here…' };
     if (this.blocked) return { ...base, state: 'blocked', ...this.blocked };
     if (!this.deps.pool.watching) return { ...base, state: 'stopped' };
     if (!id) return { ...base, state: 'stopped', message: 'No conversation yet: type a task in the OpenHands tab.' };
@@ -82,8 +85,19 @@ export class PoolTabExecutor implements TabExecutor {
   }
 
   /** Trust and consent, then the pool watches the discovery folder. */
-  async start(): Promise<void> {
+  start(): Promise<void> {
     if (this.hand) return this.hand.start();
+    if (!this.gating) {
+      this.gating = this.gateThenWatch().finally(() => {
+        this.gating = undefined;
+        this.changed();
+      });
+      this.changed();
+    }
+    return this.gating;
+  }
+
+  private async gateThenWatch(): Promise<void> {
     const consent = await this.deps.gate();
     if (consent === 'untrusted') {
       this.blocked = { message: 'This workspace is not trusted: OpenHands never executes in an untrusted workspace.', fixes: ['trust'] };
@@ -93,7 +107,6 @@ export class PoolTabExecutor implements TabExecutor {
       this.blocked = undefined;
       await this.deps.pool.start();
     }
-    this.changed();
   }
 
   async stop(reason = 'stopped'): Promise<void> {
