@@ -230,7 +230,8 @@ describe('PoolTabExecutor', () => {
     const { pool, created } = setup();
     writeDiscovery(1);
     let answer: (r: 'untrusted') => void = () => undefined;
-    const tab = new PoolTabExecutor({ pool, gate: () => new Promise((r) => { answer = r; }), shown: () => uuid(1) });
+    let asked = 0;
+    const tab = new PoolTabExecutor({ pool, gate: () => (asked++ ? Promise.resolve('untrusted' as const) : new Promise((r) => { answer = r; })), shown: () => uuid(1) });
     const starting = tab.start();
     // While the user is asked, the tab says so (the host suites wait for this to click Allow).
     expect(tab.snapshot).toMatchObject({ state: 'starting', message: expect.stringMatching(/permission to execute/) });
