@@ -37,13 +37,21 @@ exports.run = async () => {
   // Everything the conversation's events say, as text (its observations hold the commands' output).
   const eventsText = async (id) => JSON.stringify(await rest('GET', `/api/conversations/${id}/events/search?limit=100`));
   const stamps = (text, name) => {
-    const start = new RegExp(`name=${name} pid=(\\d+) ppid=(\\d+) start=([\\d.]+)`).exec(text);
+    const start = new RegExp(`name=${name} pid=(\\d+) ppid=(\\d+) cwd=(\\S*) branch=(\\S*) start=([\\d.]+)`).exec(text);
     const end = new RegExp(`name=${name} end=([\\d.]+)`).exec(text);
     assert(start && end, `no stamps of ${name} in ${text.slice(0, 2000)}`);
-    return { pid: Number(start[1]), ppid: Number(start[2]), start: Number(start[3]), end: Number(end[1]) };
+    return { pid: Number(start[1]), ppid: Number(start[2]), cwd: start[3], branch: start[4], start: Number(start[5]), end: Number(end[1]) };
   };
   let alpha;
   let beta;
+  // A conversation as a script or Agent Canvas creates it on this window's agent-server.
+  const createElsewhere = (id, task, extra = {}) => rest('POST', '/api/conversations', {
+    conversation_id: id,
+    agent: { kind: 'Agent', llm: { model: 'openai/scripted', base_url: LLM, api_key: 'scripted-llm-key', usage_id: 'agent' }, tools: [{ name: 'terminal' }, { name: 'file_editor' }] },
+    workspace: { working_dir: root },
+    initial_message: { role: 'user', content: [{ type: 'text', text: `parallel task ${task}` }], run: true },
+    ...extra,
+  });
 
   try {
     await test('the tab\'s conversation and one a script created on the same agent-server run at the same time, each in its own executor', async () => {
@@ -70,12 +78,7 @@ exports.run = async () => {
       // The second conversation: created by a script, never shown in the tab.
       beta = crypto.randomUUID();
       note(`alpha ${alpha} runs; creating beta ${beta} over REST`);
-      await rest('POST', '/api/conversations', {
-        conversation_id: beta,
-        agent: { kind: 'Agent', llm: { model: 'openai/scripted', base_url: LLM, api_key: 'scripted-llm-key', usage_id: 'agent' }, tools: [{ name: 'terminal' }, { name: 'file_editor' }] },
-        workspace: { working_dir: root },
-        initial_message: { role: 'user', content: [{ type: 'text', text: 'parallel task beta' }], run: true },
-      });
+      await createElsewhere(beta, 'beta');
       await waitFor('both conversations to finish', async () => {
         const b = await rest('GET', `/api/conversations/${beta}`);
         if (['error', 'stuck'].includes(b.execution_status)) throw new Error(`beta ${b.execution_status}`);
@@ -110,6 +113,38 @@ exports.run = async () => {
       await rest('DELETE', `/api/conversations/${beta}`);
       await waitFor('beta\'s terminal to close', () => !vscode.window.terminals.some((t) => t.name.endsWith(beta.replace(/-/g, '').slice(0, 8))), 30000, 200);
       assert(['connected', 'executing'].includes(api.snapshot.state) && api.snapshot.conversationId === alpha, `the tab's executor ${JSON.stringify(api.snapshot)}`);
+    });
+
+    await test('a conversation created with worktree: true runs in the worktree the agent-server made, on its branch', async () => {
+      const gamma = crypto.randomUUID();
+      await createElsewhere(gamma, 'gamma', { worktree: true });
+      await waitFor('gamma to finish', async () => {
+        const g = await rest('GET', `/api/conversations/${gamma}`);
+        if (['error', 'stuck'].includes(g.execution_status)) throw new Error(`gamma ${g.execution_status}`);
+        return g.execution_status === 'finished';
+      }, 120000, 500);
+      const g = stamps(await eventsText(gamma), 'gamma');
+      const expected = path.join(process.env.OH_CONVERSATION_WORKTREE_ROOT, gamma, path.basename(root));
+      note(`gamma worked in ${g.cwd} on ${g.branch}`);
+      assert(g.cwd === expected && g.branch === `openhands/${gamma}`, `gamma's shell is in ${g.cwd} on ${g.branch}, not ${expected} on openhands/${gamma}`);
+      assert(g.ppid === process.pid, `gamma's shell parent ${g.ppid}`);
+      assert(vscode.window.terminals.some((t) => t.name === `OpenHands Agent ${gamma.replace(/-/g, '').slice(0, 8)}`), 'no agent terminal for gamma');
+    });
+
+    await test('a conversation over the limit (openhands.v1.maxParallelConversations = 2) gets an error observation saying so, not a wait', async () => {
+      // alpha and gamma hold the two executors (until they are closed or deleted).
+      const delta = crypto.randomUUID();
+      const t0 = Date.now();
+      await createElsewhere(delta, 'delta');
+      const created = Date.now() - t0;
+      const text = await waitFor('delta\'s error observation', async () => {
+        const t = await eventsText(delta);
+        return /already runs 2 conversation\(s\) at once/.test(t) && /maxParallelConversations = 2/.test(t) ? t : undefined;
+      }, 60000, 500);
+      note(`delta created in ${created} ms, answered with the limit`);
+      assert(created < 60000, `delta's create request waited ${created} ms`);
+      assert(!/name=delta pid=\d/.test(text), 'delta\'s command ran');
+      assert(!vscode.window.terminals.some((t) => t.name === `OpenHands Agent ${delta.replace(/-/g, '').slice(0, 8)}`), 'delta got an executor');
     });
   } finally {
     await vscode.commands.executeCommand('openhands.stop');
