@@ -252,7 +252,11 @@ export class OpenHandsContext implements vscode.Disposable {
       checkWorkspace: (workspace) => checkWorkspace(workspace, this.windowFolders()),
       limit: () => this.config.current.v1MaxParallel,
       log: this.log,
-      refused: (key, reason) => void this.notifier.warn(`OpenHands: conversation ${key.slice(3, 11)}… is not served in this window: ${reason}.`),
+      // The managed agent-server's folder is this window's own: whatever is refused there concerns
+      // it. An attached agent-server's folder may be shared with other projects' scripts: the log.
+      refused: (key, reason) => {
+        if (!this.config.current.v1Url) void this.notifier.warn(`OpenHands: conversation ${key.slice(3, 11)}… is not served in this window: ${reason}.`);
+      },
       changed: () => {
         (this.executor as PoolTabExecutor | undefined)?.changed?.();
         // A conversation started or ended (a script, Agent Canvas): the tab's list shows it.
