@@ -88,7 +88,7 @@ export class AgentTerminal implements vscode.Disposable {
    */
   private heldPrompt = '';
 
-  constructor(private readonly options: { revealOnCommand: () => boolean } = { revealOnCommand: () => true }) {}
+  constructor(private readonly options: { revealOnCommand: () => boolean; name?: string } = { revealOnCommand: () => true }) {}
 
   /** Shows the terminal (creating it if needed). */
   show(preserveFocus = true): void {
@@ -195,7 +195,7 @@ export class AgentTerminal implements vscode.Disposable {
         this.atLineStart = true;
       });
       this.terminal = vscode.window.createTerminal({
-        name: AGENT_TERMINAL_NAME,
+        name: this.options.name ?? AGENT_TERMINAL_NAME,
         pty: this.pty,
         iconPath: new vscode.ThemeIcon('hubot'),
         isTransient: true,

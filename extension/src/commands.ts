@@ -36,7 +36,7 @@ export function registerCommands(ctx: OpenHandsContext): vscode.Disposable[] {
       await vscode.commands.executeCommand('openhands.view.focus');
       ctx.chat.showLlmForm();
     }),
-    run('openhands.showTerminal', () => ctx.terminal.show(false)),
+    run('openhands.showTerminal', () => ctx.showTerminal()),
     run('openhands.resetConsent', async () => {
       await ctx.executor.stop('stopped: consent revoked');
       await ctx.consent.revoke();

@@ -84,6 +84,19 @@ describe('config', () => {
     for (const k of USER_ONLY_KEYS) expect(props[`openhands.${k}`].scope).toBe('application');
   });
 
+  it('takes the parallel-conversation limit from the user only: a workspace cannot raise it', () => {
+    const withUser = (globals: Record<string, unknown>, workspace: Record<string, unknown> = {}) => ({
+      get: <T>(key: string, def: T): T => (key in workspace ? (workspace[key] as T) : key in globals ? (globals[key] as T) : def),
+      inspect: <T>(key: string) => ({ defaultValue: undefined as T | undefined, globalValue: globals[key] as T | undefined, workspaceValue: workspace[key] as T | undefined }),
+    });
+    expect(readConfig(withUser({})).v1MaxParallel).toBe(4);
+    expect(readConfig(withUser({ 'v1.maxParallelConversations': 2 })).v1MaxParallel).toBe(2);
+    expect(readConfig(withUser({ 'v1.maxParallelConversations': 2 }, { 'v1.maxParallelConversations': 64 })).v1MaxParallel).toBe(2);
+    expect(readConfig(withUser({}, { 'v1.maxParallelConversations': 64 })).v1MaxParallel).toBe(4);
+    expect(ignoredWorkspaceValues(withUser({}, { 'v1.maxParallelConversations': 64 })).map((v) => v.key)).toEqual(['openhands.v1.maxParallelConversations']);
+    for (const bad of [0, -1, 2.5, 'many', 65]) expect(readConfig(withUser({ 'v1.maxParallelConversations': bad })).v1MaxParallel).toBe(4);
+  });
+
   it('auto: V1 unless the user set a V0 server URL; the mode setting overrides; a workspace cannot choose', () => {
     const withUser = (globals: Record<string, unknown>, workspace: Record<string, unknown> = {}) => ({
       get: <T>(key: string, def: T): T => (key in workspace ? (workspace[key] as T) : key in globals ? (globals[key] as T) : def),

@@ -50,6 +50,8 @@ export interface OpenHandsConfig {
   readonly backend: Backend;
   /** `openhands.v1.python`: the interpreter of an environment with openhands-vscode-runtime[v1]; empty: the one the setup command made. */
   readonly v1Python: string;
+  /** `openhands.v1.maxParallelConversations`: V1 conversations with an executor at once (the user's value only). */
+  readonly v1MaxParallel: number;
 }
 
 export const DEFAULTS: OpenHandsConfig = {
@@ -66,6 +68,7 @@ export const DEFAULTS: OpenHandsConfig = {
   backendSetting: 'auto',
   backend: 'v1',
   v1Python: '',
+  v1MaxParallel: 4,
 };
 
 /** Settings that, when changed, need the executor to reconnect to take effect. */
@@ -97,9 +100,9 @@ interface Getter {
  * They are `application`-scoped in package.json (VS Code then ignores workspace values) and read
  * here from the user's own value only, whatever the host does with the scope.
  */
-export const USER_ONLY_KEYS = ['server.url', 'v1.url', 'v1.discoveryDir', 'mode', 'v1.python'] as const;
+export const USER_ONLY_KEYS = ['server.url', 'v1.url', 'v1.discoveryDir', 'mode', 'v1.python', 'v1.maxParallelConversations'] as const;
 // `v1.python` is what the extension runs; `mode` decides whether it runs it: neither is a
-// repository's choice either.
+// repository's choice either, nor `v1.maxParallelConversations` (a guard: a workspace must not raise it).
 
 /**
  * The user's (global) value of a setting, or its default: never a workspace or folder value.
@@ -182,7 +185,14 @@ export function readConfig(section: Getter): OpenHandsConfig {
     backendSetting: backendSetting === 'v0' || backendSetting === 'v1' ? backendSetting : 'auto',
     backend,
     v1Python: String(userValue<string>(section, 'v1.python', DEFAULTS.v1Python) ?? '').trim(),
+    v1MaxParallel: parallelLimit(userValue<number>(section, 'v1.maxParallelConversations', DEFAULTS.v1MaxParallel)),
   };
+}
+
+/** A whole number from 1 to 64; anything else is the default. */
+function parallelLimit(v: unknown): number {
+  const n = Number(v);
+  return Number.isInteger(n) && n >= 1 && n <= 64 ? n : DEFAULTS.v1MaxParallel;
 }
 
 function confirmationMode(v: unknown): OpenHandsConfig['v1Confirmation'] {
@@ -234,7 +244,7 @@ export class Config implements vscode.Disposable {
       this.warned.add(id);
       void vscode.window.showWarningMessage(
         `OpenHands ignores "${key}" from this workspace's settings (${JSON.stringify(value)}): ` +
-          'where the session key goes is a user setting only. Set it in your user settings if you trust that server.',
+          'it is a user setting only (where keys go, what runs, its guards). Set it in your user settings if you trust this workspace.',
       );
     }
     return readConfig(section);

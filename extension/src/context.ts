@@ -5,7 +5,7 @@ import { loadNative } from './bootstrap';
 import { Config } from './config';
 import { Consent } from './consent';
 import { findExecutorCredential } from './credentials';
-import { ExecutorService, type RuntimeIdeTools } from './executorService';
+import { ExecutorService, type RuntimeIdeTools, type TabExecutor } from './executorService';
 import { createFsBridge } from './fsBridge';
 import { Logger } from './logging';
 import { SessionKeyStore } from './secrets';
@@ -16,11 +16,15 @@ import { ALLOWED_COMMANDS, buildViewModel, executorDetails, OpenHandsViewProvide
 import { CHECKPOINT_SCHEME, CheckpointDocuments, revertToBefore, vscodeRevertUi } from './revert';
 import type { ViewToHost } from './webview/protocol';
 import type { AgentServerEndpoint } from './v1/agentServerClient';
-import { defaultDiscoveryDir, waitForChannel } from './v1/executorDiscovery';
+import { defaultDiscoveryDir, waitForChannel, type ExecutorChannel } from './v1/executorDiscovery';
+import { ExecutorPool } from './v1/executorPool';
+import { PoolTabExecutor } from './v1/poolTabExecutor';
+import { checkWorkspace } from './v1/workspaceCheck';
 import { V1Backend } from './v1/v1Backend';
 import { V0Backend } from './v0/v0Backend';
 import { TabSession } from './tab/tabSession';
 import { ManagedAgentServer } from './v1/agentServer';
+import * as path from 'path';
 
 /** How long the executor waits for a V1 conversation's tools to ask for it (its channel's discovery file). */
 const V1_CHANNEL_WAIT_MS = 10 * 60 * 1000;
@@ -49,7 +53,18 @@ export class OpenHandsContext implements vscode.Disposable {
   readonly terminal: AgentTerminal;
   readonly notifier = new Notifier();
   readonly statusBar = new StatusBar();
-  readonly executor: ExecutorService;
+  /**
+   * What the tab and the commands drive: V0, the one executor; V1, the pool's view of the
+   * conversation shown (every conversation of the agent-server has its own executor in `pool`),
+   * or the one executor attached by hand (`conversation.mode` `attach` with an id).
+   */
+  readonly executor: TabExecutor;
+  /** V1: one executor per conversation of this window's agent-server (v1/executorPool.ts). */
+  readonly pool: ExecutorPool | undefined;
+  /** The agent terminal of each pool executor, by its channel id. */
+  private readonly poolTerminals = new Map<string, AgentTerminal>();
+  /** The conversations the pool served at its last change (the list is refreshed when they change). */
+  private poolKeys = '';
   readonly view: OpenHandsViewProvider;
   /** V1 mode: the agent-server this window runs (v1/agentServer.ts). */
   readonly agentServer: ManagedAgentServer;
@@ -69,7 +84,7 @@ export class OpenHandsContext implements vscode.Disposable {
     // The backend is chosen once per window (`openhands.mode`; `auto` is V1 unless the user set a
     // V0 server): an agent-server given in `openhands.v1.url` (attach), else the one this window runs.
     const useV1 = opts.v1 === true || this.config.current.v1Url !== '' || this.config.current.backend === 'v1';
-    this.executor = new ExecutorService({
+    const single = new ExecutorService({
       // V1: the executor follows the tab's conversation, unless the user attached it by hand to a
       // conversation the tab does not show (`conversation.mode` `attach` with an id).
       config: () => {
@@ -92,14 +107,7 @@ export class OpenHandsContext implements vscode.Disposable {
       // attach mode: the configured id; else the conversation the tab shows (or showed last).
       conversation: (config) => (config.conversationMode === 'attach' ? config.conversationId || undefined : this.chat.currentConversationId ?? this.chat.remembered()),
       loadNative: () => loadNative(vscodeContext.extensionPath),
-      fsBridge: () =>
-        createFsBridge({
-          log: this.log,
-          onDirtyConflict: (uri) =>
-            void this.notifier.warn(`The agent changed ${vscode.workspace.asRelativePath(uri)} on disk while it has unsaved changes in an editor.`, [
-              { label: 'Compare', run: () => vscode.commands.executeCommand('workbench.files.action.compareWithSaved', uri) },
-            ]),
-        }),
+      fsBridge: () => this.fsBridge(),
       workspace: () => {
         const [folder, ...others] = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
         return folder ? { root: folder.uri.fsPath, label: folder.name, extraRoots: others.map((f) => f.uri.fsPath) } : undefined;
@@ -113,6 +121,23 @@ export class OpenHandsContext implements vscode.Disposable {
       ideTools: () => this.ideTools,
     });
     this.v1 = useV1;
+    // V1: unless the user attached the executor by hand, every conversation gets its own.
+    const byHand = () => {
+      const c = this.config.current;
+      return c.conversationMode === 'attach' && c.conversationId !== '';
+    };
+    this.pool = useV1 ? this.createPool(version) : undefined;
+    this.executor = this.pool
+      ? new PoolTabExecutor({
+          pool: this.pool,
+          gate: () => {
+            const folder = this.windowFolders()[0];
+            return this.consent.ensure(folder ? path.basename(folder) : '', this.v1ConsentUrl());
+          },
+          shown: () => this.chat.currentConversationId ?? this.chat.remembered(),
+          byHand: { active: byHand, executor: single },
+        })
+      : single;
     const backend = useV1
       ? new V1Backend({
           endpoint: () => this.agentServerEndpoint(),
@@ -158,14 +183,19 @@ export class OpenHandsContext implements vscode.Disposable {
       this.terminal,
       this.statusBar,
       this.executor,
+      single,
       this.agentServer,
       this.view,
       vscode.window.registerWebviewViewProvider('openhands.view', this.view, { webviewOptions: { retainContextWhenHidden: true } }),
       vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, this.checkpointDocs),
       this.executor.onDidChange(() => this.refresh()),
+      // V1: the executor attached by hand changes the snapshot the pool's view shows.
+      ...(this.executor !== single ? [single.onDidChange(() => this.refresh())] : []),
       // A restarted agent-server has a new port and key: the V1 tab reloads against it.
       this.agentServer.onDidChange((state) => {
         if (state === 'running' && this.v1 && !this.config.current.v1Url) void this.chat.open();
+        // Conversations a script or Agent Canvas creates on it are served too.
+        if (state === 'running' && this.pool) void this.executor.start();
       }),
       this.activity.onDidChange(() => this.refresh()),
       this.secrets.onDidChange(() => {
@@ -196,6 +226,100 @@ export class OpenHandsContext implements vscode.Disposable {
     );
     void this.refreshKey();
     this.refresh();
+  }
+
+  /** The window's file folders (the first is where the tab's conversations work). */
+  private windowFolders(): string[] {
+    return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+  }
+
+  /** What consent is asked for on V1: the agent-server's URL (attach), else this window's own. */
+  private v1ConsentUrl(): string {
+    return this.config.current.v1Url || MANAGED_AGENT_SERVER_CONSENT;
+  }
+
+  /**
+   * The V1 pool: each conversation whose tools wait in the agent-server's discovery folder gets
+   * an executor of its own (its own addon `Executor`: bash, environment, undo history,
+   * checkpoints) and an agent terminal named after it.
+   */
+  private createPool(version: string): ExecutorPool {
+    return new ExecutorPool({
+      discoveryDir: () => {
+        const c = this.config.current;
+        return c.v1Url ? c.v1DiscoveryDir || defaultDiscoveryDir() : this.agentServer.discoveryDir;
+      },
+      checkWorkspace: (workspace) => checkWorkspace(workspace, this.windowFolders()),
+      limit: () => this.config.current.v1MaxParallel,
+      log: this.log,
+      // The managed agent-server's folder is this window's own: whatever is refused there concerns
+      // it. An attached agent-server's folder may be shared with other projects' scripts: the log.
+      refused: (key, reason) => {
+        if (!this.config.current.v1Url) void this.notifier.warn(`OpenHands: conversation ${key.slice(3, 11)}… is not served in this window: ${reason}.`);
+      },
+      changed: () => {
+        (this.executor as PoolTabExecutor | undefined)?.changed?.();
+        // A conversation started or ended (a script, Agent Canvas): the tab's list shows it.
+        const keys = this.pool?.keys.sort().join(',') ?? '';
+        if (keys !== this.poolKeys) {
+          this.poolKeys = keys;
+          void this.chat.refreshConversations().catch(() => undefined);
+        }
+      },
+      create: (key, root, channel) => this.poolExecutor(version, key, root, channel),
+    });
+  }
+
+  private poolExecutor(version: string, key: string, root: string, channel: () => Promise<ExecutorChannel>): ExecutorService {
+    const terminal = new AgentTerminal({ revealOnCommand: () => this.config.current.revealOnCommand, name: `OpenHands Agent ${key.slice(3, 11)}` });
+    this.poolTerminals.set(key, terminal);
+    const folders = this.windowFolders();
+    return new ExecutorService({
+      config: () => ({ ...this.config.current, conversationMode: 'tab' }),
+      sessionKey: async () => undefined,
+      consent: (label, url) => this.consent.ensure(label, url),
+      route: {
+        consentUrl: () => this.v1ConsentUrl(),
+        resolve: async () => {
+          const c = await channel();
+          return { serverUrl: c.url, conversationId: c.conversationId, sessionApiKey: c.sessionApiKey };
+        },
+      },
+      conversation: () => key,
+      loadNative: () => loadNative(this.vscodeContext.extensionPath),
+      fsBridge: () => this.fsBridge(),
+      // The window's folder: the other folders too (multi-root); a worktree: itself only.
+      workspace: () => ({ root, label: path.basename(root), extraRoots: folders.includes(root) ? folders.filter((f) => f !== root) : [] }),
+      log: this.log,
+      terminal,
+      activity: this.activity,
+      // A conversation that was closed ends its channel before its discovery file goes: no error for that.
+      notify: (error) => {
+        if (this.pool?.get(key)) void this.notifier.error(error);
+      },
+      logLevel: () => (this.log.channel.logLevel <= vscode.LogLevel.Debug && this.log.channel.logLevel !== vscode.LogLevel.Off ? 'debug' : 'info'),
+      clientName: `openhands-tab/${version} vscode/${vscode.version}`,
+      ideTools: () => this.ideTools,
+      disposeWith: [terminal, { dispose: () => this.poolTerminals.delete(key) }],
+    });
+  }
+
+  /** File actions through `vscode.workspace.fs`, a conflict with unsaved changes shown with Compare. */
+  private fsBridge() {
+    return createFsBridge({
+      log: this.log,
+      onDirtyConflict: (uri) =>
+        void this.notifier.warn(`The agent changed ${vscode.workspace.asRelativePath(uri)} on disk while it has unsaved changes in an editor.`, [
+          { label: 'Compare', run: () => vscode.commands.executeCommand('workbench.files.action.compareWithSaved', uri) },
+        ]),
+    });
+  }
+
+  /** The agent terminal of the conversation shown (V1 pool), else the window's. */
+  showTerminal(): void {
+    const id = this.chat.currentConversationId;
+    const own = id && this.pool ? this.poolTerminals.get(`v1-${id.replace(/-/g, '').toLowerCase()}`) : undefined;
+    (own ?? this.terminal).show(false);
   }
 
   /**

@@ -58,6 +58,22 @@ export interface ExecutorServiceDeps {
    * the executor by hand") is served as configured, without the route.
    */
   route?: ExecutorRoute;
+  /** Disposed with the service (a pool executor's own agent terminal). */
+  disposeWith?: { dispose(): void }[];
+}
+
+/** What the tab, the commands and the extension's API drive: this service, or the V1 pool's view (v1/poolTabExecutor.ts). */
+export interface TabExecutor {
+  readonly snapshot: ExecutorSnapshot;
+  readonly running: boolean;
+  onDidChange(listener: (s: ExecutorSnapshot) => void): { dispose(): void };
+  start(): Promise<void>;
+  stop(reason?: string): Promise<void>;
+  reconnect(): Promise<void>;
+  retarget(conversationId: string): Promise<void>;
+  release(conversationId: string): Promise<void>;
+  execute(actionJson: string): Promise<string>;
+  dispose(): void;
 }
 
 export interface ExecutorRoute {
@@ -381,6 +397,7 @@ export class ExecutorService implements vscode.Disposable {
   dispose(): void {
     void this.stop('disposed');
     this.emitter.dispose();
+    for (const d of this.deps.disposeWith ?? []) d.dispose();
   }
 }
 

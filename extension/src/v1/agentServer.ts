@@ -71,6 +71,17 @@ export class ManagedAgentServer implements vscode.Disposable {
     return fs.existsSync(lock) ? lock : undefined;
   }
 
+  /** Where its V1 tools write their discovery files (the same folder at every start). */
+  get discoveryDir(): string {
+    return path.join(this.stateDir, 'discovery');
+  }
+
+  /** State per workspace (its conversations), else global; a private folder either way. */
+  private get stateDir(): string {
+    const base = this.deps.context.storageUri ?? this.deps.context.globalStorageUri;
+    return path.join(base.fsPath, 'agent-server');
+  }
+
   /** The running server's connection, starting it first when needed (concurrent calls share one start). */
   connection(): Promise<AgentServerConnection> {
     const current = this.server?.current;
@@ -151,12 +162,12 @@ export class ManagedAgentServer implements vscode.Disposable {
     this.lastError = undefined;
     try {
       const python = await this.interpreter();
-      // State per workspace (its conversations), else global; a private folder either way.
-      const base = this.deps.context.storageUri ?? this.deps.context.globalStorageUri;
       const server = new AgentServerProcess({
         python,
-        stateDir: path.join(base.fsPath, 'agent-server'),
+        stateDir: this.stateDir,
         secretKey: await this.secretKey(),
+        // The V1 tools answer a conversation over the limit with an error (v1/connection.py).
+        env: { OH_VSCODE_V1_MAX_CONVERSATIONS: String(this.deps.config().v1MaxParallel) },
         onOutput: (line) => this.output.appendLine(line),
       });
       this.server?.kill();

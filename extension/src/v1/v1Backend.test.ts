@@ -123,6 +123,24 @@ describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
     expect(JSON.parse(t.sockets[0].sent[0])).toEqual({ type: 'auth', session_api_key: 'ask' });
   });
 
+  it('the list says each conversation\'s state and whether this tab started it (a script or Agent Canvas did the others)', async () => {
+    const t = setup();
+    await t.session.open();
+    await t.session.send('fix the bug');
+    const mine = t.session.currentConversationId!;
+    const other = '0b7e9b2c-0000-4000-8000-000000000001';
+    t.answers['GET /api/conversations/search'] = { items: [
+      { id: mine, title: 'fix the bug', execution_status: 'waiting_for_confirmation' },
+      { id: other, title: 'from a script', execution_status: 'running' },
+    ] };
+    await t.session.refreshConversations();
+    const { conversationLabel } = await import('../webview/protocol');
+    expect(t.session.status().conversations.map(conversationLabel)).toEqual([
+      'fix the bug (waiting for your confirmation, started in the tab)',
+      'from a script (running, started outside the tab)',
+    ]);
+  });
+
   it('ConfirmRisky comes with the LLM security analyzer (the risk it decides by)', async () => {
     const { startRequest } = await import('./agentServerClient');
     const base = { conversationId: 'c', workingDir: '/ws', llm: { model: 'm' } };

@@ -38,6 +38,9 @@ export interface V1BackendDeps {
 // The first message's request holds until the executor attached (the tools wait for it there).
 const FIRST_MESSAGE_TIMEOUT_MS = 15 * 60 * 1000;
 const CURRENT_KEY = (server: string) => `openhands.v1.conversation:${server}`;
+/** The conversations this tab created on a server (newest last, at most `CREATED_KEEP`). */
+const CREATED_KEY = (server: string) => `openhands.v1.created:${server}`;
+const CREATED_KEEP = 500;
 const LLM_MODEL_KEY = 'openhands.v1.llm';
 const LLM_SECRET = 'openhands.v1.llmApiKey';
 
@@ -118,8 +121,11 @@ export class V1Backend implements ConversationBackend {
     this.host.log.info(`stored the LLM settings for V1 conversations (model ${model})`);
   }
 
-  listConversations() {
-    return this.client!.listConversations();
+  /** The server's conversations, each marked as started in this tab or elsewhere (a script, Agent Canvas). */
+  async listConversations() {
+    const list = await this.client!.listConversations();
+    const mine = new Set(this.endpoint ? (this.deps.state.get<string[]>(CREATED_KEY(this.endpoint.baseUrl)) ?? []) : []);
+    return list.map((c) => ({ ...c, origin: mine.has(c.id) ? ('tab' as const) : ('elsewhere' as const) }));
   }
 
   reset(): void {
@@ -185,6 +191,8 @@ export class V1Backend implements ConversationBackend {
     }
     this.host.leaveShown();
     const id = randomUUID();
+    const createdKey = CREATED_KEY(this.endpoint.baseUrl);
+    await this.deps.state.update(createdKey, [...(this.deps.state.get<string[]>(createdKey) ?? []), id].slice(-CREATED_KEEP));
     await this.host.showNew(id, 'starting');
     const apiKey = (await this.deps.secrets.get(LLM_SECRET)) || undefined;
     const ide = await this.deps.ideTools?.().catch(() => undefined);

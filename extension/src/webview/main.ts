@@ -3,7 +3,7 @@
  * renders what the extension host posts (`protocol.ts`) and posts the user's intents back.
  */
 import { ChatList, el, formatDuration } from './render';
-import type { HostToView, TabStatus, ViewToHost } from './protocol';
+import { conversationLabel, type HostToView, type TabStatus, type ViewToHost } from './protocol';
 
 declare function acquireVsCodeApi(): { postMessage(m: ViewToHost): void };
 
@@ -95,7 +95,7 @@ function renderStatus(s: TabStatus): void {
 
   const select = $<HTMLSelectElement>('conversation');
   const options = s.conversations.map((c) => {
-    const o = el(document, 'option', undefined, `${c.title}${c.status ? ` (${c.status.toLowerCase()})` : ''}`);
+    const o = el(document, 'option', undefined, conversationLabel(c));
     o.value = c.id;
     return o;
   });

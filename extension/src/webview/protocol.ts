@@ -48,6 +48,21 @@ export interface ConversationSummary {
   title: string;
   status?: string;
   updated?: string;
+  /** V1: `tab` when this tab created it, `elsewhere` (a script, Agent Canvas, another window). */
+  origin?: 'tab' | 'elsewhere';
+}
+
+/** How the conversation list words a conversation's state (V1 `execution_status`, V0 status). */
+export function conversationStateLabel(status: string | undefined): string | undefined {
+  if (!status) return undefined;
+  const s = status.toLowerCase();
+  return s === 'waiting_for_confirmation' ? 'waiting for your confirmation' : s.replace(/_/g, ' ');
+}
+
+/** One entry of the conversation list: title, state, and who started it when not this tab. */
+export function conversationLabel(c: ConversationSummary): string {
+  const parts = [conversationStateLabel(c.status), c.origin === 'elsewhere' ? 'started outside the tab' : c.origin === 'tab' ? 'started in the tab' : undefined].filter(Boolean);
+  return parts.length ? `${c.title} (${parts.join(', ')})` : c.title;
 }
 
 /** The tab's chrome (everything but the event list). */

@@ -158,8 +158,11 @@ exports.run = async () => {
       assert(fs.readFileSync(notesA, 'utf8') === 'final notes of A\n', 'notes-A.txt on disk');
       await waitFor('the open editor to show the edit', () => docA.getText() === 'final notes of A\n' && !docA.isDirty, 10000);
       const file = path.join(ARTIFACTS, 'v1tab-terminal.txt');
-      const term = vscode.window.terminals.find((t) => t.name === 'OpenHands Agent');
-      if (term) term.show(true);
+      // Each conversation has its own agent terminal, named after it (the window's executor pool).
+      const termName = `OpenHands Agent ${convA.replace(/-/g, '').slice(0, 8)}`;
+      const term = vscode.window.terminals.find((t) => t.name === termName);
+      assert(term, `no terminal "${termName}" in ${JSON.stringify(vscode.window.terminals.map((t) => t.name))}`);
+      term.show(true);
       await waitFor('the command in the agent terminal', async () => {
         await ui('terminal-text', file);
         return fs.readFileSync(file, 'utf8').includes('mark A');

@@ -13,6 +13,10 @@ Set `OH_VSCODE_SPAWN_EXECUTOR=0` to wait for an executor started elsewhere (VS C
 `ExecutorConnection.url`, `.conversation_id` and `.session_api_key` (and the discovery file) say
 where it must connect.
 
+`OH_VSCODE_V1_MAX_CONVERSATIONS` (the VS Code window's `openhands.v1.maxParallelConversations`)
+limits how many conversations of this process hold an executor at once; a conversation over it
+gets `ExecutorLimitReached`, which its tools answer each action with (tools.py).
+
 A wait for an executor fails at once when the conversation is closed
 (`cancel_start`, from `LocalConversation.close`) or the process is asked to stop
 (`shutdown`, from uvicorn's signal handler): see `install_lifecycle_hooks`.
@@ -84,6 +88,23 @@ def terminal_env() -> dict[str, str]:
 
 class ExecutorUnavailable(RuntimeError):
     """No executor could be started, none registered in time, or the wait was cancelled."""
+
+
+class ExecutorLimitReached(ExecutorUnavailable):
+    """`OH_VSCODE_V1_MAX_CONVERSATIONS` conversations hold an executor already."""
+
+
+MAX_CONVERSATIONS_ENV = 'OH_VSCODE_V1_MAX_CONVERSATIONS'
+
+
+def max_conversations() -> int | None:
+    """The limit from the environment (read at each start: a test or a launcher may set it
+    late); unset, empty, not a whole number or below 1: no limit."""
+    try:
+        n = int(os.environ.get(MAX_CONVERSATIONS_ENV, '').strip())
+    except ValueError:
+        return None
+    return n if n >= 1 else None
 
 
 def channel_id(conversation_id: str) -> str:
@@ -243,6 +264,15 @@ def acquire(conversation_id: str, workspace: str, *, no_change_timeout: int | No
             raise ExecutorUnavailable(f'openhands_vscode_runtime.v1: {_SHUTDOWN[0]}')
         conn = _CONNECTIONS.get(key)
         if conn is None or conn.link.closed:
+            limit = max_conversations()
+            held = sum(1 for c in _CONNECTIONS.values() if not c.link.closed)
+            if limit is not None and held >= limit:
+                raise ExecutorLimitReached(
+                    f'This VS Code window already runs {held} conversation(s) at once, its limit '
+                    f'(openhands.v1.maxParallelConversations = {limit}): no executor for '
+                    f'conversation {key} now. Close or delete another conversation (or raise the '
+                    'setting), then run this one again.'
+                )
             conn = ExecutorConnection(key, workspace, no_change_timeout=no_change_timeout)
             _CONNECTIONS[key] = conn
         conn._users += 1

@@ -31,6 +31,8 @@ from openhands.tools.terminal.metadata import CmdOutputMetadata
 from openhands_vscode_runtime.agent_env import ansi_c_quote
 from openhands_vscode_runtime.v1.connection import (
     ExecutorConnection,
+    ExecutorLimitReached,
+    ExecutorUnavailable,
     acquire,
     install_lifecycle_hooks,
     release,
@@ -67,23 +69,63 @@ def _secret_registry(conversation: Any) -> Any:
 class _ConnectionHolder:
     """A tool executor's hold on its conversation's connection, let go once by `close()` (V1
     closes every tool executor when the conversation is closed or deleted; the last one closes
-    the connection and stops the executor process)."""
+    the connection and stops the executor process).
 
-    def __init__(self, connection: ExecutorConnection) -> None:
+    A conversation over the window's limit (`ExecutorLimitReached` when its tools were created)
+    holds none: each action tries again, and while the limit still holds it is answered with an
+    error observation saying so, never a silent wait."""
+
+    def __init__(self, connection: ExecutorConnection | None, *, pending: _Pending | None = None) -> None:
         self.connection = connection
+        self._pending = pending
         self._released = False
+
+    def _held(self) -> ExecutorConnection | str:
+        """The connection, or the reason there is none (the text of the action's observation)."""
+        if self.connection is None:
+            p = self._pending
+            if p is None or self._released:
+                return 'openhands_vscode_runtime.v1: this tool has no executor (it was closed).'
+            try:
+                self.connection = acquire(p.conversation_id, p.workspace, no_change_timeout=p.no_change_timeout)
+            except ExecutorUnavailable as e:
+                return str(e)
+        return self.connection
 
     def close(self) -> None:
         if not self._released:
             self._released = True
-            release(self.connection)
+            if self.connection is not None:
+                release(self.connection)
+
+
+class _Pending:
+    """What a tool over the limit needs to take its conversation's executor later."""
+
+    def __init__(self, conversation_id: str, workspace: str, no_change_timeout: int | None) -> None:
+        self.conversation_id = conversation_id
+        self.workspace = workspace
+        self.no_change_timeout = no_change_timeout
+
+
+def _acquire_or_wait(conv_state: Any, no_change_timeout: int | None = None) -> tuple[ExecutorConnection | None, _Pending | None]:
+    """The conversation's connection, or (over the limit) none yet and what to take it with."""
+    cid, ws = str(conv_state.id), conv_state.workspace.working_dir
+    try:
+        return acquire(cid, ws, no_change_timeout=no_change_timeout), None
+    except ExecutorLimitReached as e:
+        logger.warning('openhands_vscode_runtime.v1: %s', e)
+        return None, _Pending(cid, ws, no_change_timeout)
 
 
 class VsCodeTerminalExecutor(_ConnectionHolder, ToolExecutor[TerminalAction, TerminalObservation]):
     """`terminal` actions, run by the executor's bash session."""
 
     def _run(self, args: dict[str, Any]) -> TerminalObservation:
-        reply = self.connection.call('v1_terminal', args)
+        conn = self._held()
+        if isinstance(conn, str):
+            return TerminalObservation.from_text(text=conn, is_error=True, command=args.get('command'), exit_code=None)
+        reply = conn.call('v1_terminal', args)
         if not isinstance(reply, V1Reply) or reply.kind != 'v1_terminal':
             # The hub's own failure (no executor, executor gone, closed) or a refused action.
             return TerminalObservation.from_text(
@@ -162,6 +204,8 @@ class VsCodeTerminalExecutor(_ConnectionHolder, ToolExecutor[TerminalAction, Ter
         conversation calls it from another thread when `interrupt()` cancels a tool call). The
         executor runs it beside the running command (`v1_interrupt` is not a command); the
         interrupted call then returns its own observation. Not waited for, like V1's."""
+        if self.connection is None:
+            return
         try:
             self.connection.channel.submit({'action': 'v1_interrupt', 'args': {}})
         except Exception:  # noqa: BLE001 - best effort, as V1's (it suppresses every error)
@@ -183,7 +227,10 @@ class VsCodeFileEditorExecutor(_ConnectionHolder, ToolExecutor[FileEditorAction,
             'insert_line': action.insert_line,
             'view_range': action.view_range,
         }
-        reply = self.connection.call('v1_file_editor', args)
+        conn = self._held()
+        if isinstance(conn, str):
+            return FileEditorObservation.from_text(text=conn, is_error=True, command=action.command)
+        reply = conn.call('v1_file_editor', args)
         if not isinstance(reply, V1Reply) or reply.kind != 'v1_file_editor':
             return FileEditorObservation.from_text(text=reply.content, is_error=True, command=action.command)
         ex = reply.extras
@@ -207,10 +254,9 @@ class VsCodeTerminalTool(TerminalTool):
     def create(  # type: ignore[override]
         cls, conv_state: Any, no_change_timeout_seconds: int | None = None, **_ignored: Any
     ) -> list[VsCodeTerminalTool]:
-        conn = acquire(str(conv_state.id), conv_state.workspace.working_dir,
-                       no_change_timeout=no_change_timeout_seconds)
-        tools = list(super().create(conv_state, executor=VsCodeTerminalExecutor(conn)))
-        return [_with_workspace_folders(t, conn) for t in tools]
+        conn, pending = _acquire_or_wait(conv_state, no_change_timeout_seconds)
+        tools = list(super().create(conv_state, executor=VsCodeTerminalExecutor(conn, pending=pending)))
+        return [_with_workspace_folders(t, conn) for t in tools] if conn is not None else tools
 
 
 class VsCodeFileEditorTool(FileEditorTool):
@@ -220,11 +266,11 @@ class VsCodeFileEditorTool(FileEditorTool):
 
     @classmethod
     def create(cls, conv_state: Any) -> list[VsCodeFileEditorTool]:  # type: ignore[override]
-        conn = acquire(str(conv_state.id), conv_state.workspace.working_dir)
+        conn, pending = _acquire_or_wait(conv_state)
         tools = super().create(conv_state)
         for tool in tools:
             _drop_unused_history_folder(tool.executor)
-        return [t.set_executor(VsCodeFileEditorExecutor(conn)) for t in tools]
+        return [t.set_executor(VsCodeFileEditorExecutor(conn, pending=pending)) for t in tools]
 
 
 def _with_workspace_folders(tool: VsCodeTerminalTool, conn: ExecutorConnection) -> VsCodeTerminalTool:

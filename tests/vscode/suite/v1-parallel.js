@@ -1,0 +1,153 @@
+// Two V1 conversations at once in one real VS Code window (session `v1-parallel`): the tab on V1
+// in managed mode (the extension starts the REAL agent-server with this package's V1 tools), one
+// conversation typed into the tab (task alpha) and a second one created by a script on the same
+// agent-server over REST, the way the SDK and Agent Canvas create theirs (task beta), both with
+// the scripted stand-in LLM (fixtures/v1-parallel-llm-script.json). The window's executor pool
+// serves both, each in its own executor: different shells (both children of this extension
+// host), an exported variable of one invisible to the other, their slow steps overlapping in time.
+const vscode = require('vscode');
+const crypto = require('crypto');
+const path = require('path');
+const { waitFor, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui } = require('./lib');
+
+const LLM = process.env.OH_TEST_LLM_BASE_URL;
+const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
+let seq = 0;
+const act = (verb, selector, value) => ui(verb, path.join(ARTIFACTS, `ui-${verb}-${++seq}.json`), { selector, value });
+const note = (m) => console.log(`oh-test v1-parallel: ${m}`);
+
+exports.run = async () => {
+  const run = runner({ stopOnFailure: true });
+  const test = run.test;
+  const root = vscode.workspace.workspaceFolders[0].uri.fsPath;
+  const ext = vscode.extensions.getExtension('openhands-vscode-runtime.openhands-tab');
+  let api;
+  let server;
+  const rest = async (method, p, body) => {
+    const r = await fetch(`${server.baseUrl}${p}`, {
+      method,
+      headers: { 'x-session-api-key': server.sessionApiKey, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(300000),
+    });
+    const text = await r.text();
+    if (!r.ok) throw new Error(`${method} ${p}: ${r.status} ${text.slice(0, 300)}`);
+    return text ? JSON.parse(text) : undefined;
+  };
+  // Everything the conversation's events say, as text (its observations hold the commands' output).
+  const eventsText = async (id) => JSON.stringify(await rest('GET', `/api/conversations/${id}/events/search?limit=100`));
+  const stamps = (text, name) => {
+    const start = new RegExp(`name=${name} pid=(\\d+) ppid=(\\d+) cwd=(\\S*) branch=(\\S*) start=([\\d.]+)`).exec(text);
+    const end = new RegExp(`name=${name} end=([\\d.]+)`).exec(text);
+    assert(start && end, `no stamps of ${name} in ${text.slice(0, 2000)}`);
+    return { pid: Number(start[1]), ppid: Number(start[2]), cwd: start[3], branch: start[4], start: Number(start[5]), end: Number(end[1]) };
+  };
+  let alpha;
+  let beta;
+  // A conversation as a script or Agent Canvas creates it on this window's agent-server.
+  const createElsewhere = (id, task, extra = {}) => rest('POST', '/api/conversations', {
+    conversation_id: id,
+    agent: { kind: 'Agent', llm: { model: 'openai/scripted', base_url: LLM, api_key: 'scripted-llm-key', usage_id: 'agent' }, tools: [{ name: 'terminal' }, { name: 'file_editor' }] },
+    workspace: { working_dir: root },
+    initial_message: { role: 'user', content: [{ type: 'text', text: `parallel task ${task}` }], run: true },
+    ...extra,
+  });
+
+  try {
+    await test('the tab\'s conversation and one a script created on the same agent-server run at the same time, each in its own executor', async () => {
+      api = await ext.activate();
+      await vscode.commands.executeCommand('workbench.view.extension.openhands');
+      await showConsentWhenAsked(vscode, api, 60000);
+      await waitFor('the agent-server the extension starts', () => {
+        if (api.agentServer.state === 'crashed') throw new Error(`agent-server crashed: ${api.agentServer.error}`);
+        return api.agentServer.state === 'running';
+      }, 180000, 300);
+      server = await api.agentServer.connection();
+      await waitFor('the LLM form', () => api.conversation.status.llmForm, 30000);
+      await act('webview-fill', '#llm-model', 'openai/scripted');
+      await act('webview-fill', '#llm-base', LLM);
+      await act('webview-fill', '#llm-key', 'scripted-llm-key');
+      await act('webview-click', '#llm-save');
+      await waitFor('the tab to accept messages', () => api.conversation.status.canSend && !api.conversation.status.llmForm, 30000);
+      await vscode.commands.executeCommand('openhands.view.focus');
+      await act('webview-fill', '#input', 'parallel task alpha');
+      await act('webview-click', '#send');
+      await showConsentWhenAsked(vscode, api, 120000);
+      await waitFor('alpha\'s slow step to run', () => api.conversation.items.some((i) => i.kind === 'action' && /ONLY_alpha/.test(i.title || '') && i.status === 'running'), 180000, 100);
+      alpha = api.conversation.status.conversationId;
+      // The second conversation: created by a script, never shown in the tab.
+      beta = crypto.randomUUID();
+      note(`alpha ${alpha} runs; creating beta ${beta} over REST`);
+      await createElsewhere(beta, 'beta');
+      await waitFor('both conversations to finish', async () => {
+        const b = await rest('GET', `/api/conversations/${beta}`);
+        if (['error', 'stuck'].includes(b.execution_status)) throw new Error(`beta ${b.execution_status}`);
+        const s = api.conversation.status;
+        const problem = s.problems.find((p) => ['server', 'send', 'llm-auth', 'executor'].includes(p.id));
+        if (problem) throw new Error(`the tab reports: ${problem.message}`);
+        return s.agentState === 'finished' && b.execution_status === 'finished';
+      }, 240000, 500);
+      await assertScriptFollowed(LLM);
+      const a = stamps(await eventsText(alpha), 'alpha');
+      const b = stamps(await eventsText(beta), 'beta');
+      note(`alpha pid ${a.pid} ${a.start}..${a.end}; beta pid ${b.pid} ${b.start}..${b.end}`);
+      assert(a.pid !== b.pid, `one shell for both (pid ${a.pid})`);
+      assert(a.ppid === process.pid && b.ppid === process.pid, `shell parents ${a.ppid}, ${b.ppid}; the extension host is ${process.pid}`);
+      assert(a.start < b.end && b.start < a.end, `the slow steps did not overlap: alpha ${a.start}..${a.end}, beta ${b.start}..${b.end}`);
+    });
+
+    await test('an exported variable of one conversation is invisible to the other', async () => {
+      const a = await eventsText(alpha);
+      const b = await eventsText(beta);
+      assert(/seen by alpha: alpha=set beta=unset/.test(a), `alpha saw ${/seen by alpha: [^"\\]*/.exec(a)}`);
+      assert(/seen by beta: alpha=unset beta=set/.test(b), `beta saw ${/seen by beta: [^"\\]*/.exec(b)}`);
+    });
+
+    await test('each conversation has its own agent terminal, named after it', async () => {
+      const names = vscode.window.terminals.map((t) => t.name);
+      for (const id of [alpha, beta]) {
+        const name = `OpenHands Agent ${id.replace(/-/g, '').slice(0, 8)}`;
+        assert(names.includes(name), `no terminal "${name}" in ${JSON.stringify(names)}`);
+      }
+      // Deleting the script's conversation ends its executor; the tab's keeps its own.
+      await rest('DELETE', `/api/conversations/${beta}`);
+      await waitFor('beta\'s terminal to close', () => !vscode.window.terminals.some((t) => t.name.endsWith(beta.replace(/-/g, '').slice(0, 8))), 30000, 200);
+      assert(['connected', 'executing'].includes(api.snapshot.state) && api.snapshot.conversationId === alpha, `the tab's executor ${JSON.stringify(api.snapshot)}`);
+    });
+
+    await test('a conversation created with worktree: true runs in the worktree the agent-server made, on its branch', async () => {
+      const gamma = crypto.randomUUID();
+      await createElsewhere(gamma, 'gamma', { worktree: true });
+      await waitFor('gamma to finish', async () => {
+        const g = await rest('GET', `/api/conversations/${gamma}`);
+        if (['error', 'stuck'].includes(g.execution_status)) throw new Error(`gamma ${g.execution_status}`);
+        return g.execution_status === 'finished';
+      }, 120000, 500);
+      const g = stamps(await eventsText(gamma), 'gamma');
+      const expected = path.join(process.env.OH_CONVERSATION_WORKTREE_ROOT, gamma, path.basename(root));
+      note(`gamma worked in ${g.cwd} on ${g.branch}`);
+      assert(g.cwd === expected && g.branch === `openhands/${gamma}`, `gamma's shell is in ${g.cwd} on ${g.branch}, not ${expected} on openhands/${gamma}`);
+      assert(g.ppid === process.pid, `gamma's shell parent ${g.ppid}`);
+      assert(vscode.window.terminals.some((t) => t.name === `OpenHands Agent ${gamma.replace(/-/g, '').slice(0, 8)}`), 'no agent terminal for gamma');
+    });
+
+    await test('a conversation over the limit (openhands.v1.maxParallelConversations = 2) gets an error observation saying so, not a wait', async () => {
+      // alpha and gamma hold the two executors (until they are closed or deleted).
+      const delta = crypto.randomUUID();
+      const t0 = Date.now();
+      await createElsewhere(delta, 'delta');
+      const created = Date.now() - t0;
+      const text = await waitFor('delta\'s error observation', async () => {
+        const t = await eventsText(delta);
+        return /already runs 2 conversation\(s\) at once/.test(t) && /maxParallelConversations = 2/.test(t) ? t : undefined;
+      }, 60000, 500);
+      note(`delta created in ${created} ms, answered with the limit`);
+      assert(created < 60000, `delta's create request waited ${created} ms`);
+      assert(!/name=delta pid=\d/.test(text), 'delta\'s command ran');
+      assert(!vscode.window.terminals.some((t) => t.name === `OpenHands Agent ${delta.replace(/-/g, '').slice(0, 8)}`), 'delta got an executor');
+    });
+  } finally {
+    await vscode.commands.executeCommand('openhands.stop');
+  }
+  run.finish('v1-parallel');
+};
