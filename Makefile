@@ -15,7 +15,7 @@ export OH_VENV := $(VENV)
 help:
 	@echo "make demo   - build what is needed, run the real agent loop (CodeActAgent) on VsCodeRuntime + the headless executor"
 	@echo "              (scripted stand-in LLM; set LLM_MODEL and LLM_API_KEY [LLM_BASE_URL] for a real model)"
-	@echo "make check  - the static gates: rustfmt, clippy -D warnings, tsc --noEmit, node --check, ruff (scripts/check.sh)"
+	@echo "make check  - the static gates: rustfmt, clippy -D warnings, tsc --noEmit, node --check, ruff, the V1 lock (scripts/check.sh)"
 	@echo "make test   - install everything needed (idempotent), then run every suite"
 	@echo "make bench  - benchmarks (ratios against baselines measured in the same run)"
 	@echo "make vsix   - package the openhands-tab extension with the addon (linux-x64)"
@@ -166,6 +166,7 @@ bench: deps-python
 	$(PY) openhands-runtime-py/bench/bench_ide_tools.py    # an IDE tool call through VsCodeRuntime vs a read (stand-in host)
 	bench/v1.sh       # OpenHands V1: its own terminal/file editor vs ours, the agent loop with each (also through the agent-server)
 	scripts/build-dist.sh dist && tests/dist/bench.sh dist
+	bench/v1_setup.sh # the V1 environment from empty caches: pip, pip + the lock, uv fetched by pip + the lock (needs PyPI)
 
 vsix: deps-node
 	extension/scripts/package.sh
