@@ -5,9 +5,9 @@
 # A TARGET `bg:NAME` starts `make NAME` in the background at the lowest CPU priority (its output in
 # the artifacts, background-NAME.log) and goes on; `wait:NAME` waits for it and takes its status
 # and wall time into the table like a suite's. `make test` builds the distribution (the platform
-# builds: the CPU-bound half of its time) so, beside the suites that follow the reference
-# differentials: no build runs beside a suite that compares with a live reference (a loaded
-# machine changes the reference's timing-dependent replies).
+# builds, CPU-bound) that way, started once the reference differentials are done: no build runs
+# beside a suite that compares with a live reference (a loaded machine changes the reference's
+# timing-dependent replies).
 # One run, one reference: the conformance drivers of the run share the reference's results through
 # CONFORMANCE_REFERENCE_STORE (tests/conformance/reference_store.py), a folder made here and removed
 # at the end.
