@@ -43,11 +43,15 @@ def settle(terminal) -> None:
     before a new command while nothing runs, wait until the screen ends with a prompt and has not
     changed for 0.5 s. Without it that backend sometimes answers a command with the previous
     prompt (empty output, exit code 0, a "previous command outputs are truncated" prefix)."""
-    screen = terminal.session.terminal
+    _wait_for_a_settled_prompt(terminal.session.terminal.read_screen)
+
+
+def _wait_for_a_settled_prompt(read_screen) -> None:
+    """Until the screen ends with a prompt and has not changed for 0.5 s (at most 10 s)."""
     deadline = time.monotonic() + 10
     last, since = None, time.monotonic()
     while time.monotonic() < deadline:
-        cur = screen.read_screen()
+        cur = read_screen()
         if cur != last:
             last, since = cur, time.monotonic()
         elif cur.rstrip().endswith('###PS1END###') and time.monotonic() - since >= 0.5:
@@ -65,15 +69,7 @@ def warm_pane(terminal) -> None:
     pool = terminal._pool
     pane = pool.checkout()
     try:
-        deadline = time.monotonic() + 10
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
-            cur = pane.read_screen()
-            if cur != last:
-                last, since = cur, time.monotonic()
-            elif cur.rstrip().endswith('###PS1END###') and time.monotonic() - since >= 0.5:
-                return
-            time.sleep(0.05)
+        _wait_for_a_settled_prompt(pane.read_screen)
     finally:
         pool.checkin(pane)
 
