@@ -9,7 +9,7 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, sleep, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui, serverRest, typeSessionKey } = require('./lib');
+const { waitFor, sleep, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui, serverRest, typeSessionKey, fillLlmForm } = require('./lib');
 
 const SERVER = process.env.OH_TEST_SERVER;
 const KEY = process.env.OH_TEST_SERVER_KEY;
@@ -55,11 +55,7 @@ exports.run = async () => {
   });
 
   await test('real server: model, base URL and key typed into the form reach the server (the key never in settings.json)', async () => {
-    await act('webview-fill', '#llm-model', 'openai/scripted');
-    await act('webview-fill', '#llm-base', LLM_BASE_URL);
-    await act('webview-fill', '#llm-key', 'scripted-llm-key');
-    await act('webview-click', '#llm-save');
-    await waitFor('the tab to accept messages', () => api.conversation.status.canSend && !api.conversation.status.llmForm, 30000);
+    await fillLlmForm(act, api, { baseUrl: LLM_BASE_URL });
     const s = await rest('GET', '/api/settings');
     assert(s.status === 200, `GET /api/settings: ${s.status} ${s.body}`);
     const settings = JSON.parse(s.body);

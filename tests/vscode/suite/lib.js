@@ -172,4 +172,13 @@ async function answerPrompt(vscode, ui, text, label, timeoutMs = 60000) {
   return shown;
 }
 
-module.exports = { answerPrompt, assertScriptFollowed, sleep, waitFor, assert, runner, showConsentWhenAsked, uiRequest, uiRequester, serverRest, typeSessionKey };
+/** Types the tab's LLM form (model, base URL, key), saves it, and waits until the tab accepts messages. */
+async function fillLlmForm(act, api, { baseUrl, model = 'openai/scripted', key = 'scripted-llm-key' }) {
+  await act('webview-fill', '#llm-model', model);
+  await act('webview-fill', '#llm-base', baseUrl);
+  await act('webview-fill', '#llm-key', key);
+  await act('webview-click', '#llm-save');
+  await waitFor('the tab to accept messages', () => api.conversation.status.canSend && !api.conversation.status.llmForm, 30000);
+}
+
+module.exports = { answerPrompt, fillLlmForm, assertScriptFollowed, sleep, waitFor, assert, runner, showConsentWhenAsked, uiRequest, uiRequester, serverRest, typeSessionKey };

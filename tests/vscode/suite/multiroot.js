@@ -7,7 +7,7 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui } = require('./lib');
+const { waitFor, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui, fillLlmForm } = require('./lib');
 
 const LLM = process.env.OH_TEST_LLM_BASE_URL;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
@@ -36,11 +36,7 @@ exports.run = async () => {
       }, 180000, 300);
       const server = await api.agentServer.connection();
       await waitFor('the LLM form', () => api.conversation.status.llmForm, 30000);
-      await act('webview-fill', '#llm-model', 'openai/scripted');
-      await act('webview-fill', '#llm-base', LLM);
-      await act('webview-fill', '#llm-key', 'scripted-llm-key');
-      await act('webview-click', '#llm-save');
-      await waitFor('the tab to accept messages', () => api.conversation.status.canSend && !api.conversation.status.llmForm, 30000);
+      await fillLlmForm(act, api, { baseUrl: LLM });
       await vscode.commands.executeCommand('openhands.view.focus');
       await act('webview-fill', '#input', 'multi-root: change both folders');
       await act('webview-click', '#send');

@@ -9,7 +9,7 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, sleep, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui, typeSessionKey } = require('./lib');
+const { waitFor, sleep, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui, typeSessionKey, fillLlmForm } = require('./lib');
 
 const MANAGED = process.env.OH_TEST_V1TAB_MODE !== 'attach';
 // Attach: given by run.sh. Managed: read from the extension's API once its agent-server runs.
@@ -109,11 +109,7 @@ exports.run = async () => {
       const mcp = await within(vscode.commands.executeCommand('openhands.ide.copyClientConfig'), 10000, 'the MCP client configuration');
       note('IDE tools served; typing the LLM settings with a wrong key');
       assert(mcp && /127\.0\.0\.1/.test(mcp), `the IDE tools endpoint is not served: ${mcp}`);
-      await act('webview-fill', '#llm-model', 'openai/scripted');
-      await act('webview-fill', '#llm-base', LLM);
-      await act('webview-fill', '#llm-key', 'a-wrong-key');
-      await act('webview-click', '#llm-save');
-      await waitFor('the tab to accept messages', () => api.conversation.status.canSend && !api.conversation.status.llmForm, 30000);
+      await fillLlmForm(act, api, { baseUrl: LLM, key: 'a-wrong-key' });
       await typeTask('conversation X: the key is wrong');
       await showConsentWhenAsked(vscode, api, 120000);
       note(`executor ${api.snapshot.state}; waiting for the refused key`);
