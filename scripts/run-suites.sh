@@ -28,6 +28,18 @@ mkdir -p "$artifacts"
 names=() secs=() status=()
 start=$(date +%s)
 
+# Free space (GiB) on the file systems a run writes to: the caches under $HOME and /tmp. A cold
+# `make test` writes about 20 GiB (venvs, build caches, the platform builds, test-dist's fresh
+# venvs); a run that would fill the disk fails at once with this figure, not an hour in.
+free_gib() { df -P -B1G "$HOME" /tmp 2>/dev/null | awk 'NR > 1 { print $4 }' | sort -n | head -1; }
+free_at_start=$(free_gib)
+min_free=${OH_MIN_FREE_GIB:-$([ "$tier" = test ] && echo 12 || echo 4)}
+if [ "${free_at_start:-0}" -lt "$min_free" ]; then
+  echo "make $tier: only ${free_at_start} GiB free on \$HOME or /tmp; a run needs up to about 20 (cold)." >&2
+  echo "  Free some space (old build caches: ~/.cache/openhands-vscode-runtime/dist-*, /tmp), or set OH_MIN_FREE_GIB to a lower floor." >&2
+  exit 1
+fi
+
 print_table() {
   {
     echo "== make $tier: per-suite wall time (started $(date -u -d "@$start" '+%F %T') UTC, $(nproc) cores)"
@@ -37,6 +49,7 @@ print_table() {
     done
     local total=$(( $(date +%s) - start ))
     printf '  %-28s %5d s  %3d min %02d s\n' total "$total" $((total / 60)) $((total % 60))
+    echo "  free disk: ${free_at_start} GiB at the start, $(free_gib) GiB now (the fuller of \$HOME and /tmp)"
   } | tee "$report"
 }
 

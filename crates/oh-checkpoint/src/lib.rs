@@ -19,3 +19,21 @@ pub fn roots_key(roots: &[std::path::PathBuf]) -> String {
         roots.iter().flat_map(|r| r.to_string_lossy().into_owned().into_bytes().into_iter().chain([0u8])).collect();
     store::sha256_hex(&joined)[..16].to_string()
 }
+
+/// The store folder's name for `roots` and, when given, one conversation: [`roots_key`], then
+/// `-` and the conversation id when it is a plain name (letters, digits, `-`, `_`, at most 64;
+/// OpenHands' ids are hex), else 16 hex digits of its SHA-256.
+pub fn store_key(roots: &[std::path::PathBuf], conversation: Option<&str>) -> String {
+    let key = roots_key(roots);
+    match conversation {
+        None => key,
+        Some(c)
+            if !c.is_empty()
+                && c.len() <= 64
+                && c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') =>
+        {
+            format!("{key}-{c}")
+        }
+        Some(c) => format!("{key}-{}", &store::sha256_hex(c.as_bytes())[..16]),
+    }
+}

@@ -12,8 +12,12 @@ use serde_json::{json, Value};
 /// Where checkpoints are stored and what they capture.
 #[derive(Clone, Debug)]
 pub struct CheckpointConfig {
-    /// The store folder; `None`: [`default_store_dir`] for the executor's roots.
+    /// The store folder; `None`: [`default_store_dir`] for the executor's roots and conversation.
     pub dir: Option<PathBuf>,
+    /// The conversation the executor serves: with the default folder, each conversation has a
+    /// store of its own, so two conversations in one folder (running at once, or one after the
+    /// other) never list, prune or restore each other's checkpoints. The front ends set it.
+    pub conversation: Option<String>,
     pub settings: Settings,
 }
 
@@ -33,31 +37,55 @@ impl CheckpointConfig {
         if let Some(n) = var("OH_CHECKPOINT_MAX_STORE_BYTES").and_then(|v| v.trim().parse::<u64>().ok()) {
             settings.max_store_bytes = (n > 0).then_some(n);
         }
-        CheckpointConfig { dir: var("OH_CHECKPOINT_DIR").filter(|d| !d.is_empty()).map(PathBuf::from), settings }
+        CheckpointConfig {
+            dir: var("OH_CHECKPOINT_DIR").filter(|d| !d.is_empty()).map(PathBuf::from),
+            conversation: None,
+            settings,
+        }
     }
 }
 
 /// `$XDG_STATE_HOME/openhands-vscode-runtime/checkpoints/<key>` (`~/.local/state/...` without
-/// XDG_STATE_HOME), the key naming the set of roots so two workspaces never share a store.
-pub fn default_store_dir(roots: &[PathBuf]) -> PathBuf {
+/// XDG_STATE_HOME), the key naming the set of roots and the conversation
+/// ([`oh_checkpoint::store_key`]) so neither two workspaces nor two conversations share a store.
+pub fn default_store_dir(roots: &[PathBuf], conversation: Option<&str>) -> PathBuf {
     let state = std::env::var_os("XDG_STATE_HOME")
         .filter(|s| !s.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".local/state"));
-    state.join("openhands-vscode-runtime/checkpoints").join(oh_checkpoint::roots_key(roots))
+    state.join("openhands-vscode-runtime/checkpoints").join(oh_checkpoint::store_key(roots, conversation))
+}
+
+/// The store as this executor last read or wrote it, and the identity of its `catalog.json` then.
+struct Loaded {
+    store: Store,
+    catalog: Option<CatalogStamp>,
+}
+
+/// Inode, size and modification time of `catalog.json`: every save replaces the file (a rename),
+/// so another process's save changes the inode.
+type CatalogStamp = (u64, u64, std::time::SystemTime);
+
+fn catalog_stamp(dir: &Path) -> Option<CatalogStamp> {
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(dir.join("catalog.json")).ok()?;
+    Some((md.ino(), md.len(), md.modified().ok()?))
 }
 
 /// The store, opened on first use; its operations are blocking file I/O, run off the async workers.
+/// Each operation holds an exclusive lock on the store's `lock` file and reads the catalog again
+/// when another process saved it since: a folder given by `OH_CHECKPOINT_DIR` may be shared by
+/// several executors, and without the lock each would save its own catalog over the others'.
 pub(crate) struct Checkpoints {
     roots: Vec<PathBuf>,
     dir: PathBuf,
     settings: Settings,
-    store: Arc<Mutex<Option<Store>>>,
+    store: Arc<Mutex<Option<Loaded>>>,
 }
 
 impl Checkpoints {
     pub(crate) fn new(roots: Vec<PathBuf>, config: &CheckpointConfig) -> Self {
-        let dir = config.dir.clone().unwrap_or_else(|| default_store_dir(&roots));
+        let dir = config.dir.clone().unwrap_or_else(|| default_store_dir(&roots, config.conversation.as_deref()));
         Checkpoints { roots, dir, settings: config.settings.clone(), store: Arc::new(Mutex::new(None)) }
     }
 
@@ -71,11 +99,24 @@ impl Checkpoints {
         let op = action.op();
         let outcome = tokio::task::spawn_blocking(move || {
             let mut guard = store.lock().unwrap_or_else(|p| p.into_inner());
-            if guard.is_none() {
-                *guard = Some(Store::open(&dir, settings)?);
+            std::fs::create_dir_all(&dir).map_err(|e| oh_checkpoint::Error::Io { path: dir.clone(), source: e })?;
+            let lock_path = dir.join("lock");
+            let lock = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&lock_path)
+                .and_then(|f| f.lock().map(|()| f))
+                .map_err(|e| oh_checkpoint::Error::Io { path: lock_path, source: e })?;
+            let now = catalog_stamp(&dir);
+            if guard.as_ref().is_none_or(|l| l.catalog != now) {
+                *guard = Some(Loaded { store: Store::open(&dir, settings)?, catalog: now });
             }
-            let store = guard.as_mut().expect("opened above");
-            perform(store, &roots, &action)
+            let loaded = guard.as_mut().expect("opened above");
+            let result = perform(&mut loaded.store, &roots, &action);
+            loaded.catalog = catalog_stamp(&dir);
+            drop(lock);
+            result
         })
         .await;
         match outcome {

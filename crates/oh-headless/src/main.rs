@@ -102,6 +102,7 @@ async fn run(args: Args, session_api_key: Option<String>, workspace: &Path, extr
     let mut config = ExecutorConfig::new(workspace);
     // Checkpoints cover every folder; the shell and the editor start in the first.
     config.roots.extend(extra_roots.iter().cloned());
+    config.checkpoints.conversation = Some(args.conversation.clone());
     if let Some(secs) = args.no_change_timeout {
         config.shell.no_change_timeout_secs = secs;
     }

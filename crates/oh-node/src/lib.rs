@@ -185,6 +185,7 @@ fn executor_config(options: &ExecutorOptions, data_fn: Arc<RwLock<Option<Arc<Dat
     // The transport (connect below) keeps its default reply limit.
     config.v1_contents_limit = oh_transport::MAX_REPLY_BYTES;
     config.roots.extend(options.extra_roots.iter().flatten().map(std::path::PathBuf::from));
+    config.checkpoints.conversation = Some(options.conversation_id.clone());
     if let Some(secs) = options.no_change_timeout_seconds {
         config.shell.no_change_timeout_secs = secs as u64;
     }
