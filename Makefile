@@ -57,8 +57,10 @@ demo: deps-python addon
 # CI runs). scripts/run-suites.sh runs the suites one at a time and prints each one's wall time;
 # the distribution (`make dist`: the platform builds) builds in the background from the end of the
 # reference differentials (conformance, V1) to test-dist, beside the suites that compare with none.
+# The differentials come first so that the build starts as early as it may: check and the crates'
+# tests (no reference) run beside it.
 test:
-	@scripts/run-suites.sh test deps check test-rust test-conformance test-v1 test-v1-oldest bg:dist test-app test-node \
+	@scripts/run-suites.sh test deps test-conformance test-v1 test-v1-oldest bg:dist check test-rust test-app test-node \
 	  test-runtime test-e2e test-extension-unit test-vscode wait:dist test-dist test-cross
 
 quick:
@@ -92,7 +94,7 @@ test-conformance-sample: deps-python deps-node
 
 # The other targets (scripts/build-cross.sh), tested where this machine runs them: linux-arm64
 # under qemu-user (a conformance subset, the node suite's CLI, execute and connect cases with an
-# arm64 Node), the static linux-x64 musl executor natively (the same subset and CLI cases), macOS
+# arm64 Node), the linux-x64 musl executor through Debian's musl loader (the same subset and CLI cases), macOS
 # arm64 and x86_64 statically. scripts/setup-cross.sh installs the Debian toolchains (rustc-web,
 # aarch64 gcc, qemu); build-cross.sh installs zig (PyPI) for musl and macOS.
 test-cross: deps-python deps-node

@@ -16,7 +16,7 @@
 # Linux; Security.framework on macOS (the system's, nothing to bundle).
 # Linker: zig (PyPI ziglang, through cargo-zigbuild) for every target: linux-arm64 against glibc
 # 2.17's symbols (the floor of manylinux2014, as for the linux-x64 build), linux-x64 against zig's
-# own musl (the executor static), and macOS without an Apple SDK: scripts/macos-stubs/ holds text
+# own musl (dynamic, as musllinux binaries are), and macOS without an Apple SDK: scripts/macos-stubs/ holds text
 # stubs of the frameworks the -sys crates link (scripts/macos-framework-stubs.py writes them from
 # Cargo.lock; this script refuses stale ones).
 # Cached in $HOME/.cache/openhands-vscode-runtime/dist-<triple>, keyed by the committed crates/,
@@ -28,7 +28,7 @@
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 TRIPLE="$1"
-MACOS= ADDON_RUSTFLAGS= ZIG_TARGET=
+MACOS= ZIG_TARGET=
 "$REPO/scripts/setup-cross.sh"
 RUSTC=/usr/bin/rustc CARGO=/usr/bin/cargo
 DIR="${OH_CROSS_CACHE:-$HOME/.cache/openhands-vscode-runtime}/dist-$TRIPLE"
@@ -52,13 +52,14 @@ case "$TRIPLE" in
     # zig links against its own musl and C runtime objects (`link-self-contained=no`: the
     # self-contained ones rustup ships with this target are not in Debian's sysroot) and its own
     # LLVM libunwind (std's `-lunwind`); zig cc also compiles the vendored OpenSSL.
-    # The executor is static (crt-static, the target's default). A cdylib needs the shared C
-    # library (`-crt-static`), and that flag changes how std itself is built: the addon is a
-    # second build in a target dir of its own (ADDON_RUSTFLAGS).
+    # Both against musl's shared C library (`-crt-static`): the addon must be (a cdylib loaded by
+    # Alpine's Node), and the flag changes how std itself is built, so a static executor would be
+    # a second build of std and of every dependency (about 4 of the build's 10 minutes). A
+    # musllinux wheel's binaries link the system's musl like this; tests/cross runs the executor
+    # with Debian's musl loader.
     PLATFORM=linux-x64-musl FEATURES=$LINUX_FEATURES LIB=liboh_node.so
-    RUSTFLAGS="$RUSTFLAGS -C link-self-contained=no"
-    ADDON_RUSTFLAGS="$RUSTFLAGS -C target-feature=-crt-static"
-    RECIPE="zig=$ZIG_VERSION cargo-zigbuild=$ZIGBUILD_VERSION addon=-crt-static" ;;
+    RUSTFLAGS="$RUSTFLAGS -C link-self-contained=no -C target-feature=-crt-static"
+    RECIPE="zig=$ZIG_VERSION cargo-zigbuild=$ZIGBUILD_VERSION crt=dynamic" ;;
   aarch64-apple-darwin|x86_64-apple-darwin)
     if [ "$TRIPLE" = aarch64-apple-darwin ]; then PLATFORM=darwin-arm64 MIN=11.0; else PLATFORM=darwin-x64 MIN=10.15; fi
     FEATURES= LIB=liboh_node.dylib MACOS=1
@@ -114,16 +115,10 @@ cargo_build() {  # cargo_build PACKAGE...: with those of FEATURES that belong to
   mkdir -p "$DIR/bin" && ln -sf /usr/lib/llvm-14/bin/llvm-objcopy "$DIR/bin/rust-objcopy"
   (cd "$DIR/src" && PATH="$DIR/bin:$ZIGTOOLS/bin:/usr/bin:$PATH" "$ZIGTOOLS/bin/cargo-zigbuild" zigbuild "${ARGS[@]}" --target "${ZIG_TARGET:-$TRIPLE}" "${pkgs[@]}" >&2)
 }
-if [ -z "$ADDON_RUSTFLAGS" ]; then
-  cargo_build oh-headless oh-node
-  A="$DIR/target/$TRIPLE/release"
-else
-  cargo_build oh-headless
-  CARGO_TARGET_DIR="$DIR/target-addon" RUSTFLAGS="$ADDON_RUSTFLAGS" cargo_build oh-node
-  A="$DIR/target-addon/$TRIPLE/release"
-fi
+cargo_build oh-headless oh-node
+rm -rf "$DIR/target-addon"  # an older cache's separate musl addon build (no longer made): its disk space
 cp "$DIR/target/$TRIPLE/release/openhands-vscode-executor" "$OUT/openhands-vscode-executor"
-cp "$A/$LIB" "$OUT/openhands-vscode-executor.$PLATFORM.node"
+cp "$DIR/target/$TRIPLE/release/$LIB" "$OUT/openhands-vscode-executor.$PLATFORM.node"
 if [ -n "$MACOS" ]; then
   # The linker leaves the build's paths in the files: the debug map (STABS naming the objects it
   # linked) and, in the addon, the install name (the path it was linked at). LLVM's tools remove
