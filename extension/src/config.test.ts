@@ -97,6 +97,18 @@ describe('config', () => {
     for (const bad of [0, -1, 2.5, 'many', 65]) expect(readConfig(withUser({ 'v1.maxParallelConversations': bad })).v1MaxParallel).toBe(4);
   });
 
+  it('takes the budget per conversation from the user only: a workspace cannot raise it (nor set one the user has not)', () => {
+    const withUser = (globals: Record<string, unknown>, workspace: Record<string, unknown> = {}) => ({
+      get: <T>(key: string, def: T): T => (key in workspace ? (workspace[key] as T) : key in globals ? (globals[key] as T) : def),
+      inspect: <T>(key: string) => ({ defaultValue: undefined as T | undefined, globalValue: globals[key] as T | undefined, workspaceValue: workspace[key] as T | undefined }),
+    });
+    expect(readConfig(withUser({})).budgetPerConversation).toBe(0);
+    expect(readConfig(withUser({ budgetPerConversation: 2.5 })).budgetPerConversation).toBe(2.5);
+    expect(readConfig(withUser({ budgetPerConversation: 2.5 }, { budgetPerConversation: 1000 })).budgetPerConversation).toBe(2.5);
+    expect(ignoredWorkspaceValues(withUser({}, { budgetPerConversation: 1000 })).map((v) => v.key)).toEqual(['openhands.budgetPerConversation']);
+    for (const bad of [-1, 'lots', Number.NaN, Infinity]) expect(readConfig(withUser({ budgetPerConversation: bad })).budgetPerConversation).toBe(0);
+  });
+
   it('auto: V1 unless the user set a V0 server URL; the mode setting overrides; a workspace cannot choose', () => {
     const withUser = (globals: Record<string, unknown>, workspace: Record<string, unknown> = {}) => ({
       get: <T>(key: string, def: T): T => (key in workspace ? (workspace[key] as T) : key in globals ? (globals[key] as T) : def),

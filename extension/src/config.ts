@@ -52,6 +52,8 @@ export interface OpenHandsConfig {
   readonly v1Python: string;
   /** `openhands.v1.maxParallelConversations`: V1 conversations with an executor at once (the user's value only). */
   readonly v1MaxParallel: number;
+  /** `openhands.budgetPerConversation`: USD a conversation may cost before the tab pauses it; 0: none (the user's value only). */
+  readonly budgetPerConversation: number;
 }
 
 export const DEFAULTS: OpenHandsConfig = {
@@ -69,6 +71,7 @@ export const DEFAULTS: OpenHandsConfig = {
   backend: 'v1',
   v1Python: '',
   v1MaxParallel: 4,
+  budgetPerConversation: 0,
 };
 
 /** Settings that, when changed, need the executor to reconnect to take effect. */
@@ -100,9 +103,10 @@ interface Getter {
  * They are `application`-scoped in package.json (VS Code then ignores workspace values) and read
  * here from the user's own value only, whatever the host does with the scope.
  */
-export const USER_ONLY_KEYS = ['server.url', 'v1.url', 'v1.discoveryDir', 'mode', 'v1.python', 'v1.maxParallelConversations'] as const;
+export const USER_ONLY_KEYS = ['server.url', 'v1.url', 'v1.discoveryDir', 'mode', 'v1.python', 'v1.maxParallelConversations', 'budgetPerConversation'] as const;
 // `v1.python` is what the extension runs; `mode` decides whether it runs it: neither is a
-// repository's choice either, nor `v1.maxParallelConversations` (a guard: a workspace must not raise it).
+// repository's choice either, nor `v1.maxParallelConversations` and `budgetPerConversation`
+// (guards: a workspace must not raise them).
 
 /**
  * The user's (global) value of a setting, or its default: never a workspace or folder value.
@@ -186,7 +190,15 @@ export function readConfig(section: Getter): OpenHandsConfig {
     backend,
     v1Python: String(userValue<string>(section, 'v1.python', DEFAULTS.v1Python) ?? '').trim(),
     v1MaxParallel: parallelLimit(userValue<number>(section, 'v1.maxParallelConversations', DEFAULTS.v1MaxParallel)),
+    // A guard on spending: a workspace's value could raise it, so only the user's counts.
+    budgetPerConversation: budget(userValue<number>(section, 'budgetPerConversation', DEFAULTS.budgetPerConversation)),
   };
+}
+
+/** A non-negative amount of USD; anything else: no budget (0). */
+function budget(v: unknown): number {
+  const n = Number(v);
+  return Number.isFinite(n) && n > 0 ? n : 0;
 }
 
 /** A whole number from 1 to 64; anything else is the default. */

@@ -167,6 +167,7 @@ export class OpenHandsContext implements vscode.Disposable {
       log: this.log,
       workspaceFolders: () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
       executorDetails: () => executorDetails(buildViewModel(this.executor.snapshot, this.activity.items, this.hasKey)),
+      budgetUsd: () => this.config.current.budgetPerConversation,
     });
     this.agentServer = new ManagedAgentServer({ context: vscodeContext, config: () => this.config.current, log: this.log });
     this.view = new OpenHandsViewProvider(vscodeContext.extensionUri, (m) => this.onViewMessage(m), () => {
@@ -406,6 +407,7 @@ export class OpenHandsContext implements vscode.Disposable {
         break;
       case 'fix':
         if (m.fix === 'llm') this.chat.showLlmForm();
+        else if (m.fix === 'budget') void report(this.chat.raiseBudget());
         else if (m.fix === 'retry') void report(this.chat.open().then(() => (this.executor.snapshot.state === 'error' ? this.executor.reconnect() : undefined)));
         else void runFix(m.fix as Fix);
         break;

@@ -6,7 +6,7 @@
 import { ServerError } from './tab/http';
 import type { Problem } from './webview/protocol';
 
-export type Fix = 'settings' | 'key' | 'retry' | 'trust' | 'consent' | 'logs' | 'llm' | 'start';
+export type Fix = 'settings' | 'key' | 'retry' | 'trust' | 'consent' | 'logs' | 'llm' | 'start' | 'budget';
 
 export const FIX_LABELS: Record<Fix, string> = {
   settings: 'Open Settings',
@@ -17,6 +17,7 @@ export const FIX_LABELS: Record<Fix, string> = {
   logs: 'Show Logs',
   llm: 'Set LLM Model and Key',
   start: 'Start Executor',
+  budget: 'Raise the Budget and Continue',
 };
 
 /** A problem of the tab, with a button per fix. */

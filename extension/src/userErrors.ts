@@ -56,6 +56,8 @@ const COMMANDS: Record<Fix, () => Thenable<unknown>> = {
   logs: () => vscode.commands.executeCommand('openhands.showLogs'),
   llm: () => vscode.commands.executeCommand('openhands.setLlmSettings'),
   start: () => vscode.commands.executeCommand('openhands.start'),
+  // The tab handles its own `budget` button (TabSession.raiseBudget); elsewhere: the setting.
+  budget: () => vscode.commands.executeCommand('workbench.action.openSettings', 'openhands.budgetPerConversation'),
 };
 
 export function fixLabel(fix: Fix): string {

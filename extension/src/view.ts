@@ -192,6 +192,7 @@ const VIEW_STYLE = `  html, body { height: 100%; }
   #confirm-bar { border: 1px solid var(--vscode-editorWarning-foreground, #cca700); padding: 6px 8px; margin-bottom: 6px; }
   #confirm-title { font-family: var(--vscode-editor-font-family); word-break: break-all; margin: 4px 0; white-space: pre-wrap; max-height: 120px; overflow-y: auto; }
   #activity-section { margin-top: 6px; font-size: .9em; }
+  #usage.over { color: var(--vscode-errorForeground); }
   #activity { list-style: none; padding: 0; margin: 4px 0; max-height: 160px; overflow-y: auto; }
   #activity li { padding: 2px 0; }
   #activity .summary { font-family: var(--vscode-editor-font-family); word-break: break-all; }
@@ -207,6 +208,7 @@ const VIEW_BODY = `  <header>
     <div class="meta">
       <div id="executor"></div>
       <div id="runtime"></div>
+      <div id="usage" title="What this conversation has cost and how full its context is, as the server reports it"></div>
       <div><span id="server"></span> · <span id="key"></span> · <button id="llm-edit" class="secondary link">LLM settings</button></div>
     </div>
   </header>

@@ -1,6 +1,7 @@
 import type { Fix } from '../fixes';
 import type { ServerEvent } from './eventModel';
 import type { ConversationSummary, HostToView, Problem } from '../webview/protocol';
+import type { Usage } from './usage';
 
 /**
  * The contract between the tab's one session (`TabSession`, tabSession.ts) and the OpenHands it
@@ -49,9 +50,10 @@ export interface LlmSettings {
 
 /**
  * One input of the event model: an event in V0's `event_to_dict` shape, or "the action shown as
- * `holdBack` waits for the user's answer" (V1 says so after the action, eventModel.holdBack).
+ * `holdBack` waits for the user's answer" (V1 says so after the action, eventModel.holdBack), or
+ * `usage`: what the conversation has cost so far (V1's `stats` state; V0's ride on its events).
  */
-export type ModelStep = { event: ServerEvent } | { holdBack: string; args: Record<string, unknown> };
+export type ModelStep = { event: ServerEvent } | { holdBack: string; args: Record<string, unknown> } | { usage: Usage };
 
 /** The action the agent waits to run (confirmation mode), as the event model holds it. */
 export interface AwaitedAction {

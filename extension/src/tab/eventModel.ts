@@ -13,6 +13,8 @@ export interface ServerEvent {
   args?: Record<string, unknown>;
   content?: string;
   extras?: Record<string, unknown>;
+  /** V0: the agent's accumulated LLM metrics when the event was made (tab/usage.ts). */
+  llm_metrics?: unknown;
 }
 
 /** What one event changed in the rendered list. */

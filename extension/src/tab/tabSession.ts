@@ -3,6 +3,7 @@ import type { ChatItem, ConversationSummary, HostToView, Problem, TabStatus } fr
 import type { ConversationBackend, EditReviewer, ExecutorPort, LlmSettings, ModelStep, SessionHost, TabLog } from './backend';
 import { AGENT_STATE_LABELS, EventModel, type ServerEvent } from './eventModel';
 import { ServerError } from './http';
+import { Budget, contextPercent, dollars, usageFromV0Metrics, usageLine, type Usage } from './usage';
 
 export interface TabSessionDeps {
   backend: ConversationBackend;
@@ -13,6 +14,8 @@ export interface TabSessionDeps {
   workspaceFolders?: () => string | readonly string[] | undefined;
   /** Labels and recent actions of the executor for the tab. */
   executorDetails?: () => Partial<TabStatus['executor']>;
+  /** `openhands.budgetPerConversation` (USD; 0: none): the agent is paused when a conversation reaches it. */
+  budgetUsd?: () => number;
 }
 
 // What a reload finds out again; a refused LLM key stays until the LLM changes, the executor's
@@ -52,6 +55,9 @@ export class TabSession implements SessionHost {
   private answered: string | undefined;
   private gen = 0;
   serving: Promise<boolean> | undefined;
+  /** What the conversation shown has cost so far, and its budget. */
+  private usage: Usage | undefined;
+  private budget = new Budget();
 
   constructor(private readonly deps: TabSessionDeps) {
     this.backend = deps.backend;
@@ -159,6 +165,9 @@ export class TabSession implements SessionHost {
 
   private resetModel(dropMessage: boolean): void {
     this.model = new EventModel(this.deps.workspaceFolders?.());
+    this.usage = undefined;
+    this.budget = new Budget();
+    this.problems.delete('budget');
     this.answered = undefined;
     this.withdrawReview();
     this.problems.delete('runtime');
@@ -323,7 +332,13 @@ export class TabSession implements SessionHost {
     const before = this.model.agentState;
     const awaitingBefore = this.model.awaiting?.key;
     const problemsBefore = this.problemsVersion;
+    const usageBefore = this.usage;
     for (const step of steps) {
+      if ('usage' in step) {
+        this.usage = step.usage;
+        continue;
+      }
+      if ('event' in step) this.usage = usageFromV0Metrics(step.event.llm_metrics) ?? this.usage;
       const changes = 'event' in step ? this.model.apply(step.event) : this.model.holdBack(step.holdBack, step.args);
       const adds = changes.filter((c) => c.op === 'add').map((c) => c.item);
       if (adds.length) this.deps.post({ type: 'add', items: adds });
@@ -331,14 +346,40 @@ export class TabSession implements SessionHost {
       if ('event' in step) react?.(step.event);
     }
     this.reviewAwaitedEdit();
+    if (this.usage !== usageBefore) this.checkBudget();
     const stateChanged = this.model.agentState !== before;
     if (stateChanged) this.deps.log.info(`conversation ${this.shown}: agent ${this.model.agentState}`);
-    if (stateChanged || this.model.awaiting?.key !== awaitingBefore || this.problemsVersion !== problemsBefore) this.publish();
+    if (stateChanged || this.model.awaiting?.key !== awaitingBefore || this.problemsVersion !== problemsBefore || this.usage !== usageBefore) this.publish();
     return stateChanged;
   }
 
+  /** The conversation reached its budget: pause the agent once and ask whether to go on. */
+  private checkBudget(): void {
+    const setting = this.deps.budgetUsd?.() ?? 0;
+    if (!this.usage || !this.budget.reached(this.usage, setting)) return;
+    const limit = this.budget.current(setting)!;
+    this.deps.log.info(`conversation ${this.shown}: budget ${dollars(limit)} reached (${dollars(this.usage.costUsd)}), pausing the agent`);
+    this.problem(
+      'budget',
+      `This conversation has cost ${dollars(this.usage.costUsd)}, its budget of ${dollars(limit)} (openhands.budgetPerConversation): the agent was paused. Continue raises the budget by ${dollars(setting)}.`,
+      ['budget', 'settings'],
+    );
+    if (this.model.agentState === 'running' || this.model.agentState === 'awaiting_user_confirmation') this.stop();
+  }
+
+  /** The `budget` fix: one more budget's worth for the conversation shown, and the agent goes on. */
+  async raiseBudget(): Promise<void> {
+    this.budget.raise(this.usage, this.deps.budgetUsd?.() ?? 0);
+    this.clearProblem('budget');
+    this.publish();
+    await this.continueConversation();
+  }
+
   showHistory(events: ServerEvent[]): void {
-    for (const e of events) this.model.apply(e);
+    for (const e of events) {
+      this.model.apply(e);
+      this.usage = usageFromV0Metrics(e.llm_metrics) ?? this.usage;
+    }
     this.deps.post({ type: 'reset', conversationId: this.shown, items: [...this.model.all] });
   }
 
@@ -481,8 +522,15 @@ export class TabSession implements SessionHost {
       canStop: ready && (agentState === 'running' || agentState === 'awaiting_user_confirmation'),
       canContinue: ready && CONTINUABLE.has(agentState ?? ''),
       attachMode: Boolean(this.backend.attachedConversation),
+      usage: this.usageStatus(),
       confirmation: this.confirmationStatus(),
     };
+  }
+
+  private usageStatus(): TabStatus['usage'] {
+    if (!this.usage) return undefined;
+    const budgetUsd = this.budget.current(this.deps.budgetUsd?.() ?? 0);
+    return { text: usageLine(this.usage, budgetUsd), costUsd: this.usage.costUsd, contextPercent: contextPercent(this.usage), budgetUsd };
   }
 
   /** The awaited action as the confirmation bar shows it: a command (its text), an edit, or another action. */

@@ -31,7 +31,7 @@ function store() {
   return { get: <T>(k: string) => m.get(k) as T | undefined, update: async (k: string, v: unknown) => { m.set(k, v); }, m };
 }
 
-function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always'; executor?: CheckpointExecutor; folders?: string[]; statuses?: Record<string, number>; onRequest?: (method: string, path: string, body: Record<string, unknown> | undefined) => Promise<void> } = {}) {
+function setup(opts: { budget?: number; llm?: boolean; confirmation?: 'never' | 'always'; executor?: CheckpointExecutor; folders?: string[]; statuses?: Record<string, number>; onRequest?: (method: string, path: string, body: Record<string, unknown> | undefined) => Promise<void> } = {}) {
   const requests: Array<{ method: string; url: string; headers: Record<string, string>; body?: unknown }> = [];
   const sockets: FakeSocket[] = [];
   const posted: HostToView[] = [];
@@ -85,6 +85,7 @@ function setup(opts: { llm?: boolean; confirmation?: 'never' | 'always'; executo
     post: (m) => posted.push(m),
     log: { info: () => undefined, warn: (m) => warnings.push(m), error: () => undefined },
     workspaceFolders: () => opts.folders ?? '/ws',
+    budgetUsd: () => opts.budget ?? 0,
   });
   return { session, deps, requests, state: deps.state, sockets, posted, retargeted, released, answers, secrets, actions, warnings };
 }
@@ -237,6 +238,49 @@ describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
     expect(t.session.status().problems).toContainEqual(expect.objectContaining({ id: 'llm-auth' }));
     await t.session.saveLlmSettings('openai/scripted', '', 'sk-right');
     expect(t.session.status().problems.map((p) => p.id)).not.toContain('llm-auth');
+  });
+});
+
+describe('the tab on a V1 agent-server: cost, context and the budget', () => {
+  // Recorded from the real agent-server 1.58.2 (see the file's `about`): three `stats` updates.
+  const stats = JSON.parse(readFileSync(join(__dirname, '__fixtures__', 'agent-server-stats.json'), 'utf8')).stats_events as V1Event[];
+
+  it('shows what the conversation has cost so far; at the budget it pauses the agent once and asks; raising it runs the conversation again', async () => {
+    const t = setup({ budget: 0.02 });
+    await t.session.open();
+    await t.session.switchTo('c1');
+    const s = t.sockets[0];
+    s.open();
+    s.emit({ kind: 'ConversationStateUpdateEvent', id: 'r1', key: 'execution_status', value: 'running' });
+    s.emit(stats[0]);
+    expect(t.session.status().usage).toEqual({ text: '$0.0010 of $0.0200 · 263 in, 35 out · context 0% of 128k', costUsd: 0.0010075000000000001, contextPercent: 0, budgetUsd: 0.02 });
+    s.emit(stats[1]);
+    expect(t.requests.some((r) => r.url.endsWith('/pause'))).toBe(false);
+    s.emit(stats[2]); // $0.0210: over the budget
+    expect(t.requests.filter((r) => r.url.endsWith('/pause')).map((r) => r.url)).toEqual(['http://127.0.0.1:8000/api/conversations/c1/pause']);
+    const problem = t.session.status().problems.find((p) => p.id === 'budget')!;
+    expect(problem.message).toBe('This conversation has cost $0.0210, its budget of $0.0200 (openhands.budgetPerConversation): the agent was paused. Continue raises the budget by $0.0200.');
+    expect(problem.fixes.map((f) => f.fix)).toEqual(['budget', 'settings']);
+    s.emit({ ...stats[2], id: 'again' }); // the same figure again: not paused twice
+    expect(t.requests.filter((r) => r.url.endsWith('/pause'))).toHaveLength(1);
+    s.emit({ kind: 'ConversationStateUpdateEvent', id: 'p1', key: 'execution_status', value: 'paused' });
+    await t.session.raiseBudget();
+    expect(t.requests.at(-1)).toMatchObject({ method: 'POST', url: 'http://127.0.0.1:8000/api/conversations/c1/run' });
+    expect(t.session.status().problems.map((p) => p.id)).not.toContain('budget');
+    expect(t.session.status().usage?.budgetUsd).toBeCloseTo(0.0410275);
+  });
+
+  it('without a budget nothing is paused; another conversation starts from nothing', async () => {
+    const t = setup();
+    await t.session.open();
+    await t.session.switchTo('c1');
+    t.sockets[0].open();
+    t.sockets[0].emit({ kind: 'ConversationStateUpdateEvent', id: 'r1', key: 'execution_status', value: 'running' });
+    for (const e of stats) t.sockets[0].emit(e);
+    expect(t.session.status().usage?.text).toBe('$0.0210 · 7.9k in, 123 out · context 3% of 128k');
+    expect(t.requests.some((r) => r.url.endsWith('/pause'))).toBe(false);
+    await t.session.switchTo('c2');
+    expect(t.session.status().usage).toBeUndefined();
   });
 });
 

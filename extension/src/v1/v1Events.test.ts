@@ -12,7 +12,7 @@ function render(events: V1Event[], adapter = new V1EventAdapter(), model = new E
   for (const e of events) {
     for (const step of adapter.adapt(e)) {
       if ('event' in step) model.apply(step.event);
-      else model.holdBack(step.holdBack, step.args);
+      else if ('holdBack' in step) model.holdBack(step.holdBack, step.args);
     }
   }
   return { adapter, model };

@@ -1,5 +1,6 @@
 import type { ModelStep } from '../tab/backend';
 import type { V1Event } from './agentServerClient';
+import { usageFromV1Stats } from '../tab/usage';
 
 /** V1 `execution_status` -> the tab's agent states (../tab/eventModel.ts AGENT_STATE_LABELS). */
 export const EXECUTION_STATES: Record<string, string> = {
@@ -165,7 +166,12 @@ export class V1EventAdapter {
   }
 
   private stateUpdate(e: V1Event, base: { timestamp?: string }): ModelStep[] {
-    // `full_state` (the first frame of every connect) repeats what the replayed events say.
+    // Cost and tokens: the `stats` field alone while the agent runs, inside `full_state` (the first
+    // frame of every connect) for what was spent before.
+    const stats = e.key === 'stats' ? e.value : e.key === 'full_state' ? (e.value as Record<string, unknown> | undefined)?.stats : undefined;
+    const usage = stats === undefined ? undefined : usageFromV1Stats(stats);
+    if (usage) return [{ usage }];
+    // `full_state` repeats what the replayed events say.
     if (e.key !== 'execution_status' || typeof e.value !== 'string') return [];
     const status = e.value;
     const previous = this.executionStatus;

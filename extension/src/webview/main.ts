@@ -91,6 +91,8 @@ function renderStatus(s: TabStatus): void {
   document.body.dataset.agentState = s.agentState ?? '';
   $('executor').textContent = `Executor: ${ex.label}${ex.message ? ` — ${ex.message}` : ''}`;
   $('runtime').textContent = s.runtimeStatus ? `Runtime: ${s.runtimeStatus}` : '';
+  $('usage').textContent = s.usage ? `Cost: ${s.usage.text}` : '';
+  $('usage').classList.toggle('over', Boolean(s.usage?.budgetUsd && s.usage.costUsd >= s.usage.budgetUsd));
   $('server').textContent = s.serverUrl;
 
   const select = $<HTMLSelectElement>('conversation');

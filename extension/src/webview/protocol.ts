@@ -92,6 +92,8 @@ export interface TabStatus {
   canStop: boolean;
   canContinue: boolean;
   attachMode: boolean;
+  /** What the conversation shown has cost and how full its context is, as the server reports it. */
+  usage?: { text: string; costUsd: number; contextPercent?: number; budgetUsd?: number };
   /** Confirmation mode: the action the agent waits to run (Confirm / Reject in the tab). */
   confirmation?: {
     key: string; action: string; title: string; kind: 'command' | 'edit' | 'other'; diffShown: boolean; sending: boolean;
