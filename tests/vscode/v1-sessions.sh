@@ -94,7 +94,7 @@ run_v1tab_session() {
   local ws="$SESSION/$name-workspace" key="v1t-$RANDOM$RANDOM" port pids= up=1
   mkdir -p "$ws/.vscode" "$SESSION/$name-home"
   echo '{}' > "$ws/.vscode/settings.json"
-  for m in A B C; do echo "draft notes of $m" > "$ws/notes-$m.txt"; done
+  for m in A B C D; do echo "draft notes of $m" > "$ws/notes-$m.txt"; done
   echo "marks:" > "$ws/marks.txt"
   sed "s#@WORKSPACE@#$ws#g" "$HERE/fixtures/v1tab-llm-script.json" > "$SESSION/$name-llm-script.json"
   start_scripted_llm "$art" --script "$SESSION/$name-llm-script.json" --require-api-key scripted-llm-key; pids="$STARTED_PID"

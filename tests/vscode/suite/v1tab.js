@@ -181,6 +181,11 @@ exports.run = async () => {
       assert(tool && tool.title === 'Tool diagnostics' && tool.status === 'ok' && /counts/.test(tool.output || ''), `IDE tool ${JSON.stringify(tool)}`);
       const finish = item(api, (i) => i.kind === 'finish');
       assert(finish && /All done/.test(finish.text), `finish ${JSON.stringify(finish)}`);
+      // The agent-server's `stats`, live: tokens (the scripted LLM reports usage), $0 for a model
+      // litellm has no price for.
+      const usage = api.conversation.status.usage;
+      assert(usage && usage.costUsd === 0 && /^\$0\.0000 · [\d.]+k? in, \d+ out/.test(usage.text), `usage ${JSON.stringify(usage)}`);
+      assert((await tabText()).includes(`Cost: ${usage.text}`), 'the tab does not show the cost line');
       await assertScriptFollowed(LLM);
     });
 
@@ -278,7 +283,35 @@ exports.run = async () => {
       assert(gone.status === 404, `GET the deleted conversation: ${gone.status}`);
       await assertScriptFollowed(LLM);
     });
+
+    await test('a budget: the conversation is paused when its cost reaches it, and goes on once the user raises it', async () => {
+      const openhands = vscode.workspace.getConfiguration('openhands');
+      await openhands.update('v1.confirmation', undefined, vscode.ConfigurationTarget.Global);
+      // A model litellm has a price for (its bundled cost map): the scripted LLM answers under any name.
+      await act('webview-click', '#llm-edit');
+      await waitFor('the LLM form', () => api.conversation.status.llmForm, 10000);
+      await fillLlmForm(act, api, { baseUrl: LLM, model: 'openai/gpt-4o' });
+      await openhands.update('budgetPerConversation', 0.015, vscode.ConfigurationTarget.Global);
+      const convD = await newConversation(api, api.conversation.status.conversationId);
+      await typeTask('conversation D: on a budget');
+      const problem = await waitFor('the budget to be reached', () => api.conversation.status.problems.find((p) => p.id === 'budget'), 120000, 200);
+      await waitFor('the conversation to pause', () => api.conversation.status.agentState === 'paused', 60000, 200);
+      const usage = api.conversation.status.usage;
+      assert(api.conversation.status.conversationId === convD && usage.costUsd >= 0.015 && usage.budgetUsd === 0.015, `usage ${JSON.stringify(usage)}`);
+      assert(/its budget of \$0\.0150/.test(problem.message) && !item(api, (i) => i.kind === 'finish'), `problem ${JSON.stringify(problem)}`);
+      const requests = await llmRequests();
+      await sleep(2500);
+      assert((await llmRequests()) === requests, 'the agent asked the LLM while paused at its budget');
+      // The user raises the setting, then presses the button in the tab: one more budget's worth past what was spent.
+      await openhands.update('budgetPerConversation', 5, vscode.ConfigurationTarget.Global);
+      await act('webview-click', 'button.fix[data-fix="budget"]');
+      await waitFor('conversation D to finish', () => api.conversation.status.agentState === 'finished', 120000, 200);
+      const after = api.conversation.status;
+      assert(!after.problems.some((p) => p.id === 'budget') && after.usage.budgetUsd > 5 && after.usage.costUsd > usage.costUsd, `after ${JSON.stringify(after.usage)}`);
+      await assertScriptFollowed(LLM);
+    });
   } finally {
+    await vscode.workspace.getConfiguration('openhands').update('budgetPerConversation', undefined, vscode.ConfigurationTarget.Global).then(undefined, () => undefined);
     await vscode.workspace.getConfiguration('openhands').update('v1.confirmation', undefined, vscode.ConfigurationTarget.Global).then(undefined, () => undefined);
     await vscode.commands.executeCommand('openhands.stop');
   }
