@@ -26,7 +26,7 @@ function server(routes: Record<string, (body: any) => [number, unknown]>) {
 
 const settings = { 'GET /api/settings': () => [200, { llm_model: 'openai/scripted', llm_base_url: 'http://llm/v1', llm_api_key_set: true }] as [number, unknown] };
 
-function setup(routes: Record<string, (body: any) => [number, unknown]>, over: Partial<V0BackendDeps> = {}) {
+function setup(routes: Record<string, (body: any) => [number, unknown]>, over: Partial<V0BackendDeps> = {}, budgetUsd = 0) {
   const srv = server(routes);
   const posted: HostToView[] = [];
   const order: string[] = [];
@@ -54,7 +54,7 @@ function setup(routes: Record<string, (body: any) => [number, unknown]>, over: P
     },
     ...over,
   };
-  const session = new TabSession({ backend: new V0Backend(deps), executor, post: (m) => posted.push(m), log: { info: () => {}, warn: () => {}, error: () => {} } });
+  const session = new TabSession({ backend: new V0Backend(deps), executor, post: (m) => posted.push(m), log: { info: () => {}, warn: () => {}, error: () => {} }, budgetUsd: () => budgetUsd });
   const status = () => [...posted].reverse().find((m) => m.type === 'status') as Extract<HostToView, { type: 'status' }>;
   return { session, srv, posted, order, store, secrets, executor, status: () => status().status };
 }
@@ -107,6 +107,27 @@ describe('the tab on a V0 server (TabSession over V0Backend)', () => {
     expect(t.status()).toMatchObject({ conversationId: 'c1', agentState: 'running', canStop: true });
     t.session.stop();
     expect(sock.emitted[1]).toEqual(['oh_user_action', { action: 'change_agent_state', args: { agent_state: 'stopped' } }]);
+  });
+
+  it('cost from the events\' llm_metrics (openhands-ai 1.6.0); at the budget the agent is stopped once, as Stop does', async () => {
+    const t = setup({ ...settings, 'GET /api/conversations?': () => [200, { results: [] }], 'POST /api/conversations': () => [200, { conversation_id: 'c1' }] }, {}, 0.5);
+    await t.session.open();
+    const sending = t.session.send('Fix the greeting');
+    await flush();
+    await sending;
+    const sock = FakeSocket.last;
+    sock.open();
+    sock.fire('oh_event', { id: 1, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'awaiting_user_input' } });
+    sock.fire('oh_event', { id: 2, source: 'environment', observation: 'agent_state_changed', extras: { agent_state: 'running' } });
+    const metrics = (cost: number) => ({ accumulated_cost: cost, max_budget_per_task: null, accumulated_token_usage: { model: 'm', prompt_tokens: 12000, completion_tokens: 300, cache_read_tokens: 0, cache_write_tokens: 0, context_window: 200000, per_turn_token: 6100, response_id: 'r' }, costs: [], response_latencies: [], token_usages: [] });
+    sock.fire('oh_event', { id: 3, source: 'agent', action: 'run', args: { command: 'ls' }, llm_metrics: metrics(0.2) });
+    expect(t.status().usage).toEqual({ text: '$0.2000 of $0.5000 · 12k in, 300 out · context 3% of 200k', costUsd: 0.2, contextPercent: 3, budgetUsd: 0.5 });
+    expect(sock.emitted).toHaveLength(1);
+    sock.fire('oh_event', { id: 4, source: 'agent', action: 'run', args: { command: 'ls -l' }, llm_metrics: metrics(0.55) });
+    expect(sock.emitted.slice(1)).toEqual([['oh_user_action', { action: 'change_agent_state', args: { agent_state: 'stopped' } }]]);
+    expect(t.status().problems.map((p) => p.id)).toContain('budget');
+    sock.fire('oh_event', { id: 5, source: 'agent', action: 'run', args: { command: 'pwd' }, llm_metrics: metrics(0.56) });
+    expect(sock.emitted).toHaveLength(2);
   });
 
   it('confirmation mode: an awaited command shows Confirm/Reject; the answer is the web UI\'s agent-state change, sent once', async () => {
