@@ -10,6 +10,7 @@ import { createFsBridge } from './fsBridge';
 import { Logger } from './logging';
 import { SessionKeyStore } from './secrets';
 import { StatusBar } from './statusBar';
+import { problemOf } from './fixes';
 import { runFix, type Fix } from './userErrors';
 import { Notifier } from './userErrors';
 import { ALLOWED_COMMANDS, buildViewModel, executorDetails, OpenHandsViewProvider } from './view';
@@ -20,7 +21,7 @@ import { defaultDiscoveryDir, waitForChannel, type ExecutorChannel } from './v1/
 import { ExecutorPool } from './v1/executorPool';
 import { PoolTabExecutor } from './v1/poolTabExecutor';
 import { checkWorkspace } from './v1/workspaceCheck';
-import { V1Backend } from './v1/v1Backend';
+import { EndpointProblem, V1Backend } from './v1/v1Backend';
 import { V0Backend } from './v0/v0Backend';
 import { TabSession } from './tab/tabSession';
 import { ManagedAgentServer } from './v1/agentServer';
@@ -333,7 +334,35 @@ export class OpenHandsContext implements vscode.Disposable {
     if (c.v1Url) {
       return { baseUrl: c.v1Url, sessionApiKey: (await this.secrets.get(c.v1Url)) || undefined, discoveryDir: c.v1DiscoveryDir || defaultDiscoveryDir() };
     }
-    return this.agentServer.ensure();
+    try {
+      return await this.agentServer.connection();
+    } catch (e) {
+      // The tab says what fixes it: no environment yet (one button sets it up and starts the
+      // server), or why the server did not start.
+      if (this.agentServer.needsSetup(e)) {
+        throw new EndpointProblem(problemOf('setup', `${(e as Error).message} Set it up in this extension's storage from the package and lock it carries (under a minute with a warm OS; the packages come from your package index), then the agent-server starts.`, ['setup', 'settings']));
+      }
+      this.agentServer.showStartError(e as Error);
+      throw new EndpointProblem(problemOf('server', `The OpenHands agent-server did not start: ${(e as Error).message.split('\n')[0]}`, ['retry', 'logs']));
+    }
+  }
+
+  /** The tab's **Set Up and Start**: the set-up command, its steps shown in the tab as they go. */
+  private async setUpFromTab(): Promise<void> {
+    const step = this.agentServer.onDidSetupStep((text) => {
+      this.chat.problem('setup', `Setting up the OpenHands V1 environment: ${text}…`, []);
+      this.chat.publish();
+    });
+    try {
+      await vscode.commands.executeCommand('openhands.v1.setUpEnvironment');
+    } catch (e) {
+      this.chat.problem('setup', `The set-up failed: ${(e as Error).message.split('\n')[0]}`, ['setup', 'logs']);
+      this.chat.publish();
+      return;
+    } finally {
+      step.dispose();
+    }
+    await this.chat.open();
   }
 
   /**
@@ -408,6 +437,7 @@ export class OpenHandsContext implements vscode.Disposable {
       case 'fix':
         if (m.fix === 'llm') this.chat.showLlmForm();
         else if (m.fix === 'budget') void report(this.chat.raiseBudget());
+        else if (m.fix === 'setup') void report(this.setUpFromTab());
         else if (m.fix === 'retry') void report(this.chat.open().then(() => (this.executor.snapshot.state === 'error' ? this.executor.reconnect() : undefined)));
         else void runFix(m.fix as Fix);
         break;

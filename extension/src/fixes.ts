@@ -6,7 +6,7 @@
 import { ServerError } from './tab/http';
 import type { Problem } from './webview/protocol';
 
-export type Fix = 'settings' | 'key' | 'retry' | 'trust' | 'consent' | 'logs' | 'llm' | 'start' | 'budget';
+export type Fix = 'settings' | 'key' | 'retry' | 'trust' | 'consent' | 'logs' | 'llm' | 'start' | 'budget' | 'setup';
 
 export const FIX_LABELS: Record<Fix, string> = {
   settings: 'Open Settings',
@@ -18,6 +18,7 @@ export const FIX_LABELS: Record<Fix, string> = {
   llm: 'Set LLM Model and Key',
   start: 'Start Executor',
   budget: 'Raise the Budget and Continue',
+  setup: 'Set Up and Start',
 };
 
 /** A problem of the tab, with a button per fix. */

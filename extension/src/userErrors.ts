@@ -58,6 +58,7 @@ const COMMANDS: Record<Fix, () => Thenable<unknown>> = {
   start: () => vscode.commands.executeCommand('openhands.start'),
   // The tab handles its own `budget` button (TabSession.raiseBudget); elsewhere: the setting.
   budget: () => vscode.commands.executeCommand('workbench.action.openSettings', 'openhands.budgetPerConversation'),
+  setup: () => vscode.commands.executeCommand('openhands.v1.setUpEnvironment'),
 };
 
 export function fixLabel(fix: Fix): string {

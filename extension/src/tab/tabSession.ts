@@ -20,7 +20,7 @@ export interface TabSessionDeps {
 
 // What a reload finds out again; a refused LLM key stays until the LLM changes, the executor's
 // problem until its state does.
-const RELOADABLE = ['server', 'llm', 'socket', 'send', 'runtime'];
+const RELOADABLE = ['server', 'llm', 'socket', 'send', 'runtime', 'setup'];
 // The agent takes a message in every state but these.
 const NOT_READY = new Set(['loading', 'init', '']);
 // States in which Continue goes on (V0 stopped/finished/rejected, V1 paused/idle, both error).

@@ -34,6 +34,9 @@ export class ManagedAgentServer implements vscode.Disposable {
   private setupRunning: Promise<string> | undefined;
   private readonly emitter = new vscode.EventEmitter<AgentServerState>();
   readonly onDidChange = this.emitter.event;
+  /** Each step of the environment's set-up as it starts ("installing … (2/3)"): the tab shows it. */
+  private readonly setupSteps = new vscode.EventEmitter<string>();
+  readonly onDidSetupStep = this.setupSteps.event;
   private lastError: string | undefined;
 
   constructor(private readonly deps: ManagedAgentServerDeps) {
@@ -198,7 +201,12 @@ export class ManagedAgentServer implements vscode.Disposable {
     });
   }
 
-  private showStartError(e: Error): void {
+  /** Whether a start failed only for want of the environment the set-up command makes. */
+  needsSetup(e: unknown): boolean {
+    return e instanceof EnvSetupError && e.kind === 'no-python' && !this.deps.config().v1Python;
+  }
+
+  showStartError(e: Error): void {
     const noEnv = e instanceof EnvSetupError && e.kind === 'no-python' && !this.deps.config().v1Python;
     const actions = noEnv ? ['Set Up V1 Environment', 'Open Settings'] : ['Restart', 'Show Logs', 'Open Settings'];
     void vscode.window.showErrorMessage(`OpenHands: cannot start the V1 agent-server: ${e.message.split('\n')[0]}`, ...actions).then((picked) => {
@@ -234,6 +242,7 @@ export class ManagedAgentServer implements vscode.Disposable {
           const wheel = this.bundledWheel;
           if (!wheel) throw new EnvSetupError('no-wheel', `This build of the extension carries no openhands-vscode-runtime wheel (dist/python/).`);
           progress.report({ message: 'looking for Python 3.12+ and uv' });
+          this.setupSteps.fire('looking for Python 3.12+ and uv');
           const uv = await findUv();
           const basePython = await findBasePython(PYTHON_CANDIDATES);
           const plan: EnvPlan = {
@@ -241,7 +250,10 @@ export class ManagedAgentServer implements vscode.Disposable {
           };
           out.appendLine(`OpenHands V1 environment: ${plan.venvDir} (Python ${basePython}, ${plan.installer})`);
           const r = await createEnv(plan, {
-            onStep: (step, i, n) => progress.report({ message: `${step.title} (${i + 1}/${n})`, increment: 100 / n }),
+            onStep: (step, i, n) => {
+              progress.report({ message: `${step.title} (${i + 1}/${n})`, increment: 100 / n });
+              this.setupSteps.fire(`${step.title} (${i + 1}/${n})`);
+            },
             onOutput: (t) => out.append(t),
           });
           fs.writeFileSync(path.join(plan.venvDir, PLAN_FILE), JSON.stringify({ basePython, installer: plan.installer, uv, wheel: path.basename(wheel) }));
@@ -269,6 +281,7 @@ export class ManagedAgentServer implements vscode.Disposable {
   dispose(): void {
     this.server?.kill();
     this.emitter.dispose();
+    this.setupSteps.dispose();
     this.output.dispose();
   }
 }

@@ -17,8 +17,15 @@ export interface V1ExecutorPort extends ExecutorPort, CheckpointExecutor {
   release(conversationId: string): Promise<void>;
 }
 
+/** What `endpoint` throws when there is no agent-server and the tab can say what fixes it. */
+export class EndpointProblem extends Error {
+  constructor(readonly problem: Problem) {
+    super(problem.message);
+  }
+}
+
 export interface V1BackendDeps {
-  /** The agent-server: attach mode's settings and key, or the one the extension started. */
+  /** The agent-server: attach mode's settings and key, or the one the extension started (may throw `EndpointProblem`). */
   endpoint: () => Thenable<AgentServerEndpoint | undefined> | AgentServerEndpoint | undefined;
   /** Per workspace: the conversation shown last. */
   state: StateStore;
@@ -89,7 +96,15 @@ export class V1Backend implements ConversationBackend {
   }
 
   async connect(): Promise<Problem | undefined> {
-    const endpoint = await this.deps.endpoint();
+    let endpoint: AgentServerEndpoint | undefined;
+    try {
+      endpoint = await this.deps.endpoint();
+    } catch (e) {
+      if (!(e instanceof EndpointProblem)) throw e;
+      this.endpoint = undefined;
+      this.client = undefined;
+      return e.problem;
+    }
     this.endpoint = endpoint;
     if (!endpoint) {
       this.client = undefined;

@@ -2,8 +2,9 @@
 // in V1 mode and the extension runs the REAL agent-server itself (openhands-agent-server from a
 // venv, `--import-modules openhands_vscode_runtime.v1.register,...`): from `openhands.v1.python`
 // (the repository's V1 venv, fast), then killed (the crash notification's Restart brings it back),
-// then from the environment "OpenHands: Set Up V1 Environment" creates in the extension's storage
-// from the VSIX's wheel and lock (venv, uv fetched by its pip, uv installs the lock's versions).
+// then from the environment the tab's "Set Up and Start" creates in the extension's storage from the
+// VSIX's wheel and lock (venv, uv fetched by its pip, uv installs the lock's versions); a second
+// run of "OpenHands: Set Up V1 Environment" finds it current.
 // run.sh checks after the
 // window closed that no agent-server it started is left (agent-server-pids.txt).
 const vscode = require('vscode');
@@ -77,14 +78,31 @@ exports.run = async () => {
       await checkAnswers(c);
     });
 
-    await test('"OpenHands: Set Up V1 Environment" creates the environment in the extension\'s storage from the VSIX\'s wheel, and the server runs from it', async () => {
+    await test('no environment: the tab offers "Set Up and Start", whose one click creates it in the extension\'s storage from the VSIX\'s wheel and lock (its steps shown in the tab) and starts the server from it', async () => {
       await vscode.workspace.getConfiguration('openhands').update('v1.python', undefined, vscode.ConfigurationTarget.Global);
       const before = api.agentServer.pid;
+      // The server stops; the tab's next look (Retry) finds no environment to start it from.
+      await vscode.commands.executeCommand('openhands.v1.stopAgentServer');
+      await vscode.commands.executeCommand('openhands.view.focus');
+      await ui('webview-click', { selector: '#refresh' });
+      await waitFor('the unreachable server in the tab', () => api.conversation.status.problems.find((p) => p.id === 'server'), 60000, 200);
+      await ui('webview-click', { selector: 'button.fix[data-fix="retry"]' });
+      const offer = await waitFor('the set-up offer in the tab', () => api.conversation.status.problems.find((p) => p.id === 'setup' && p.fixes.some((f) => f.fix === 'setup')), 60000, 200);
+      assert(/No Python environment for OpenHands V1 yet/.test(offer.message), `offer ${JSON.stringify(offer)}`);
       const t0 = Date.now();
-      await vscode.commands.executeCommand('openhands.v1.setUpEnvironment');
+      await ui('webview-click', { selector: 'button.fix[data-fix="setup"]' });
+      const steps = new Set();
+      await waitFor('the set-up to finish', () => {
+        const p = api.conversation.status.problems.find((x) => x.id === 'setup');
+        if (p && /^The set-up failed/.test(p.message)) throw new Error(p.message);
+        if (p) steps.add(p.message);
+        return api.agentServer.state === 'running' && api.agentServer.pid !== before;
+      }, 240000, 100);
       const cold = (Date.now() - t0) / 1000;
+      assert([...steps].some((m) => /^Setting up the OpenHands V1 environment: .* \(\d\/\d\)…$/.test(m)), `no step shown in the tab: ${JSON.stringify([...steps])}`);
       const c = await running(api, before, 240000);
-      console.log(`oh-test v1-managed cold set-up (create the environment + restart the agent-server): ${cold.toFixed(1)} s`);
+      await waitFor('the tab to reach the new server', () => api.conversation.status.serverUrl === c.baseUrl && !api.conversation.status.problems.some((p) => ['setup', 'server'].includes(p.id)), 60000, 200);
+      console.log(`oh-test v1-managed cold set-up from the tab (create the environment + start the agent-server): ${cold.toFixed(1)} s; steps shown: ${[...steps].length}`);
       const python = cmdline(api.agentServer.pid)[0];
       assert(/\/v1-env\/bin\/python$/.test(python) && python !== V1_PYTHON, `the server runs ${python}`);
       const stamp = path.join(path.dirname(path.dirname(python)), '.openhands-v1-env-stamp');
