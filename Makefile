@@ -94,7 +94,7 @@ test-conformance-sample: deps-python deps-node
 
 # The other targets (scripts/build-cross.sh), tested where this machine runs them: linux-arm64
 # under qemu-user (a conformance subset, the node suite's CLI, execute and connect cases with an
-# arm64 Node), the linux-x64 musl executor through Debian's musl loader (the same subset and CLI cases), macOS
+# arm64 Node), the static linux-x64 musl executor natively (the same subset and CLI cases), macOS
 # arm64 and x86_64 statically. scripts/setup-cross.sh installs the Debian toolchains (rustc-web,
 # aarch64 gcc, qemu); build-cross.sh installs zig (PyPI) for musl and macOS.
 test-cross: deps-python deps-node

@@ -16,7 +16,7 @@
 # Linux; Security.framework on macOS (the system's, nothing to bundle).
 # Linker: zig (PyPI ziglang, through cargo-zigbuild) for every target: linux-arm64 against glibc
 # 2.17's symbols (the floor of manylinux2014, as for the linux-x64 build), linux-x64 against zig's
-# own musl (dynamic, as musllinux binaries are), and macOS without an Apple SDK: scripts/macos-stubs/ holds text
+# own musl (the executor static), and macOS without an Apple SDK: scripts/macos-stubs/ holds text
 # stubs of the frameworks the -sys crates link (scripts/macos-framework-stubs.py writes them from
 # Cargo.lock; this script refuses stale ones).
 # Cached in $HOME/.cache/openhands-vscode-runtime/dist-<triple>, keyed by the committed crates/,
@@ -52,11 +52,12 @@ case "$TRIPLE" in
     # zig links against its own musl and C runtime objects (`link-self-contained=no`: the
     # self-contained ones rustup ships with this target are not in Debian's sysroot) and its own
     # LLVM libunwind (std's `-lunwind`); zig cc also compiles the vendored OpenSSL.
-    # Both against musl's shared C library (`-crt-static`): the addon must be (a cdylib loaded by
-    # Alpine's Node), and the flag changes how std itself is built, so a static executor would be
-    # a second build of std and of every dependency (about 4 of the build's 10 minutes). A
-    # musllinux wheel's binaries link the system's musl like this; tests/cross runs the executor
-    # with Debian's musl loader.
+    # One build for both, without `crt-static`: the addon must link musl's shared C library (a
+    # cdylib loaded by Alpine's Node), and the flag changes how std itself is built, so a build
+    # with it for the executor would build std and every dependency a second time (about 4 of
+    # the build's 10 minutes). zig links an executable for a musl target statically all the
+    # same (its `-lc` is its own static musl), so the executor stays static: tests/cross checks
+    # it (check-elf.sh static) and runs it here as it is.
     PLATFORM=linux-x64-musl FEATURES=$LINUX_FEATURES LIB=liboh_node.so
     RUSTFLAGS="$RUSTFLAGS -C link-self-contained=no -C target-feature=-crt-static"
     RECIPE="zig=$ZIG_VERSION cargo-zigbuild=$ZIGBUILD_VERSION crt=dynamic" ;;

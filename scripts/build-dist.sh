@@ -41,8 +41,8 @@ fi
 WHEEL="$("$REPO/scripts/build-wheel.sh" "$OUT" | tail -1)"
 
 # The other targets: wheel tag and VS Code target of each (the glibc floor of linux-arm64 is the
-# 2.17 zig links against: tests/cross/run.sh checks it; the musl binaries link
-# the system's musl (>= 1.2, zig's musl 1.2); the macOS minimums are build-cross.sh's MACOSX_DEPLOYMENT_TARGET).
+# 2.17 zig links against: tests/cross/run.sh checks it; the musl executor is static,
+# zig's musl 1.2; the macOS minimums are build-cross.sh's MACOSX_DEPLOYMENT_TARGET).
 declare -A WHEEL_TAG=([aarch64-unknown-linux-gnu]=manylinux_2_17_aarch64 [x86_64-unknown-linux-musl]=musllinux_1_2_x86_64
   [aarch64-apple-darwin]=macosx_11_0_arm64 [x86_64-apple-darwin]=macosx_10_15_x86_64)
 declare -A VSCODE_TARGET=([aarch64-unknown-linux-gnu]=linux-arm64 [x86_64-unknown-linux-musl]=alpine-x64

@@ -4,12 +4,11 @@
 # cargo-web, rust-web-src: `-Zbuild-std` builds `std` for any target, since rustup's servers are
 # not reachable from every build machine), the arm64 glibc (the sysroot qemu runs the arm64
 # programs of tests/cross with), libstdc++ for arm64 (the arm64 Node of tests/cross needs it),
-# llvm-14 (its objcopy strips the macOS builds), qemu-user-static (runs the arm64 binaries here),
-# musl (its loader, /lib/ld-musl-x86_64.so.1, runs the musl executor here).
+# llvm-14 (its objcopy strips the macOS builds), qemu-user-static (runs the arm64 binaries here).
 # linux-arm64, musl and macOS link with zig (PyPI, installed by scripts/build-cross.sh).
 # Idempotent: apt runs only when a package is missing.
 set -euo pipefail
-pkgs=(rustc-web cargo-web rust-web-src libc6-arm64-cross libstdc++6-arm64-cross llvm-14 qemu-user-static musl)
+pkgs=(rustc-web cargo-web rust-web-src libc6-arm64-cross libstdc++6-arm64-cross llvm-14 qemu-user-static)
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")

