@@ -35,6 +35,21 @@ describe('consent', () => {
     expect(state.get(CONSENT_KEY)).toBeUndefined();
   });
 
+  it('a yes given by another explicit action (Set Up and Start) is recorded for that origin only, never in an untrusted workspace', async () => {
+    const state = new MemoryMemento();
+    const ask = vi.fn().mockResolvedValue('Allow');
+    let trusted = false;
+    const c = new Consent(state as any, { isTrusted: () => trusted, ask });
+    expect(await c.grant('managed')).toBe('untrusted');
+    expect(state.get(CONSENT_KEY)).toBeUndefined();
+    trusted = true;
+    expect(await c.grant('managed')).toBe('granted');
+    expect(await c.ensure('ws', 'managed')).toBe('granted');
+    expect(ask).not.toHaveBeenCalled();
+    expect(await c.ensure('ws', 'http://other:3000')).toBe('granted');
+    expect(ask).toHaveBeenCalledTimes(1);
+  });
+
   it('can be revoked', async () => {
     const state = new MemoryMemento();
     await state.update(CONSENT_KEY, ['http://x:3000']);

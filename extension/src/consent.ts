@@ -113,10 +113,25 @@ export class Consent {
     return pending;
   }
 
+  /**
+   * Records a yes the user gave by another explicit action (the tab's **Set Up and Start**, whose
+   * text says it also allows execution), for `who` only; never in an untrusted workspace.
+   */
+  async grant(who: string): Promise<ConsentResult> {
+    if (!this.ui.isTrusted()) return 'untrusted';
+    await this.record(who);
+    return 'granted';
+  }
+
   private async ask(workspaceLabel: string, serverUrl: string, conversation?: string): Promise<ConsentResult> {
     const { message, detail } = this.prompt.text(workspaceLabel, serverUrl, conversation);
     const answer = await this.ui.ask(message, detail);
     if (answer !== ALLOW) return 'declined';
+    await this.record(serverUrl, conversation);
+    return 'granted';
+  }
+
+  private async record(serverUrl: string, conversation?: string): Promise<void> {
     if (this.prompt.scope || conversation) {
       const before = this.state.get<unknown>(this.prompt.key);
       const list = Array.isArray(before) ? before.filter((x) => typeof x === 'string') : [];
@@ -124,7 +139,6 @@ export class Consent {
     } else {
       await this.state.update(this.prompt.key, true);
     }
-    return 'granted';
   }
 
   revoke(): Thenable<void> {

@@ -340,7 +340,7 @@ export class OpenHandsContext implements vscode.Disposable {
       // The tab says what fixes it: no environment yet (one button sets it up and starts the
       // server), or why the server did not start.
       if (this.agentServer.needsSetup(e)) {
-        throw new EndpointProblem(problemOf('setup', `${(e as Error).message} Set it up in this extension's storage from the package and lock it carries (under a minute with a warm OS; the packages come from your package index), then the agent-server starts.`, ['setup', 'settings']));
+        throw new EndpointProblem(problemOf('setup', `${(e as Error).message} Set Up and Start creates it in this extension's storage from the package and lock the extension carries (the packages come from your package index; under a minute), starts this window's agent-server, and allows the agent to run commands and edit files in this workspace.`, ['setup', 'settings']));
       }
       this.agentServer.showStartError(e as Error);
       throw new EndpointProblem(problemOf('server', `The OpenHands agent-server did not start: ${(e as Error).message.split('\n')[0]}`, ['retry', 'logs']));
@@ -349,6 +349,9 @@ export class OpenHandsContext implements vscode.Disposable {
 
   /** The tab's **Set Up and Start**: the set-up command, its steps shown in the tab as they go. */
   private async setUpFromTab(): Promise<void> {
+    // The click is the user's yes to execution here too (the problem's text says so): one prompt
+    // fewer from an installed VSIX to a first task. Never in an untrusted workspace.
+    if (!this.config.current.v1Url) await this.consent.grant(MANAGED_AGENT_SERVER_CONSENT);
     const step = this.agentServer.onDidSetupStep((text) => {
       this.chat.problem('setup', `Setting up the OpenHands V1 environment: ${text}…`, []);
       this.chat.publish();

@@ -19,6 +19,8 @@ export interface OpenHandsApi {
   readonly conversation: { readonly status: TabStatus; readonly items: readonly ChatItem[]; reopen(): Promise<void> };
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** Whether this workspace allowed execution for a server (its origin, or the managed server's label). */
+  consentGrantedFor(who: string): boolean;
   /** V1 managed mode: this window's agent-server (for the V1 client, tests and other extensions). */
   readonly agentServer: {
     readonly state: AgentServerState;
@@ -76,6 +78,7 @@ export function activate(context: vscode.ExtensionContext): OpenHandsApi {
     },
     start: () => ctx.executor.start(),
     stop: () => ctx.executor.stop(),
+    consentGrantedFor: (who: string) => ctx.consent.grantedFor(who),
     agentServer: {
       get state() {
         return ctx.agentServer.state;

@@ -88,7 +88,10 @@ exports.run = async () => {
       await waitFor('the unreachable server in the tab', () => api.conversation.status.problems.find((p) => p.id === 'server'), 60000, 200);
       await ui('webview-click', { selector: 'button.fix[data-fix="retry"]' });
       const offer = await waitFor('the set-up offer in the tab', () => api.conversation.status.problems.find((p) => p.id === 'setup' && p.fixes.some((f) => f.fix === 'setup')), 60000, 200);
-      assert(/No Python environment for OpenHands V1 yet/.test(offer.message), `offer ${JSON.stringify(offer)}`);
+      assert(/No Python environment for OpenHands V1 yet/.test(offer.message) && /allows the agent to run commands/.test(offer.message), `offer ${JSON.stringify(offer)}`);
+      // The click is also the yes to execution here (its text says so): no prompt after it.
+      const MANAGED = "this window's own agent-server (127.0.0.1)";
+      assert(!api.consentGrantedFor(MANAGED), 'execution was allowed before the set-up was clicked');
       const t0 = Date.now();
       await ui('webview-click', { selector: 'button.fix[data-fix="setup"]' });
       const steps = new Set();
@@ -99,6 +102,7 @@ exports.run = async () => {
         return api.agentServer.state === 'running' && api.agentServer.pid !== before;
       }, 240000, 100);
       const cold = (Date.now() - t0) / 1000;
+      assert(api.consentGrantedFor(MANAGED), 'Set Up and Start did not record the yes to execution');
       assert([...steps].some((m) => /^Setting up the OpenHands V1 environment: .* \(\d\/\d\)…$/.test(m)), `no step shown in the tab: ${JSON.stringify([...steps])}`);
       const c = await running(api, before, 240000);
       await waitFor('the tab to reach the new server', () => api.conversation.status.serverUrl === c.baseUrl && !api.conversation.status.problems.some((p) => ['setup', 'server'].includes(p.id)), 60000, 200);
