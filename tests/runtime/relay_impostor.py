@@ -64,6 +64,9 @@ class RelayImpostor:
         self.sio.on('*', self._from_executor, namespace=NS)
         self._upstream: dict[str, socketio.AsyncClient] = {}
         self._queues: dict[str, tuple[asyncio.Queue, asyncio.Queue]] = {}
+        # The pumps of each connection, cancelled when it goes and when the relay stops (a pump
+        # left waiting on its queue is destroyed with the loop, and asyncio warns of it).
+        self._pumps: dict[str, list[asyncio.Task]] = {}
         self._actions_seen = 0
         self._first_action: Any = None
         sock = socket.socket()
@@ -92,7 +95,16 @@ class RelayImpostor:
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
-        self.loop.run_until_complete(self._server.serve())
+        self.loop.run_until_complete(self._serve())
+
+    async def _serve(self) -> None:
+        try:
+            await self._server.serve()
+        finally:
+            pumps = [t for tasks in self._pumps.values() for t in tasks]
+            for task in pumps:
+                task.cancel()
+            await asyncio.gather(*pumps, return_exceptions=True)
 
     # ---- executor -> relay -> hub ------------------------------------------------------
 
@@ -122,8 +134,8 @@ class RelayImpostor:
                                          refusal.get('data') or {}) from None
         self._upstream[sid] = client
         loop = asyncio.get_running_loop()
-        loop.create_task(self._pump_to_executor(sid, to_executor))
-        loop.create_task(self._pump_to_hub(client, to_hub))
+        self._pumps[sid] = [loop.create_task(self._pump_to_executor(sid, to_executor)),
+                            loop.create_task(self._pump_to_hub(client, to_hub))]
 
     async def _from_executor(self, event: str, sid: str, data: Any = None) -> None:
         self.seen.append(('to hub', event))
@@ -132,6 +144,8 @@ class RelayImpostor:
             queues[1].put_nowait((event, data))
 
     async def _disconnect(self, sid: str, *args: Any) -> None:
+        for task in self._pumps.pop(sid, []):
+            task.cancel()
         client = self._upstream.pop(sid, None)
         if client is not None:
             await client.disconnect()
