@@ -3,6 +3,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConversationPlaces, placeOf } from './conversationPlace';
 import { applyToWorkspace, ApplyRefused, branchOf, contentAt, discardWorktree, worktreeChanges } from './worktree';
 
 /**
@@ -190,5 +191,27 @@ describe('discardWorktree (Discard)', () => {
     await discardWorktree(wt, main);
     expect(fs.existsSync(marker)).toBe(false);
     expect(sh(main, 'branch', '--list', BRANCH)).toBe('');
+  });
+});
+
+describe('placeOf (where the list says a conversation works)', () => {
+  it('tells the workspace, a worktree of its repository with its branch, and another folder apart', async () => {
+    expect(await placeOf(main, [main])).toEqual({ kind: 'workspace', folder: main });
+    expect(await placeOf(wt, [main])).toEqual({ kind: 'worktree', path: wt, branch: BRANCH, folder: main });
+    sh(wt, 'checkout', '-q', '--detach');
+    expect(await placeOf(wt, [main])).toEqual({ kind: 'worktree', path: wt, branch: undefined, folder: main });
+    const other = path.join(tmp, 'other');
+    fs.mkdirSync(other);
+    expect(await placeOf(other, [main])).toEqual({ kind: 'elsewhere', path: other });
+  });
+
+  it('keeps an answer for its time to live, then asks git again', async () => {
+    let now = 0;
+    const places = new ConversationPlaces(() => [main], 1000, () => now);
+    expect(await places.get(wt)).toMatchObject({ kind: 'worktree', branch: BRANCH });
+    sh(wt, 'checkout', '-q', '-b', 'agent-branch');
+    expect(await places.get(wt)).toMatchObject({ branch: BRANCH });
+    now = 1000;
+    expect(await places.get(wt)).toMatchObject({ branch: 'agent-branch' });
   });
 });
