@@ -53,8 +53,12 @@ export class BackgroundAttention implements vscode.Disposable {
     const shown = n.attention === 'error' ? vscode.window.showWarningMessage(text, 'Open') : vscode.window.showInformationMessage(text, 'Open');
     void shown.then(async (answer) => {
       if (answer !== 'Open') return;
-      await vscode.commands.executeCommand('openhands.view.focus');
-      await this.deps.open(n.id);
+      try {
+        await vscode.commands.executeCommand('openhands.view.focus');
+        await this.deps.open(n.id);
+      } catch (e) {
+        this.deps.log.warn(`opening conversation ${n.id}: ${(e as Error).message}`);
+      }
     });
   }
 
