@@ -14,7 +14,7 @@ describe('AttentionTracker: which background conversations need the user', () =>
       { id: 'd', title: 'task d', attention: 'error' },
     ]);
     expect(t.needing).toEqual(['b', 'd']);
-    expect(noticeText(n[0])).toBe('OpenHands: the conversation "task b" waits for your confirmation.');
+    expect(noticeText(n[0])).toBe('OpenHands: the conversation "task b" (b) waits for your confirmation.');
   });
 
   it('is not repeated while the state stays; again after the conversation left the state and came back', () => {

@@ -25,10 +25,10 @@ export interface Notice {
   attention: Attention;
 }
 
-/** How a notice reads (the notification's text). */
+/** How a notice reads (the notification's text): the title, and the id's start (titles repeat). */
 export function noticeText(n: Notice): string {
   const what = n.attention === 'confirmation' ? 'waits for your confirmation' : n.attention === 'finished' ? 'finished' : 'stopped with an error';
-  return `OpenHands: the conversation "${n.title}" ${what}.`;
+  return `OpenHands: the conversation "${n.title}" (${n.id.slice(0, 8)}) ${what}.`;
 }
 
 /**

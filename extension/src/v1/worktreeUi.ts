@@ -104,10 +104,12 @@ export function registerWorktreeCommands(deps: WorktreeCommandDeps): vscode.Disp
         void vscode.window.showWarningMessage('OpenHands: the conversation is running in this worktree: stop it first.');
         return false;
       }
+      // A warning notification, as Delete Conversation and the consent prompts: VS Code's test
+      // hosts refuse modal dialogs, and the real-host suite discards through this one.
       const answer = await vscode.window.showWarningMessage(
-        `Discard the worktree of "${it.c.title}"?`,
-        { modal: true, detail: `Removes ${it.w.path} with every change in it${it.w.branch ? ` and deletes the branch ${it.w.branch}` : ''}. This cannot be undone.` },
+        `Discard the worktree of "${it.c.title}" (${it.c.id.slice(0, 8)})? This removes ${it.w.path} with every change in it${it.w.branch ? ` and deletes the branch ${it.w.branch}` : ''}; it cannot be undone.`,
         'Discard',
+        'Cancel',
       );
       if (answer !== 'Discard') return false;
       const gone = await discardWorktree(it.w.path, it.w.folder);

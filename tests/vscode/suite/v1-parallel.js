@@ -10,7 +10,7 @@ const crypto = require('crypto');
 const path = require('path');
 const fs = require('fs');
 const { execFileSync } = require('child_process');
-const { waitFor, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui, uiRequester, fillLlmForm, sleep } = require('./lib');
+const { waitFor, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui, uiRequester, fillLlmForm } = require('./lib');
 
 const LLM = process.env.OH_TEST_LLM_BASE_URL;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
@@ -47,6 +47,16 @@ exports.run = async () => {
   let alpha;
   let beta;
   let gamma;
+  const notices = uiRequester(ARTIFACTS, 40000);
+  // Clicks `label` in the one notification containing `text`, once it shows (a toast, else the list).
+  const clickNotification = async (text, label) => {
+    await waitFor(`the notification "${text}"`, async () => {
+      if ((await notices('notifications')).some((n) => n.text.includes(text) && n.buttons.includes(label))) return true;
+      await vscode.commands.executeCommand('notifications.showList');
+      return false;
+    }, 30000, 500);
+    await notices('click-notification', { text, label });
+  };
   // A conversation as a script or Agent Canvas creates it on this window's agent-server.
   const createElsewhere = (id, task, extra = {}) => rest('POST', '/api/conversations', {
     conversation_id: id,
@@ -155,15 +165,7 @@ exports.run = async () => {
       note(`gamma listed as ${JSON.stringify(listed.place)}`);
       assert(api.conversation.status.conversationId === alpha, `the tab shows ${api.conversation.status.conversationId}, not alpha`);
       await waitFor('the badge to count gamma', () => api.conversation.needing.includes(gamma) && api.conversation.badge === api.conversation.needing.length, 30000, 300);
-      const notices = uiRequester(ARTIFACTS, 40000);
-      const text = `"${listed.title}" finished`;
-      await waitFor('the notification that gamma finished', async () => {
-        const shown = await notices('notifications');
-        if (shown.some((n) => n.text.includes(text) && n.buttons.includes('Open'))) return true;
-        await vscode.commands.executeCommand('notifications.showList');
-        return false;
-      }, 30000, 500);
-      await notices('click-notification', { text, label: 'Open' });
+      await clickNotification(`(${gamma.slice(0, 8)}) finished`, 'Open');
       await waitFor('the tab to show gamma', () => api.conversation.status.conversationId === gamma, 30000, 200);
       assert(!api.conversation.needing.includes(gamma), `gamma still needs attention: ${api.conversation.needing}`);
       const page = path.join(ARTIFACTS, `ui-webview-text-${++seq}.txt`);
@@ -183,8 +185,7 @@ exports.run = async () => {
       assert((await vscode.workspace.openTextDocument(diff.input.original)).getText() === '', 'the base side of an added file is not empty');
       await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
       const discarding = vscode.commands.executeCommand('openhands.v1.discardWorktree');
-      await sleep(1000);
-      console.log('@@oh-ui click-dialog Discard');
+      await clickNotification(`(${gamma.slice(0, 8)})? This removes`, 'Discard');
       const gone = await discarding;
       note(`discarded ${JSON.stringify(gone)}`);
       assert(gone && gone.branch === branch, `discard answered ${JSON.stringify(gone)}`);
