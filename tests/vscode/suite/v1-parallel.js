@@ -174,7 +174,7 @@ exports.run = async () => {
       assert(shown.includes(`on branch ${branch}`) && shown.includes('Review changes') && shown.includes('Discard'), `the tab says ${shown.slice(0, 600)}`);
     });
 
-    await test('Review changes lists what gamma\'s worktree changed in the diff editor; Discard, confirmed, removes the worktree and its branch', async () => {
+    await test('Review changes lists what gamma\'s worktree changed in the diff editor; Apply writes it into the workspace; Discard, confirmed, removes the worktree and its branch', async () => {
       const branch = `openhands/${gamma}`;
       const wt = path.join(process.env.OH_CONVERSATION_WORKTREE_ROOT, gamma, path.basename(root));
       fs.writeFileSync(path.join(wt, 'gamma-notes.txt'), 'notes of gamma\n');
@@ -184,6 +184,9 @@ exports.run = async () => {
         .find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.original.scheme === 'openhands-worktree-base' && t.input.modified.fsPath === path.join(fs.realpathSync(wt), 'gamma-notes.txt')), 20000, 200);
       assert((await vscode.workspace.openTextDocument(diff.input.original)).getText() === '', 'the base side of an added file is not empty');
       await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+      const applied = await vscode.commands.executeCommand('openhands.v1.applyWorktree');
+      assert(JSON.stringify(applied) === JSON.stringify(files), `apply answered ${JSON.stringify(applied)}`);
+      assert(fs.readFileSync(path.join(root, 'gamma-notes.txt'), 'utf8') === 'notes of gamma\n', 'the workspace did not get gamma-notes.txt');
       const discarding = vscode.commands.executeCommand('openhands.v1.discardWorktree');
       await clickNotification(`(${gamma.slice(0, 8)})? This removes`, 'Discard');
       const gone = await discarding;
