@@ -21,6 +21,9 @@ import { defaultDiscoveryDir, waitForChannel, type ExecutorChannel } from './v1/
 import { ExecutorPool } from './v1/executorPool';
 import { PoolTabExecutor } from './v1/poolTabExecutor';
 import { checkWorkspace } from './v1/workspaceCheck';
+import { ConversationPlaces } from './v1/conversationPlace';
+import { BackgroundAttention } from './v1/attentionUi';
+import { registerWorktreeCommands } from './v1/worktreeUi';
 import { EndpointProblem, V1Backend } from './v1/v1Backend';
 import { V0Backend } from './v0/v0Backend';
 import { TabSession } from './tab/tabSession';
@@ -75,6 +78,11 @@ export class OpenHandsContext implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   /** The captured side of a revert's diffs. */
   private readonly checkpointDocs = new CheckpointDocuments();
+  /** V1: where each listed conversation works (the workspace, a worktree and its branch). */
+  private readonly places = new ConversationPlaces(() => this.windowFolders());
+  private shownInWorktree = false;
+  /** V1: background conversations that need the user (the view's badge, notifications). */
+  readonly attention: BackgroundAttention | undefined;
 
   /** `opts.v1`: the tab is a V1 client whatever the settings say (tests). */
   constructor(readonly vscodeContext: vscode.ExtensionContext, opts: { v1?: boolean } = {}) {
@@ -149,6 +157,7 @@ export class OpenHandsContext implements vscode.Disposable {
           workspaceRoot: () => vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath,
           confirmation: () => this.config.current.v1Confirmation,
           ideTools: async () => this.ideEndpoint?.(),
+          locate: (dir) => this.places.get(dir),
         })
       : new V0Backend({
           serverUrl: () => this.config.current.serverUrl,
@@ -169,7 +178,25 @@ export class OpenHandsContext implements vscode.Disposable {
       workspaceFolders: () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
       executorDetails: () => executorDetails(buildViewModel(this.executor.snapshot, this.activity.items, this.hasKey)),
       budgetUsd: () => this.config.current.budgetPerConversation,
+      listed: (list, shown) => {
+        this.attention?.listed(list, shown);
+        // The view's menu offers the worktree actions when the conversation shown has one.
+        const worktree = list.find((c) => c.id === shown)?.place?.kind === 'worktree';
+        if (worktree !== this.shownInWorktree) {
+          this.shownInWorktree = worktree;
+          void vscode.commands.executeCommand('setContext', 'openhands.worktree', worktree);
+        }
+      },
     });
+    this.attention = useV1
+      ? new BackgroundAttention({
+          setBadge: (count, tooltip) => this.view?.setBadge(count, tooltip),
+          open: (id) => this.chat.switchTo(id),
+          poll: () => this.chat.pollConversations(),
+          busy: () => (this.pool?.keys.length ?? 0) > 0 || this.chat.conversationList.some((c) => c.status === 'running' || c.status === 'waiting_for_confirmation'),
+          log: this.log,
+        })
+      : undefined;
     this.agentServer = new ManagedAgentServer({ context: vscodeContext, config: () => this.config.current, log: this.log });
     this.view = new OpenHandsViewProvider(vscodeContext.extensionUri, (m) => this.onViewMessage(m), () => {
       // Opening the tab loads the conversation (V1 managed mode: which starts this window's
@@ -190,6 +217,15 @@ export class OpenHandsContext implements vscode.Disposable {
       this.view,
       vscode.window.registerWebviewViewProvider('openhands.view', this.view, { webviewOptions: { retainContextWhenHidden: true } }),
       vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, this.checkpointDocs),
+      ...(this.attention ? [this.attention] : []),
+      ...registerWorktreeCommands({
+        shown: () => this.chat.conversationList.find((c) => c.id === this.chat.currentConversationId),
+        changed: async () => {
+          this.places.forget();
+          await this.chat.refreshConversations();
+        },
+        log: this.log,
+      }),
       this.executor.onDidChange(() => this.refresh()),
       // V1: the executor attached by hand changes the snapshot the pool's view shows.
       ...(this.executor !== single ? [single.onDidChange(() => this.refresh())] : []),

@@ -16,7 +16,14 @@ export interface OpenHandsApi {
   readonly onDidChange: vscode.Event<ExecutorSnapshot>;
   readonly actions: readonly ActivityEntry[];
   /** What the OpenHands tab shows: its status and the rendered conversation (for tests and other extensions). */
-  readonly conversation: { readonly status: TabStatus; readonly items: readonly ChatItem[]; reopen(): Promise<void> };
+  readonly conversation: {
+    readonly status: TabStatus;
+    readonly items: readonly ChatItem[];
+    reopen(): Promise<void>;
+    /** V1: the view's badge (background conversations that need the user) and their ids. */
+    readonly badge: number;
+    readonly needing: readonly string[];
+  };
   start(): Promise<void>;
   stop(): Promise<void>;
   /** Whether this workspace allowed execution for a server (its origin, or the managed server's label). */
@@ -75,6 +82,12 @@ export function activate(context: vscode.ExtensionContext): OpenHandsApi {
         return ctx.chat.items;
       },
       reopen: () => ctx.chat.reopen(),
+      get badge() {
+        return ctx.view.badgeValue;
+      },
+      get needing() {
+        return ctx.attention?.tracker.needing ?? [];
+      },
     },
     start: () => ctx.executor.start(),
     stop: () => ctx.executor.stop(),

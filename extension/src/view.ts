@@ -81,6 +81,7 @@ export function executorDetails(m: ViewModel): Partial<TabStatus['executor']> {
 export const ALLOWED_COMMANDS = new Set([
   'openhands.start', 'openhands.stop', 'openhands.reconnect', 'openhands.setSessionApiKey',
   'openhands.showLogs', 'openhands.showTerminal',
+  'openhands.v1.reviewWorktree', 'openhands.v1.applyWorktree', 'openhands.v1.discardWorktree',
 ]);
 
 /**
@@ -91,6 +92,7 @@ export const ALLOWED_COMMANDS = new Set([
 export class OpenHandsViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
   private readonly disposables: vscode.Disposable[] = [];
+  private badge: vscode.ViewBadge | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -104,6 +106,7 @@ export class OpenHandsViewProvider implements vscode.WebviewViewProvider, vscode
     view.webview.options = { enableScripts: true, enableCommandUris: false, localResourceRoots: [dist] };
     const script = view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js')).toString();
     view.webview.html = renderHtml(makeNonce(), view.webview.cspSource, script);
+    view.badge = this.badge;
     this.disposables.push(
       view.webview.onDidReceiveMessage((m: ViewToHost) => {
         if (m && typeof m === 'object' && typeof m.type === 'string') this.onMessage(m);
@@ -117,6 +120,16 @@ export class OpenHandsViewProvider implements vscode.WebviewViewProvider, vscode
 
   get visible(): boolean {
     return this.view?.visible ?? false;
+  }
+
+  /** The view's badge: how many background conversations need the user (0: none). */
+  setBadge(count: number, tooltip: string): void {
+    this.badge = count > 0 ? { value: count, tooltip } : undefined;
+    if (this.view) this.view.badge = this.badge;
+  }
+
+  get badgeValue(): number {
+    return this.badge?.value ?? 0;
   }
 
   /** Posts to the page if it exists (it asks for everything again with "ready" when it loads). */
@@ -206,6 +219,8 @@ const VIEW_BODY = `  <header>
       <button id="refresh" class="secondary" title="Reload conversations">↻</button>
     </div>
     <div class="meta">
+      <div id="where"></div>
+      <div id="worktree-actions" class="buttons" hidden><button class="secondary" data-command="openhands.v1.reviewWorktree" title="The worktree's changes against its base, file by file">Review changes</button><button class="secondary" data-command="openhands.v1.applyWorktree" title="Carry the worktree's changes onto the workspace folder">Apply to workspace</button><button class="secondary" data-command="openhands.v1.discardWorktree" title="Remove the worktree and its branch">Discard</button></div>
       <div id="executor"></div>
       <div id="runtime"></div>
       <div id="usage" title="What this conversation has cost and how full its context is, as the server reports it"></div>

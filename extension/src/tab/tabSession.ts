@@ -16,6 +16,8 @@ export interface TabSessionDeps {
   executorDetails?: () => Partial<TabStatus['executor']>;
   /** `openhands.budgetPerConversation` (USD; 0: none): the agent is paused when a conversation reaches it. */
   budgetUsd?: () => number;
+  /** Each published status: the conversation list and the one shown (V1: background conversations' attention). */
+  listed?: (list: readonly ConversationSummary[], shown: string | undefined) => void;
 }
 
 // What a reload finds out again; a refused LLM key stays until the LLM changes, the executor's
@@ -99,6 +101,11 @@ export class TabSession implements SessionHost {
 
   get items(): readonly ChatItem[] {
     return this.model.all;
+  }
+
+  /** The conversation list as the tab shows it. */
+  get conversationList(): readonly ConversationSummary[] {
+    return this.conversations;
   }
 
   /** The conversation this workspace showed last on this server (what the executor serves on start). */
@@ -455,6 +462,17 @@ export class TabSession implements SessionHost {
   }
 
   /**
+   * The list again, for background conversations' states (polled): the page is told only when
+   * something in it changed (a list re-rendered every few seconds would close an open picker).
+   */
+  async pollConversations(): Promise<void> {
+    if (!this.backend.connected || !this.reachable) return;
+    const before = JSON.stringify(this.conversations);
+    await this.loadConversations();
+    if (JSON.stringify(this.conversations) !== before) this.publish();
+  }
+
+  /**
    * The picker's list. A failing list (e.g. an OpenHands 1.6 server whose V1 sandbox service
    * needs Docker answers 500 to `GET /api/conversations`) must not block the tab: the current and
    * the remembered conversation stay pickable, and the log says why the list is short. A refused
@@ -544,6 +562,7 @@ export class TabSession implements SessionHost {
 
   publish(): void {
     this.deps.post({ type: 'status', status: this.status() });
+    this.deps.listed?.(this.conversations, this.shown);
   }
 
   dispose(): void {

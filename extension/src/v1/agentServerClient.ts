@@ -173,11 +173,13 @@ export class AgentServerClient {
 function summary(c: Record<string, unknown>): ConversationSummary | undefined {
   const id = typeof c.id === 'string' ? c.id : '';
   if (!id) return undefined;
+  const ws = c.workspace && typeof c.workspace === 'object' ? (c.workspace as Record<string, unknown>) : undefined;
   return {
     id,
     title: typeof c.title === 'string' && c.title ? c.title : id.slice(0, 8),
     status: typeof c.execution_status === 'string' ? c.execution_status : undefined,
     updated: typeof c.updated_at === 'string' ? c.updated_at : undefined,
+    workingDir: typeof ws?.working_dir === 'string' && ws.working_dir ? ws.working_dir : undefined,
   };
 }
 

@@ -186,7 +186,7 @@ describe('checkWorkspace', () => {
     const wt = path.join(tmp, 'conversation-worktrees', uuid(7), 'ws');
     git(ws, 'worktree', 'add', '-q', '-b', `openhands/${uuid(7)}`, wt);
     expect(await checkWorkspace(ws, [ws])).toEqual({ root: ws });
-    expect(await checkWorkspace(wt, [ws])).toEqual({ root: fs.realpathSync(wt), worktree: true });
+    expect(await checkWorkspace(wt, [ws])).toEqual({ root: fs.realpathSync(wt), worktree: true, folder: ws });
     // Another repository with a worktree at a path spelt like the agent-server's: refused.
     const other = path.join(tmp, 'other');
     fs.mkdirSync(other);

@@ -13,7 +13,8 @@ export interface PooledExecutor {
 }
 
 /** Where a conversation's executor may work: the window's folder or a worktree of its repository. */
-export type WorkspaceVerdict = { root: string; worktree?: boolean } | { refused: string };
+/** `folder`: for a worktree, the window's folder whose repository it belongs to. */
+export type WorkspaceVerdict = { root: string; worktree?: boolean; folder?: string } | { refused: string };
 
 export interface ExecutorPoolDeps {
   /** The folder the agent-server's V1 tools write their discovery files to (undefined: none yet). */

@@ -51,6 +51,7 @@ function setup(opts: { budget?: number; llm?: boolean; confirmation?: 'never' | 
     },
   };
   const warnings: string[] = [];
+  const listed: Array<{ ids: string[]; shown: string | undefined }> = [];
   const deps: V1BackendDeps = {
     endpoint: () => ({ baseUrl: 'http://127.0.0.1:8000', sessionApiKey: 'ask', discoveryDir: '/d' }),
     state: store(),
@@ -86,8 +87,9 @@ function setup(opts: { budget?: number; llm?: boolean; confirmation?: 'never' | 
     log: { info: () => undefined, warn: (m) => warnings.push(m), error: () => undefined },
     workspaceFolders: () => opts.folders ?? '/ws',
     budgetUsd: () => opts.budget ?? 0,
+    listed: (list, shown) => listed.push({ ids: list.map((c) => `${c.id}:${c.status}`), shown }),
   });
-  return { session, deps, requests, state: deps.state, sockets, posted, retargeted, released, answers, secrets, actions, warnings };
+  return { session, deps, requests, state: deps.state, sockets, posted, retargeted, released, answers, secrets, actions, warnings, listed };
 }
 
 describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
@@ -140,6 +142,51 @@ describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
       'fix the bug (waiting for your confirmation, started in the tab)',
       'from a script (running, started outside the tab)',
     ]);
+  });
+
+  it('the list says where each conversation works: the workspace, its worktree and branch, or another folder', async () => {
+    const t = setup();
+    const asked: string[] = [];
+    t.deps.locate = async (dir) => {
+      asked.push(dir);
+      if (dir === '/ws') return { kind: 'workspace', folder: '/ws' };
+      if (dir.startsWith('/tmp/conversation-worktrees/')) return { kind: 'worktree', path: dir, branch: 'openhands/c2', folder: '/ws' };
+      return { kind: 'elsewhere', path: dir };
+    };
+    t.answers['GET /api/conversations/search'] = { items: [
+      { id: 'c1', title: 'here', execution_status: 'finished', workspace: { kind: 'LocalWorkspace', working_dir: '/ws' } },
+      { id: 'c2', title: 'from Canvas', execution_status: 'running', workspace: { kind: 'LocalWorkspace', working_dir: '/tmp/conversation-worktrees/c2/ws' } },
+      { id: 'c3', title: 'another project', execution_status: 'idle', workspace: { working_dir: '/elsewhere' } },
+      { id: 'c4', title: 'no workspace said' },
+    ] };
+    await t.session.open();
+    const { conversationLabel } = await import('../webview/protocol');
+    const list = t.session.status().conversations;
+    expect(list.map(conversationLabel)).toEqual([
+      'here (finished, started outside the tab, in the workspace)',
+      'from Canvas (running, started outside the tab, in worktree openhands/c2)',
+      'another project (idle, started outside the tab, in /elsewhere)',
+      'no workspace said (started outside the tab)',
+    ]);
+    expect(list[1]).toMatchObject({ workingDir: '/tmp/conversation-worktrees/c2/ws', place: { kind: 'worktree', path: '/tmp/conversation-worktrees/c2/ws' } });
+    expect(asked).toEqual(['/ws', '/tmp/conversation-worktrees/c2/ws', '/elsewhere']);
+  });
+
+  it('polling the list tells the page only when something changed, and every published list reaches `listed`', async () => {
+    const t = setup();
+    t.answers['GET /api/conversations/search'] = { items: [{ id: 'b', title: 'background', execution_status: 'running' }] };
+    await t.session.open();
+    const statuses = () => t.posted.filter((m) => m.type === 'status').length;
+    const before = statuses();
+    await t.session.pollConversations();
+    expect(statuses()).toBe(before);
+    t.answers['GET /api/conversations/search'] = { items: [{ id: 'b', title: 'background', execution_status: 'finished' }] };
+    await t.session.pollConversations();
+    expect(statuses()).toBe(before + 1);
+    expect(t.listed.at(-1)).toEqual({ ids: ['b:finished'], shown: undefined });
+    const { placeText } = await import('../webview/protocol');
+    expect(placeText({ kind: 'worktree', path: '/wt/p', branch: 'openhands/x', folder: '/p' }, 'elsewhere')).toBe('Started outside the tab (a script, Agent Canvas); works in a git worktree on branch openhands/x: /wt/p');
+    expect(placeText({ kind: 'workspace', folder: '/p' })).toBe('Works in the workspace (/p)');
   });
 
   it('ConfirmRisky comes with the LLM security analyzer (the risk it decides by)', async () => {

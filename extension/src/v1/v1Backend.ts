@@ -3,7 +3,7 @@ import { beforeMessageArgs, messageIdOfKey, runCheckpoint, type CheckpointExecut
 import type { AwaitedAction, ConversationBackend, ExecutorPort, LlmSettings, SecretStore, SessionHost, StateStore } from '../tab/backend';
 import { ServerError, type FetchLike } from '../tab/http';
 import { problemOf } from '../fixes';
-import type { Problem } from '../webview/protocol';
+import type { ConversationPlace, Problem } from '../webview/protocol';
 import { AgentServerClient, EventStream, type AgentServerEndpoint, type ConfirmationMode, type SocketFactory, type V1Event } from './agentServerClient';
 import { V1EventAdapter } from './v1Events';
 
@@ -38,6 +38,8 @@ export interface V1BackendDeps {
   confirmation: () => ConfirmationMode;
   /** This window's IDE tools as an MCP server entry for the agent (undefined when not served). */
   ideTools?: () => Promise<{ url: string; headers: Record<string, string> } | undefined>;
+  /** Where a conversation working in `workingDir` works for this window (the list says it). */
+  locate?: (workingDir: string) => Promise<ConversationPlace | undefined>;
   fetch?: FetchLike;
   socketFactory?: SocketFactory;
 }
@@ -136,11 +138,19 @@ export class V1Backend implements ConversationBackend {
     this.host.log.info(`stored the LLM settings for V1 conversations (model ${model})`);
   }
 
-  /** The server's conversations, each marked as started in this tab or elsewhere (a script, Agent Canvas). */
+  /**
+   * The server's conversations, each marked as started in this tab or elsewhere (a script, Agent
+   * Canvas) and with where it works (the workspace, a worktree and its branch).
+   */
   async listConversations() {
     const list = await this.client!.listConversations();
     const mine = new Set(this.endpoint ? (this.deps.state.get<string[]>(CREATED_KEY(this.endpoint.baseUrl)) ?? []) : []);
-    return list.map((c) => ({ ...c, origin: mine.has(c.id) ? ('tab' as const) : ('elsewhere' as const) }));
+    const locate = this.deps.locate;
+    return Promise.all(list.map(async (c) => ({
+      ...c,
+      origin: mine.has(c.id) ? ('tab' as const) : ('elsewhere' as const),
+      place: c.workingDir && locate ? await locate(c.workingDir).catch(() => undefined) : undefined,
+    })));
   }
 
   reset(): void {

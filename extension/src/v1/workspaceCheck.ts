@@ -54,7 +54,7 @@ export async function checkWorkspace(workspace: string, roots: string[]): Promis
       if (path.relative(worktreeTop, target) !== path.relative(real(rootTop)!, rootReal)) continue;
       const list = (await git(root, ['worktree', 'list', '--porcelain'])) ?? '';
       const listed = list.split('\n').filter((l) => l.startsWith('worktree ')).map((l) => real(l.slice('worktree '.length)));
-      if (listed.includes(worktreeTop)) return { root: target, worktree: true };
+      if (listed.includes(worktreeTop)) return { root: target, worktree: true, folder: root };
     }
   }
   return { refused: `the conversation works in ${workspace}, which is neither a folder of this window nor a git worktree of its repository` };

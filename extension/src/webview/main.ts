@@ -3,7 +3,7 @@
  * renders what the extension host posts (`protocol.ts`) and posts the user's intents back.
  */
 import { ChatList, el, formatDuration } from './render';
-import { conversationLabel, type HostToView, type TabStatus, type ViewToHost } from './protocol';
+import { conversationLabel, placeText, type HostToView, type TabStatus, type ViewToHost } from './protocol';
 
 declare function acquireVsCodeApi(): { postMessage(m: ViewToHost): void };
 
@@ -99,6 +99,7 @@ function renderStatus(s: TabStatus): void {
   const options = s.conversations.map((c) => {
     const o = el(document, 'option', undefined, conversationLabel(c));
     o.value = c.id;
+    if (c.workingDir) o.title = c.workingDir;
     return o;
   });
   if (!s.conversationId) {
@@ -112,6 +113,9 @@ function renderStatus(s: TabStatus): void {
   }
   select.replaceChildren(...options);
   select.value = s.conversationId ?? '';
+  const shown = s.conversations.find((c) => c.id === s.conversationId);
+  $('where').textContent = shown ? placeText(shown.place, shown.origin) : '';
+  $('worktree-actions').hidden = shown?.place?.kind !== 'worktree';
   select.disabled = s.attachMode;
   $<HTMLButtonElement>('new').disabled = s.attachMode;
 

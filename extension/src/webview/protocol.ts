@@ -50,6 +50,42 @@ export interface ConversationSummary {
   updated?: string;
   /** V1: `tab` when this tab created it, `elsewhere` (a script, Agent Canvas, another window). */
   origin?: 'tab' | 'elsewhere';
+  /** V1: the folder the conversation works in (the agent-server's `workspace.working_dir`). */
+  workingDir?: string;
+  /** V1: where that is for this window. */
+  place?: ConversationPlace;
+}
+
+/**
+ * Where a conversation works: one of the window's folders, a git worktree of the window's
+ * repository (a conversation created with `worktree: true`: branch `openhands/<id>`), or a folder
+ * this window does not serve.
+ */
+export type ConversationPlace =
+  | { kind: 'workspace'; folder: string }
+  | { kind: 'worktree'; path: string; branch?: string; folder: string }
+  | { kind: 'elsewhere'; path: string };
+
+/** The place as the list says it: "in the workspace", "in worktree openhands/…", "in /other/folder". */
+export function placeLabel(p: ConversationPlace | undefined): string | undefined {
+  if (!p) return undefined;
+  if (p.kind === 'workspace') return 'in the workspace';
+  if (p.kind === 'worktree') return p.branch ? `in worktree ${p.branch}` : `in worktree ${p.path} (detached)`;
+  return `in ${p.path}`;
+}
+
+/** The line under the picker: where the conversation shown works. */
+export function placeText(p: ConversationPlace | undefined, started?: 'tab' | 'elsewhere'): string {
+  const who = started === 'tab' ? 'Started in the tab' : started === 'elsewhere' ? 'Started outside the tab (a script, Agent Canvas)' : '';
+  const where = !p
+    ? ''
+    : p.kind === 'workspace'
+      ? `works in the workspace (${p.folder})`
+      : p.kind === 'worktree'
+        ? `works in a git worktree${p.branch ? ` on branch ${p.branch}` : ' (detached HEAD)'}: ${p.path}`
+        : `works in ${p.path}, not a folder of this window`;
+  if (!who) return where ? where.charAt(0).toUpperCase() + where.slice(1) : '';
+  return where ? `${who}; ${where}` : who;
 }
 
 /** How the conversation list words a conversation's state (V1 `execution_status`, V0 status). */
@@ -59,9 +95,13 @@ export function conversationStateLabel(status: string | undefined): string | und
   return s === 'waiting_for_confirmation' ? 'waiting for your confirmation' : s.replace(/_/g, ' ');
 }
 
-/** One entry of the conversation list: title, state, and who started it when not this tab. */
+/** One entry of the conversation list: title, state, who started it and where it works. */
 export function conversationLabel(c: ConversationSummary): string {
-  const parts = [conversationStateLabel(c.status), c.origin === 'elsewhere' ? 'started outside the tab' : c.origin === 'tab' ? 'started in the tab' : undefined].filter(Boolean);
+  const parts = [
+    conversationStateLabel(c.status),
+    c.origin === 'elsewhere' ? 'started outside the tab' : c.origin === 'tab' ? 'started in the tab' : undefined,
+    placeLabel(c.place),
+  ].filter(Boolean);
   return parts.length ? `${c.title} (${parts.join(', ')})` : c.title;
 }
 

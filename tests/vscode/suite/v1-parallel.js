@@ -8,7 +8,9 @@
 const vscode = require('vscode');
 const crypto = require('crypto');
 const path = require('path');
-const { waitFor, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui, fillLlmForm } = require('./lib');
+const fs = require('fs');
+const { execFileSync } = require('child_process');
+const { waitFor, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui, uiRequester, fillLlmForm } = require('./lib');
 
 const LLM = process.env.OH_TEST_LLM_BASE_URL;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
@@ -44,6 +46,17 @@ exports.run = async () => {
   };
   let alpha;
   let beta;
+  let gamma;
+  const notices = uiRequester(ARTIFACTS, 40000);
+  // Clicks `label` in the one notification containing `text`, once it shows (a toast, else the list).
+  const clickNotification = async (text, label) => {
+    await waitFor(`the notification "${text}"`, async () => {
+      if ((await notices('notifications')).some((n) => n.text.includes(text) && n.buttons.includes(label))) return true;
+      await vscode.commands.executeCommand('notifications.showList');
+      return false;
+    }, 30000, 500);
+    await notices('click-notification', { text, label });
+  };
   // A conversation as a script or Agent Canvas creates it on this window's agent-server.
   const createElsewhere = (id, task, extra = {}) => rest('POST', '/api/conversations', {
     conversation_id: id,
@@ -112,7 +125,7 @@ exports.run = async () => {
     });
 
     await test('a conversation created with worktree: true runs in the worktree the agent-server made, on its branch', async () => {
-      const gamma = crypto.randomUUID();
+      gamma = crypto.randomUUID();
       await createElsewhere(gamma, 'gamma', { worktree: true });
       await waitFor('gamma to finish', async () => {
         const g = await rest('GET', `/api/conversations/${gamma}`);
@@ -141,6 +154,48 @@ exports.run = async () => {
       assert(created < 60000, `delta's create request waited ${created} ms`);
       assert(!/name=delta pid=\d/.test(text), 'delta\'s command ran');
       assert(!vscode.window.terminals.some((t) => t.name === `OpenHands Agent ${delta.replace(/-/g, '').slice(0, 8)}`), 'delta got an executor');
+    });
+
+    await test('the list shows gamma in its worktree on its branch; finished in the background, it badges the view and notifies, and Open shows it', async () => {
+      const branch = `openhands/${gamma}`;
+      const listed = await waitFor('gamma in the list, in its worktree', () => {
+        const c = api.conversation.status.conversations.find((x) => x.id === gamma);
+        return c && c.place && c.place.kind === 'worktree' && c.place.branch === branch ? c : undefined;
+      }, 30000, 300);
+      note(`gamma listed as ${JSON.stringify(listed.place)}`);
+      assert(api.conversation.status.conversationId === alpha, `the tab shows ${api.conversation.status.conversationId}, not alpha`);
+      await waitFor('the badge to count gamma', () => api.conversation.needing.includes(gamma) && api.conversation.badge === api.conversation.needing.length, 30000, 300);
+      await clickNotification(`(${gamma.slice(0, 8)}) finished`, 'Open');
+      await waitFor('the tab to show gamma', () => api.conversation.status.conversationId === gamma, 30000, 200);
+      assert(!api.conversation.needing.includes(gamma), `gamma still needs attention: ${api.conversation.needing}`);
+      const page = path.join(ARTIFACTS, `ui-webview-text-${++seq}.txt`);
+      await ui('webview-text', page);
+      const shown = fs.readFileSync(page, 'utf8');
+      assert(shown.includes(`on branch ${branch}`) && shown.includes('Review changes') && shown.includes('Discard'), `the tab says ${shown.slice(0, 600)}`);
+    });
+
+    await test('Review changes lists what gamma\'s worktree changed in the diff editor; Apply writes it into the workspace; Discard, confirmed, removes the worktree and its branch', async () => {
+      const branch = `openhands/${gamma}`;
+      const wt = path.join(process.env.OH_CONVERSATION_WORKTREE_ROOT, gamma, path.basename(root));
+      fs.writeFileSync(path.join(wt, 'gamma-notes.txt'), 'notes of gamma\n');
+      const files = await vscode.commands.executeCommand('openhands.v1.reviewWorktree');
+      assert(JSON.stringify(files) === JSON.stringify([{ status: 'A', path: 'gamma-notes.txt' }]), `review listed ${JSON.stringify(files)}`);
+      const diff = await waitFor('the diff editor of gamma-notes.txt', () => vscode.window.tabGroups.all.flatMap((g) => g.tabs)
+        .find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.original.scheme === 'openhands-worktree-base' && t.input.modified.fsPath === path.join(fs.realpathSync(wt), 'gamma-notes.txt')), 20000, 200);
+      assert((await vscode.workspace.openTextDocument(diff.input.original)).getText() === '', 'the base side of an added file is not empty');
+      await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+      const applied = await vscode.commands.executeCommand('openhands.v1.applyWorktree');
+      assert(JSON.stringify(applied) === JSON.stringify(files), `apply answered ${JSON.stringify(applied)}`);
+      assert(fs.readFileSync(path.join(root, 'gamma-notes.txt'), 'utf8') === 'notes of gamma\n', 'the workspace did not get gamma-notes.txt');
+      const discarding = vscode.commands.executeCommand('openhands.v1.discardWorktree');
+      await clickNotification(`(${gamma.slice(0, 8)})? This removes`, 'Discard');
+      const gone = await discarding;
+      note(`discarded ${JSON.stringify(gone)}`);
+      assert(gone && gone.branch === branch, `discard answered ${JSON.stringify(gone)}`);
+      assert(!fs.existsSync(wt), `${wt} is still there`);
+      const branches = execFileSync('git', ['-C', root, 'branch', '--list', branch]).toString();
+      assert(branches === '', `the branch is still there: ${branches}`);
+      await waitFor('the list to drop the worktree', () => api.conversation.status.conversations.find((x) => x.id === gamma)?.place?.kind !== 'worktree', 20000, 300);
     });
   } finally {
     await vscode.commands.executeCommand('openhands.stop');
