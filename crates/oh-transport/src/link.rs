@@ -34,6 +34,21 @@ pub enum CertificateCheck {
     Sha256Pin([u8; 32]),
 }
 
+impl CertificateCheck {
+    /// From the front ends' settings (`--ca-file`/`caFile`, `--cert-sha256`/`certSha256`; empty
+    /// counts as absent): at most one of the two, neither is the system's trust store.
+    pub fn from_settings(ca_file: Option<&str>, cert_sha256: Option<&str>) -> Result<Self, String> {
+        let ca_file = ca_file.filter(|s| !s.is_empty());
+        let pin = cert_sha256.filter(|s| !s.trim().is_empty());
+        match (ca_file, pin) {
+            (Some(_), Some(_)) => Err("a CA file and a certificate fingerprint: give one".into()),
+            (Some(path), None) => Ok(CertificateCheck::CaFile(PathBuf::from(path))),
+            (None, Some(text)) => parse_sha256_fingerprint(text).map(CertificateCheck::Sha256Pin),
+            (None, None) => Ok(CertificateCheck::SystemRoots),
+        }
+    }
+}
+
 /// Reads a SHA-256 fingerprint as people copy it: 64 hex digits, with or without `:` between the
 /// bytes (`openssl x509 -fingerprint -sha256` prints `sha256 Fingerprint=AB:CD:...`), any case.
 pub fn parse_sha256_fingerprint(text: &str) -> Result<[u8; 32], String> {
@@ -280,6 +295,23 @@ mod tests {
         assert_eq!(parse_sha256_fingerprint(&format_fingerprint(&bytes).to_lowercase().replace(':', "")), Ok(bytes));
         assert!(parse_sha256_fingerprint("abcd").is_err());
         assert!(parse_sha256_fingerprint(&"zz".repeat(32)).is_err());
+    }
+
+    #[test]
+    fn settings_give_at_most_one_check() {
+        assert_eq!(CertificateCheck::from_settings(None, Some("")), Ok(CertificateCheck::SystemRoots));
+        assert_eq!(
+            CertificateCheck::from_settings(Some("/ca.pem"), None),
+            Ok(CertificateCheck::CaFile("/ca.pem".into()))
+        );
+        assert_eq!(
+            CertificateCheck::from_settings(None, Some(&"ab".repeat(32))),
+            Ok(CertificateCheck::Sha256Pin([0xab; 32]))
+        );
+        assert!(CertificateCheck::from_settings(Some("/ca.pem"), Some(&"ab".repeat(32)))
+            .unwrap_err()
+            .contains("give one"));
+        assert!(CertificateCheck::from_settings(None, Some("ab")).is_err());
     }
 
     #[test]
