@@ -1,6 +1,7 @@
 """Certificates for the TLS tests, made by the test with the `openssl` command: a test CA and a
-server certificate it signs for the given addresses, and another CA that signed nothing here
-(what a wrong CA file looks like). Used by test_tls_hub.py and tests/remote/."""
+server certificate it signs for the given addresses, and another CA (what a wrong CA file looks
+like) with a certificate it signs for the same addresses (what a middle box that terminates TLS
+presents). Used by test_tls_hub.py and tests/remote/."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ class Pki:
     other_ca: Path
     cert: Path
     key: Path
+    other_cert: Path
+    other_key: Path
 
 
 def _openssl(cwd: Path, *args: str) -> None:
@@ -25,15 +28,19 @@ def _openssl(cwd: Path, *args: str) -> None:
 
 
 def make_pki(directory: Path, addresses: list[str]) -> Pki:
-    """`ca.pem`, `other-ca.pem`, and `server.pem`/`server.key` for `addresses` (IPs or names)."""
+    """`ca.pem`, `other-ca.pem`, `server.pem`/`server.key` signed by the first and
+    `other.pem`/`other.key` by the second, both for `addresses` (IPs or names)."""
     directory.mkdir(parents=True, exist_ok=True)
     for name in ('ca', 'other-ca'):
         _openssl(directory, 'req', '-x509', *KEY, '-days', '2', '-keyout', f'{name}.key', '-out', f'{name}.pem',
                  '-subj', f'/CN=oh-test-{name}', '-addext', 'basicConstraints=critical,CA:TRUE',
                  '-addext', 'keyUsage=critical,keyCertSign')
-    _openssl(directory, 'req', '-new', *KEY, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=oh-test-hub')
     names = ','.join(f"{'IP' if a.replace('.', '').isdigit() or ':' in a else 'DNS'}:{a}" for a in addresses)
     (directory / 'ext.cnf').write_text(f'subjectAltName={names}\nbasicConstraints=CA:FALSE\n')
-    _openssl(directory, 'x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
-             '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf')
-    return Pki(directory / 'ca.pem', directory / 'other-ca.pem', directory / 'server.pem', directory / 'server.key')
+    for name, ca in (('server', 'ca'), ('other', 'other-ca')):
+        _openssl(directory, 'req', '-new', *KEY, '-keyout', f'{name}.key', '-out', f'{name}.csr',
+                 '-subj', f'/CN=oh-test-{name}')
+        _openssl(directory, 'x509', '-req', '-in', f'{name}.csr', '-CA', f'{ca}.pem', '-CAkey', f'{ca}.key',
+                 '-CAcreateserial', '-out', f'{name}.pem', '-days', '2', '-extfile', 'ext.cnf')
+    d = directory
+    return Pki(d / 'ca.pem', d / 'other-ca.pem', d / 'server.pem', d / 'server.key', d / 'other.pem', d / 'other.key')
