@@ -112,7 +112,8 @@ test-v1-oldest: deps-system
 
 # The agent-server with its TLS hub in one network namespace, the headless executor in another,
 # over a veth pair with 1 % loss (nftables), a userspace delay relay and a 5 s link cut
-# (tests/remote/README.md). Root, nftables; about 1 minute. Not (yet) part of `make test`.
+# (tests/remote/README.md): the native executor twice, the addon (Node CLI) once. Root, nftables;
+# about 80 s once built. Not (yet) part of `make test`.
 test-remote: deps-system
 	tests/remote/run.sh
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The network test (`make test-remote`; README.md here): two network namespaces joined by a veth
 # pair, the V1 agent-server with its TLS hub in one, the headless executor in the other, a lossy
-# link that is cut mid-command. Needs root, `ip` and `openssl` (installs nftables); builds the headless
-# executor and the V1 venv (scripts/setup-python-v1.sh) if needed. Every address it uses exists
-# only inside the two namespaces, which are removed at the end, however it ends.
+# link that is cut mid-command. Needs root, `ip` and `openssl` (installs nftables); builds the
+# headless executor, the addon (npm/executor/build.sh) and the V1 venv (scripts/setup-python-v1.sh)
+# if needed. Every address it uses exists only inside the two namespaces, which are removed at the
+# end, however it ends.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 source "$repo/scripts/venv-lib.sh"
@@ -17,6 +18,7 @@ done
 venv=$(v1_venv_path "$V1_NEWEST")
 target=$(cd "$repo" && cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 (cd "$repo" && cargo build -q -p oh-headless --bin openhands-vscode-executor)
+"$repo/npm/executor/build.sh" >/dev/null 2>&1 || "$repo/npm/executor/build.sh"   # quiet unless it fails
 export OH_VSCODE_EXECUTOR=${OH_VSCODE_EXECUTOR:-$target/debug/openhands-vscode-executor}
 
 # Names and a /24 of 10.x unique to this run (the pid picks the third byte).
@@ -46,17 +48,22 @@ ip -n "$exe" link set "$tag-e" up
 
 export HOME=$home LANG=C.UTF-8 LC_ALL=C.UTF-8 LITELLM_LOCAL_MODEL_COST_MAP=True OPENHANDS_SUPPRESS_BANNER=1
 export LOG_LEVEL=${LOG_LEVEL:-WARNING} PYENV_REHASH_TIMEOUT=1
-# Twice: with the hub's default heartbeat (10 s + 10 s: the connection outlives the cut, TCP
-# retransmits), and with 2 s + 2 s (both ends drop it during the cut: the executor reconnects and
-# the pending action and its reply are delivered again, still once each).
-for heartbeat in default 2; do
+# Three passes. The native headless executor with the hub's default heartbeat (10 s + 10 s: the
+# connection outlives the cut, TCP retransmits) and with 2 s + 2 s (both ends drop it during the
+# cut: the executor reconnects and the pending action and its reply are delivered again, still once
+# each); then the Node CLI, i.e. the addon the extension loads, in a Node process, with 2 s + 2 s.
+native=${OH_VSCODE_EXECUTOR}
+node_cli=$repo/npm/executor/bin/openhands-vscode-executor.js
+for pass in native:default native:2 addon:2; do
+  executor=${pass%%:*} heartbeat=${pass##*:}
   start=$(date +%s)
   rm -rf "${work:?}"/*
   driver_args=(--server-ip "$server_ip" --executor-netns "$exe" --executor-link "$tag-e" --work "$work"
-                --one-way-ms "${REMOTE_ONE_WAY_MS:-25}" --cut-seconds "${REMOTE_CUT_SECONDS:-5}")
+               --one-way-ms "${REMOTE_ONE_WAY_MS:-25}" --cut-seconds "${REMOTE_CUT_SECONDS:-5}")
   [ "$heartbeat" = default ] || driver_args+=(--heartbeat "$heartbeat")
+  if [ "$executor" = native ]; then export OH_VSCODE_EXECUTOR=$native; else export OH_VSCODE_EXECUTOR=$node_cli; fi
   ip netns exec "$exe" nft flush ruleset
-  echo "tests/remote: heartbeat $heartbeat"
+  echo "tests/remote: $executor executor, heartbeat $heartbeat"
   ip netns exec "$srv" "$venv/bin/python" "$repo/tests/remote/remote_test.py" "${driver_args[@]}"
-  echo "tests/remote: heartbeat $heartbeat passed in $(( $(date +%s) - start )) s"
+  echo "tests/remote: $executor executor, heartbeat $heartbeat: passed in $(( $(date +%s) - start )) s"
 done
