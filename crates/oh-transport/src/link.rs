@@ -250,8 +250,9 @@ pub(crate) fn certificate_rejection(
                 }
                 CertificateCheck::CaFile(_) => "it is not signed by the CA file's CA, or not for this host name",
                 CertificateCheck::Sha256Pin(_) => {
-                    "it matches the pin but the TLS library accepts a pinned certificate only when it is self-signed; \
-                     name its CA with --ca-file instead"
+                    "this connection presented another certificate than the pinned one the check saw, or the pinned \
+                     certificate is not self-signed (the TLS library takes only a self-signed certificate as the sole \
+                     anchor: name a CA-issued one's CA with --ca-file)"
                 }
             };
             return Some(certificate(format!(

@@ -4,6 +4,7 @@
 
 mod support;
 
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -162,6 +163,65 @@ async fn a_pinned_self_signed_certificate_is_accepted_and_another_is_refused() {
     // The right server, a wrong pin (here: the CA-signed certificate's).
     let Some(server) = pki.server("self.pem", "self.key") else { return };
     refused(server, CertificateCheck::Sha256Pin(pki.fingerprint("server.pem")), "not the pinned").await;
+}
+
+/// A child process killed when the test ends, however it ends.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The pin is compared on a TLS connection of its own; the real connection must then be held to the
+/// certificate that check saw. A front that shows the pinned certificate first and another one
+/// after (`support/alternating_tls.py`) must be refused, not registered with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_link_holds_the_real_connection_to_the_certificate_the_check_saw() {
+    init_tracing();
+    let pki = Pki::new();
+    let Some(mut server) = PyServer::start(&[]) else { return };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/support/alternating_tls.py");
+    let (first, then) = (pki.path("self.pem"), pki.path("other-ca.pem"));
+    let (first_key, then_key) = (pki.path("self.key"), pki.path("other-ca.key"));
+    let mut front = KillOnDrop(
+        Command::new(python().unwrap())
+            .arg(script)
+            .args(["--target", &server.port.to_string(), "--first"])
+            .args([&first, &first_key])
+            .arg("--then")
+            .args([&then, &then_key])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = std::io::BufReader::new(front.0.stdout.take().unwrap()).lines();
+    let listening: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    let url = format!("https://127.0.0.1:{}", listening["port"]);
+    let err = match Transport::connect(
+        config(url, CertificateCheck::Sha256Pin(pki.fingerprint("self.pem"))),
+        MockHandler::new(),
+        None,
+    )
+    .await
+    {
+        Ok(_) => panic!("registered through a certificate that was not the pinned one"),
+        Err(e) => e,
+    };
+    assert!(
+        matches!(&err, TransportError::Certificate(m) if m.contains("another certificate than the pinned one")),
+        "{err:?}"
+    );
+    drop(front);
+    let accepted: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(accepted.len() >= 2 && accepted[1].contains("\"then\""), "the check and the real connection: {accepted:?}");
+    let seen =
+        tokio::task::spawn_blocking(move || server.try_expect("registered", Duration::from_millis(300), |_| true))
+            .await
+            .unwrap();
+    assert!(seen.is_none(), "{seen:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
