@@ -10,13 +10,14 @@ PY := $(VENV)/bin/python
 export OH_VENV := $(VENV)
 
 .PHONY: help deps deps-system deps-python deps-node build build-rust addon demo check test quick test-rust \
-        test-conformance test-conformance-sample test-extension-unit test-cross test-v1 test-v1-oldest test-app deps-python-v1 test-node test-runtime test-e2e test-vscode test-dist dist check-versions reference-constraints bench vsix clean
+        test-conformance test-conformance-sample test-extension-unit test-cross test-v1 test-v1-oldest test-remote test-app deps-python-v1 test-node test-runtime test-e2e test-vscode test-dist dist check-versions reference-constraints bench vsix clean
 
 help:
 	@echo "make demo   - build what is needed, run the real agent loop (CodeActAgent) on VsCodeRuntime + the headless executor"
 	@echo "              (scripted stand-in LLM; set LLM_MODEL and LLM_API_KEY [LLM_BASE_URL] for a real model)"
 	@echo "make check  - the static gates: rustfmt, clippy -D warnings, tsc --noEmit, node --check, ruff, the V1 lock (scripts/check.sh)"
 	@echo "make test   - install everything needed (idempotent), then run every suite"
+	@echo "make test-remote - the network test: agent-server + TLS hub and executor in two network namespaces (root; not in make test)"
 	@echo "make bench  - benchmarks (ratios against baselines measured in the same run)"
 	@echo "make vsix   - package the openhands-tab extension with the addon (linux-x64)"
 	@echo "make dist   - every shippable artifact into dist/ (wheel, sdist, npm tarballs, VSIX)"
@@ -110,6 +111,13 @@ test-v1: deps-system
 
 test-v1-oldest: deps-system
 	source scripts/venv-lib.sh && V1_VERSION=$$V1_OLDEST tests/v1/run.sh
+
+# The agent-server with its TLS hub in one network namespace, the headless executor in another,
+# over a veth pair with 1 % loss (nftables), a userspace delay relay and a 5 s link cut
+# (tests/remote/README.md): the native executor twice, the addon (Node CLI) once. Root, nftables;
+# about 80 s once built. Not (yet) part of `make test`.
+test-remote: deps-system
+	tests/remote/run.sh
 
 # The OpenHands app (openhands-ai 1.11.0, V1 app server) starting agent-servers with our tools
 # through our process sandbox (tests/app; its own venv, OH_VENV_APP).

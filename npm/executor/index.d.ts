@@ -100,8 +100,18 @@ export interface ExecutorHooks {
 
 /** Options of `new Executor(options, fs, hooks?)`. Its `Debug` shows the key as `<redacted>`. */
 export interface ExecutorOptions {
-  /** Base URL of the OpenHands server / runtime, e.g. `http://127.0.0.1:3000`. */
+  /**
+   * Base URL of the OpenHands server / runtime, e.g. `http://127.0.0.1:3000` or
+   * `https://agent.example:8443`. Plain `http` only to this machine (every address loopback).
+   */
   serverUrl: string
+  /** With `https`: trust only the CA certificate(s) in this PEM file (default: the system's store). */
+  caFile?: string
+  /**
+   * With `https`: accept exactly the self-signed certificate with this SHA-256 fingerprint
+   * (hex, `:` between bytes allowed), whatever its host name. Not with `caFile`.
+   */
+  certSha256?: string
   conversationId: string
   sessionApiKey?: string
   /** Absolute workspace root: the shell starts there, file actions are rooted there. */

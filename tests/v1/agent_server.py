@@ -57,13 +57,17 @@ class AgentServer:
             body['conversation_id'] = conversation_id
         return call('POST', f'{self.base}/api/conversations', self.key, body)['id']
 
+    def status(self, conversation_id: str) -> str | None:
+        """The conversation's `execution_status`."""
+        return call('GET', f'{self.base}/api/conversations/{conversation_id}', self.key).get('execution_status')
+
     def run_conversation(self, llm: Any, workspace: Path, timeout: float = 120) -> str:
         """Start a conversation (`start_conversation`) and wait until it ends; returns its final
         execution status."""
         cid = self.last_conversation_id = self.start_conversation(llm, workspace)
         deadline = time.monotonic() + timeout
         while True:
-            status = call('GET', f'{self.base}/api/conversations/{cid}', self.key).get('execution_status')
+            status = self.status(cid)
             if status in ('finished', 'error', 'stuck'):
                 return status
             assert time.monotonic() < deadline, f'conversation still {status}'
@@ -71,16 +75,17 @@ class AgentServer:
 
 
 @contextlib.contextmanager
-def agent_server(tmp_path: Path, import_modules: bool = True) -> Iterator[AgentServer]:
+def agent_server(tmp_path: Path, import_modules: bool = True, env: dict[str, str] | None = None) -> Iterator[AgentServer]:
     """The agent-server in its own session (so a test can kill its whole group), up and healthy.
     On exit it is asked to stop (SIGTERM), and killed with its group if it has not within 15 s:
     a server whose tool call still waits for an executor does not finish a SIGTERM shutdown.
-    `import_modules=False` starts it without our tools (V1's own, for bench/v1_agent_server.py)."""
+    `import_modules=False` starts it without our tools (V1's own, for bench/v1_agent_server.py);
+    `env`: variables added to its environment (e.g. the hub's TLS files)."""
     key = secrets.token_urlsafe(16)
     port = free_port()
     log = tmp_path / 'server.log'
     env = dict(os.environ, SESSION_API_KEY=key, OPENHANDS_SUPPRESS_BANNER='1',
-               OH_CONVERSATIONS_PATH=str(tmp_path / 'conversations'))
+               OH_CONVERSATIONS_PATH=str(tmp_path / 'conversations'), **(env or {}))
     process = subprocess.Popen(
         [sys.executable, '-m', 'openhands.agent_server', '--host', '127.0.0.1', '--port', str(port),
          *(['--import-modules', 'openhands_vscode_runtime.v1.register'] if import_modules else [])],

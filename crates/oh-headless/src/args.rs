@@ -2,9 +2,16 @@
 
 pub const USAGE: &str = "usage: openhands-vscode-executor --url URL --conversation ID --workspace DIR [--root DIR]...
                                  [--session-api-key-fd N | --session-api-key-file PATH]
+                                 [--ca-file PEM | --cert-sha256 FINGERPRINT]
                                  [--no-change-timeout SECONDS] [--log-level LEVEL] [--exit-on-stdin-eof]
 
-  --url URL                  the OpenHands server / runtime, e.g. http://127.0.0.1:3000
+  --url URL                  the OpenHands server / runtime, e.g. http://127.0.0.1:3000 or
+                             https://agent.example:8443; plain http only to this machine (a host
+                             whose addresses are all loopback)
+  --ca-file PEM              with https: trust only the CA certificate(s) in this file (default:
+                             the system's trust store)
+  --cert-sha256 FINGERPRINT  with https: accept exactly the (self-signed) certificate with this
+                             SHA-256 fingerprint (hex, `:` between bytes allowed), any host name
   --conversation ID          the conversation whose VsCodeRuntime delegates to this executor
   --workspace DIR            workspace root (the shell starts there)
   --root DIR                 another folder of the workspace (repeatable): named to the agent,
@@ -37,6 +44,9 @@ pub struct Args {
     /// Whole seconds (the bash session counts whole seconds).
     pub no_change_timeout: Option<u64>,
     pub log_level: String,
+    /// `--ca-file`, `--cert-sha256` (at most one; checked when the transport is configured).
+    pub ca_file: Option<String>,
+    pub cert_sha256: Option<String>,
     /// Stop when stdin reaches end of file (the spawning process is gone).
     pub exit_on_stdin_eof: bool,
 }
@@ -45,7 +55,7 @@ pub struct Args {
 pub enum Parsed {
     Help,
     Version,
-    Run(Args),
+    Run(Box<Args>),
 }
 
 pub fn parse(argv: &[String]) -> Result<Parsed, String> {
@@ -56,6 +66,8 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
     let mut session_api_key_fd = None;
     let mut no_change = None;
     let mut log_level = None;
+    let mut ca_file = None;
+    let mut cert_sha256 = None;
     let mut roots = Vec::new();
     let (mut help, mut version, mut exit_on_stdin_eof) = (false, false, false);
     let mut i = 0;
@@ -111,6 +123,8 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
             "--session-api-key-fd" => &mut session_api_key_fd,
             "--no-change-timeout" => &mut no_change,
             "--log-level" => &mut log_level,
+            "--ca-file" => &mut ca_file,
+            "--cert-sha256" => &mut cert_sha256,
             _ => return Err(format!("unknown argument {name}")),
         };
         let value = match inline {
@@ -164,7 +178,7 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
     if session_api_key_fd.is_some() && session_api_key_file.as_deref().is_some_and(|f| !f.is_empty()) {
         return Err("--session-api-key-fd and --session-api-key-file: give one".into());
     }
-    Ok(Parsed::Run(Args {
+    Ok(Parsed::Run(Box::new(Args {
         url: url.unwrap_or_default(),
         conversation: conversation.unwrap_or_default(),
         workspace: workspace.unwrap_or_default(),
@@ -173,8 +187,10 @@ pub fn parse(argv: &[String]) -> Result<Parsed, String> {
         session_api_key_file: session_api_key_file.filter(|k| !k.is_empty()),
         no_change_timeout,
         log_level: log_level.unwrap_or_else(|| "info".into()),
+        ca_file,
+        cert_sha256,
         exit_on_stdin_eof,
-    }))
+    })))
 }
 
 #[cfg(test)]
@@ -208,6 +224,20 @@ mod tests {
             panic!("expected Run")
         };
         assert!(c.exit_on_stdin_eof);
+        let Ok(Parsed::Run(d)) = p(&[
+            "--url",
+            "https://h",
+            "--conversation",
+            "c",
+            "--workspace",
+            "/w",
+            "--ca-file",
+            "/ca.pem",
+            "--cert-sha256=ab",
+        ]) else {
+            panic!("expected Run")
+        };
+        assert_eq!((d.ca_file.as_deref(), d.cert_sha256.as_deref()), (Some("/ca.pem"), Some("ab")));
     }
 
     #[test]

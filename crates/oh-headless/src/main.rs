@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use oh_executor::{ExecutorConfig, ExecutorHandler, LocalFs};
-use oh_transport::{StatusEvent, Transport, TransportConfig};
+use oh_transport::{CertificateCheck, StatusEvent, Transport, TransportConfig};
 
 use args::{Args, Parsed, USAGE};
 
@@ -27,9 +27,17 @@ fn main() -> ExitCode {
             println!("{VERSION}");
             return ExitCode::from(0);
         }
-        Ok(Parsed::Run(a)) => a,
+        Ok(Parsed::Run(a)) => *a,
         Err(msg) => {
             eprintln!("openhands-vscode-executor: {msg}\n{USAGE}");
+            return ExitCode::from(64);
+        }
+    };
+    let certificate_check = match CertificateCheck::from_settings(args.ca_file.as_deref(), args.cert_sha256.as_deref())
+    {
+        Ok(c) => c,
+        Err(msg) => {
+            eprintln!("openhands-vscode-executor: --ca-file / --cert-sha256: {msg}\n{USAGE}");
             return ExitCode::from(64);
         }
     };
@@ -91,13 +99,19 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let code = runtime.block_on(run(args, session_api_key, &workspace, extra_roots));
+    let code = runtime.block_on(run(args, certificate_check, session_api_key, &workspace, extra_roots));
     // The transport may leave blocking reader threads behind; do not wait for them.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     ExitCode::from(code)
 }
 
-async fn run(args: Args, session_api_key: Option<String>, workspace: &Path, extra_roots: Vec<PathBuf>) -> u8 {
+async fn run(
+    args: Args,
+    certificate_check: CertificateCheck,
+    session_api_key: Option<String>,
+    workspace: &Path,
+    extra_roots: Vec<PathBuf>,
+) -> u8 {
     let workspace_str = workspace.to_string_lossy().into_owned();
     let mut config = ExecutorConfig::new(workspace);
     // Checkpoints cover every folder; the shell and the editor start in the first.
@@ -110,6 +124,7 @@ async fn run(args: Args, session_api_key: Option<String>, workspace: &Path, extr
     config.v1_contents_limit = cfg.max_reply_bytes;
     let handler = Arc::new(ExecutorHandler::new(config, Arc::new(LocalFs)));
     cfg.session_api_key = session_api_key;
+    cfg.certificate_check = certificate_check;
     cfg.extra_roots = extra_roots.iter().map(|p| p.to_string_lossy().into_owned()).collect();
     // The runtime logs `auth.client`; `+native` tells this binary from the Node CLI.
     cfg.client = format!("openhands-vscode-executor-cli/{VERSION}+native");

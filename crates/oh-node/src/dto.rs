@@ -13,8 +13,14 @@ use oh_files::FileKind;
 #[napi(object)]
 #[derive(Clone)]
 pub struct ExecutorOptions {
-    /// Base URL of the OpenHands server / runtime, e.g. `http://127.0.0.1:3000`.
+    /// Base URL of the OpenHands server / runtime, e.g. `http://127.0.0.1:3000` or
+    /// `https://agent.example:8443`. Plain `http` only to this machine (every address loopback).
     pub server_url: String,
+    /// With `https`: trust only the CA certificate(s) in this PEM file (default: the system's store).
+    pub ca_file: Option<String>,
+    /// With `https`: accept exactly the self-signed certificate with this SHA-256 fingerprint
+    /// (hex, `:` between bytes allowed), whatever its host name. Not with `caFile`.
+    pub cert_sha256: Option<String>,
     pub conversation_id: String,
     pub session_api_key: Option<String>,
     /// Absolute workspace root: the shell starts there, file actions are rooted there.
@@ -41,6 +47,8 @@ impl std::fmt::Debug for ExecutorOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let ExecutorOptions {
             server_url,
+            ca_file,
+            cert_sha256,
             conversation_id,
             session_api_key,
             workspace_root,
@@ -53,6 +61,8 @@ impl std::fmt::Debug for ExecutorOptions {
         } = self;
         f.debug_struct("ExecutorOptions")
             .field("server_url", server_url)
+            .field("ca_file", ca_file)
+            .field("cert_sha256", cert_sha256)
             .field("conversation_id", conversation_id)
             .field("session_api_key", &session_api_key.as_ref().map(|_| oh_transport::config::Redacted))
             .field("workspace_root", workspace_root)
@@ -183,6 +193,8 @@ mod tests {
     fn debug_never_shows_the_key_or_the_shells_values() {
         let options = ExecutorOptions {
             server_url: "http://127.0.0.1:3000".into(),
+            ca_file: None,
+            cert_sha256: None,
             conversation_id: "conv-7".into(),
             session_api_key: Some("k3y-that-must-not-print".into()),
             workspace_root: "/w".into(),

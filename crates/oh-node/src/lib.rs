@@ -148,6 +148,8 @@ fn notify(slot: &JsonSlot, json: impl FnOnce() -> String) {
 
 struct Inner {
     options: ExecutorOptions,
+    /// From `caFile` / `certSha256`, checked by the constructor.
+    certificate_check: oh_transport::CertificateCheck,
     /// The JS callbacks, if any (dropped by `stop()`); `None` runs on `LocalFs`.
     js_fs: Option<Arc<fs::NodeFs>>,
     status_fn: RwLock<Option<Arc<StatusFn>>>,
@@ -225,6 +227,10 @@ impl Executor {
                 format!("workspaceRoot must be absolute, got {:?}", options.workspace_root),
             ));
         }
+        // Checked here (a wrong setting is the caller's error, not a refused connection).
+        let certificate_check =
+            oh_transport::CertificateCheck::from_settings(options.ca_file.as_deref(), options.cert_sha256.as_deref())
+                .map_err(|e| Error::new(Status::InvalidArg, format!("options.caFile / options.certSha256: {e}")))?;
         let hooks = hooks.unwrap_or(ExecutorHooks {
             on_terminal_data: None,
             on_log: None,
@@ -257,6 +263,7 @@ impl Executor {
         let handler = Arc::new(ExecutorHandler::new(config, files));
         let inner = Inner {
             options,
+            certificate_check,
             js_fs,
             status_fn: RwLock::new(hooks.on_status.map(Arc::new)),
             data_fn,
@@ -286,6 +293,7 @@ impl Executor {
             let o = &inner.options;
             let mut cfg = TransportConfig::new(&o.server_url, &o.conversation_id, &o.workspace_root);
             cfg.session_api_key = o.session_api_key.clone();
+            cfg.certificate_check = inner.certificate_check.clone();
             cfg.extra_roots = o.extra_roots.clone().unwrap_or_default();
             cfg.executor_id = inner.executor_id.clone();
             // Announced only when this host runs them (an empty list is announced as such).

@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::ids::new_uuid;
+use crate::link::CertificateCheck;
 
 /// The protocol version this executor speaks (`auth.protocol`, welcome `protocol`).
 pub const PROTOCOL_VERSION: i64 = 3;
@@ -14,8 +15,11 @@ pub const NAMESPACE: &str = "/oh-executor";
 /// Connection settings. Its `Debug` shows the key as `<redacted>`.
 #[derive(Clone)]
 pub struct TransportConfig {
-    /// Base URL of the server, e.g. `http://127.0.0.1:3000` (the `/socket.io/` path is added).
+    /// Base URL of the server, e.g. `http://127.0.0.1:3000` or `https://agent.example:8443` (the
+    /// `/socket.io/` path is added). Plain `http` only to a host whose addresses are all loopback.
     pub server_url: String,
+    /// How an `https` server's certificate is checked (system store, a CA file, or a pin).
+    pub certificate_check: CertificateCheck,
     pub conversation_id: String,
     /// The session key. It never leaves the process: the handshake proves it with HMACs over
     /// nonces (docs/protocol.md); without it the executor sends no nonce and the server refuses.
@@ -61,6 +65,7 @@ impl TransportConfig {
     ) -> Self {
         TransportConfig {
             server_url: server_url.into(),
+            certificate_check: CertificateCheck::SystemRoots,
             conversation_id: conversation_id.into(),
             session_api_key: None,
             workspace: workspace.into(),
@@ -118,6 +123,7 @@ impl std::fmt::Debug for TransportConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let TransportConfig {
             server_url,
+            certificate_check,
             conversation_id,
             session_api_key,
             workspace,
@@ -135,6 +141,7 @@ impl std::fmt::Debug for TransportConfig {
         } = self;
         f.debug_struct("TransportConfig")
             .field("server_url", server_url)
+            .field("certificate_check", certificate_check)
             .field("conversation_id", conversation_id)
             .field("session_api_key", &session_api_key.as_ref().map(|_| Redacted))
             .field("workspace", workspace)

@@ -16,6 +16,7 @@ use tokio::time::Instant;
 
 use crate::dispatch::Shared;
 use crate::handshake::{check_challenge, executor_proof, new_nonce};
+use crate::link::{certificate_rejection, Link, LinkFailure};
 use crate::refusal::{connect_refusal, Refusal};
 use crate::session::SessionBinding;
 use crate::{ConnectionState, ErrorCode, TransportError, NAMESPACE, PROTOCOL_VERSION};
@@ -77,10 +78,20 @@ async fn disconnect(client: &Client) {
 /// settles the first one that `Transport::connect` waits for).
 pub(crate) async fn connection(
     shared: &Arc<Shared>,
+    link: &mut Link,
     shutdown: &mut watch::Receiver<bool>,
     on_registered: &mut (dyn FnMut() + Send),
 ) -> Outcome {
     let cfg = &shared.config;
+    // The URL and the certificate are checked before anything is sent.
+    let tls = tokio::select! {
+        r = link.prepare(&cfg.server_url) => match r {
+            Ok(tls) => tls,
+            Err(LinkFailure::Fatal(e)) => return Outcome::Fatal(e),
+            Err(LinkFailure::Retry(message)) => return Outcome::Lost { registered: false, message },
+        },
+        _ = shutdown.changed() => return Outcome::Shutdown,
+    };
     let (tx, rx) = mpsc::unbounded_channel::<ConnEvent>();
     let lost_tx = tx.clone();
     let err_tx = tx.clone();
@@ -89,7 +100,11 @@ pub(crate) async fn connection(
         Ok(n) => n,
         Err(e) => return Outcome::Fatal(TransportError::Unreachable(e)),
     };
-    let builder = ClientBuilder::new(cfg.url(shared.latest_id()))
+    let mut builder = ClientBuilder::new(cfg.url(shared.latest_id()));
+    if let Some(tls) = tls {
+        builder = builder.tls_config(tls);
+    }
+    let builder = builder
         .namespace(NAMESPACE)
         .transport_type(TransportType::Websocket)
         .auth(cfg.auth(client_nonce.as_deref()))
@@ -129,7 +144,10 @@ pub(crate) async fn connection(
     let client = tokio::select! {
         r = tokio::time::timeout(cfg.welcome_timeout, builder.connect()) => match r {
             Ok(Ok(c)) => c,
-            Ok(Err(e)) => return Outcome::Lost { registered: false, message: format!("connect to {} failed: {e}", cfg.server_url) },
+            Ok(Err(e)) => match certificate_rejection(&e, &cfg.server_url, &cfg.certificate_check) {
+                Some(refusal) => return Outcome::Fatal(refusal),
+                None => return Outcome::Lost { registered: false, message: format!("connect to {} failed: {e}", cfg.server_url) },
+            },
             Err(_) => return Outcome::Lost { registered: false, message: format!("connect to {} timed out", cfg.server_url) },
         },
         _ = shutdown.changed() => return Outcome::Shutdown,

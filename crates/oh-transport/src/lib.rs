@@ -9,7 +9,8 @@
 //! `oh-protocol` (decoding, `is_command`, and the [`ActionHandler`] that runs an action; `oh-executor`
 //! implements it, this crate does not depend on it).
 //!
-//! Modules: [`config`] (settings, URL, auth), [`ids`], [`status`] (states, errors, observers),
+//! Modules: [`config`] (settings, URL, auth), [`link`] (plain http only to loopback; the
+//! certificate checks of https), [`ids`], [`status`] (states, errors, observers),
 //! [`ledger`] (exactly-once bookkeeping, pure), [`reply`] (one serialisation, shrinking),
 //! [`wire`] (reading rust_socketio's payloads), `dispatch`, `connection` (one event loop per
 //! connection) and `supervisor` (reconnects with backoff; it runs `connection`, which tells it of
@@ -29,6 +30,7 @@ mod dispatch;
 pub mod handshake;
 pub mod ids;
 pub mod ledger;
+pub mod link;
 pub mod log_record;
 pub mod refusal;
 pub mod reply;
@@ -45,6 +47,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 pub use config::{TransportConfig, MAX_REPLY_BYTES, NAMESPACE, PROTOCOL_VERSION};
 pub use ids::new_uuid;
+pub use link::{parse_sha256_fingerprint, CertificateCheck};
 pub use oh_protocol::ActionHandler;
 pub use reply::shrink_reply;
 pub use status::{ConnectionState, ErrorCode, Observers, StatusEvent, StatusSink, TransportError, TransportStats};

@@ -56,6 +56,12 @@ pub enum TransportError {
     SessionBroken(String),
     /// No registration within the initial timeout (network errors, no welcome).
     Unreachable(String),
+    /// The server URL is not one the executor may use: plain `http` to a host that is not
+    /// loopback (the link would carry the agent's commands and files in clear), or no URL.
+    InsecureUrl(String),
+    /// The server's TLS certificate was refused (not trusted, wrong host name, not the pinned
+    /// one), or the CA file could not be used: nothing was sent. Never retried.
+    Certificate(String),
     /// Shut down before registering.
     Stopped,
 }
@@ -68,6 +74,7 @@ impl std::fmt::Display for TransportError {
             TransportError::ProtocolMismatch(m) => write!(f, "{m}"),
             TransportError::ServerUnproven(m) => write!(f, "{m}"),
             TransportError::Unreachable(m) => write!(f, "cannot reach the runtime: {m}"),
+            TransportError::InsecureUrl(m) | TransportError::Certificate(m) => write!(f, "{m}"),
             TransportError::Stopped => write!(f, "stopped before registering"),
         }
     }
@@ -84,6 +91,9 @@ impl TransportError {
             TransportError::ProtocolMismatch(_) => ErrorCode::Protocol,
             TransportError::ServerUnproven(_) => ErrorCode::Auth,
             TransportError::Unreachable(_) => ErrorCode::Unreachable,
+            TransportError::InsecureUrl(_) => ErrorCode::Refused,
+            // The server could not prove who it is, like a server that cannot prove the key.
+            TransportError::Certificate(_) => ErrorCode::Auth,
             TransportError::Stopped => ErrorCode::Stopped,
         }
     }

@@ -9,6 +9,7 @@ use tokio::time::Instant;
 
 use crate::connection::{connection, Outcome};
 use crate::dispatch::Shared;
+use crate::link::Link;
 use crate::{ConnectionState, TransportError};
 
 pub(crate) type FirstRegistration = oneshot::Sender<Result<(), TransportError>>;
@@ -19,6 +20,7 @@ pub(crate) async fn supervise(shared: Arc<Shared>, mut shutdown: watch::Receiver
     let first_deadline = Instant::now() + cfg.initial_connect_timeout;
     let mut backoff = cfg.backoff_min;
     let mut ever_registered = false;
+    let mut link = Link::new(cfg.certificate_check.clone());
     // Ends the first registration with an error and reports it.
     let fail = |shared: &Shared, first: &mut Option<FirstRegistration>, e: TransportError| {
         shared.lock().failure = Some(e.clone());
@@ -37,7 +39,7 @@ pub(crate) async fn supervise(shared: Arc<Shared>, mut shutdown: watch::Receiver
                 let _ = f.send(Ok(()));
             }
         };
-        let outcome = connection(&shared, &mut shutdown, &mut settle_first).await;
+        let outcome = connection(&shared, &mut link, &mut shutdown, &mut settle_first).await;
         shared.unregistered();
         match outcome {
             Outcome::Shutdown => break,

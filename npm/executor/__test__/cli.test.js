@@ -137,6 +137,23 @@ test('flags: --version, --help, unknown argument, bad timeout, missing workspace
   assert.match(e.stderr, /--root needs a value/);
 });
 
+test('the link: plain http to a host that is not loopback is refused at once (2); bad certificate settings are usage errors', async () => {
+  const started = Date.now();
+  // TEST-NET-1 (RFC 5737): nothing answers there; without the check this waits out the connect timeout.
+  const p = run(['--url', 'http://192.0.2.1:3000', '--conversation', 'c', '--workspace', tmpdir()]);
+  const { code } = await p.exited;
+  assert.strictEqual(code, 2, p.stderr());
+  assert.match(p.stderr(), /refusing plain http to http:\/\/192\.0\.2\.1:3000/);
+  assert.ok(Date.now() - started < 5000, `${Date.now() - started} ms`);
+  const base = ['--url', 'https://127.0.0.1:1', '--conversation', 'c', '--workspace', tmpdir()];
+  const both = spawnSyncCli([...base, '--ca-file', '/ca.pem', '--cert-sha256', 'ab'.repeat(32)]);
+  assert.strictEqual(both.status, 64);
+  assert.match(both.stderr, /--ca-file \/ --cert-sha256: a CA file and a certificate fingerprint: give one/);
+  const bad = spawnSyncCli([...base, '--cert-sha256', 'abcd']);
+  assert.strictEqual(bad.status, 64);
+  assert.match(bad.stderr, /not a SHA-256 fingerprint/);
+});
+
 test('unreachable runtime: exit 2 after the initial connect timeout, with a reason', async () => {
   // Port 1 on loopback: connection refused at once; the transport retries until its deadline.
   const p = run(['--url', 'http://127.0.0.1:1', '--conversation', 'c', '--workspace', tmpdir()]);

@@ -10,9 +10,16 @@ const path = require('node:path');
 
 const USAGE = `usage: openhands-vscode-executor --url URL --conversation ID --workspace DIR [--root DIR]...
                                  [--session-api-key-fd N | --session-api-key-file PATH]
+                                 [--ca-file PEM | --cert-sha256 FINGERPRINT]
                                  [--no-change-timeout SECONDS] [--log-level LEVEL] [--exit-on-stdin-eof]
 
-  --url URL                  the OpenHands server / runtime, e.g. http://127.0.0.1:3000
+  --url URL                  the OpenHands server / runtime, e.g. http://127.0.0.1:3000 or
+                             https://agent.example:8443; plain http only to this machine (a host
+                             whose addresses are all loopback)
+  --ca-file PEM              with https: trust only the CA certificate(s) in this file (default:
+                             the system's trust store)
+  --cert-sha256 FINGERPRINT  with https: accept exactly the (self-signed) certificate with this
+                             SHA-256 fingerprint (hex, \`:\` between bytes allowed), any host name
   --conversation ID          the conversation whose VsCodeRuntime delegates to this executor
   --workspace DIR            workspace root (the shell starts there)
   --root DIR                 another folder of the workspace (repeatable): named to the agent,
@@ -42,6 +49,8 @@ function parseArgs(argv) {
     '--workspace': 'workspace',
     '--no-change-timeout': 'noChangeTimeout',
     '--log-level': 'logLevel',
+    '--ca-file': 'caFile',
+    '--cert-sha256': 'certSha256',
   };
   for (let i = 0; i < argv.length; i++) {
     let arg = argv[i];
@@ -264,23 +273,34 @@ async function main() {
   }
   const addon = require('../index.js');
   const { Executor } = addon;
-  const executor = new Executor(
-    {
-      serverUrl: args.url,
-      conversationId: args.conversation,
-      sessionApiKey,
-      workspaceRoot: workspace,
-      extraRoots,
-      noChangeTimeoutSeconds: noChange,
-      clientName: `openhands-vscode-executor-cli/${require('../package.json').version}`,
-      logLevel: args.logLevel || 'info',
-    },
-    null, // files on Rust's LocalFs
-    {
-      onLog: log,
-      onStatus: (status, message) => log('info', 'executor', `status ${status}${message ? `: ${message}` : ''}`),
-    },
-  );
+  let executor;
+  try {
+    executor = new Executor(
+      {
+        serverUrl: args.url,
+        conversationId: args.conversation,
+        sessionApiKey,
+        workspaceRoot: workspace,
+        extraRoots,
+        noChangeTimeoutSeconds: noChange,
+        clientName: `openhands-vscode-executor-cli/${require('../package.json').version}`,
+        logLevel: args.logLevel || 'info',
+        caFile: args.caFile || undefined,
+        certSha256: args.certSha256 || undefined,
+      },
+      null, // files on Rust's LocalFs
+      {
+        onLog: log,
+        onStatus: (status, message) => log('info', 'executor', `status ${status}${message ? `: ${message}` : ''}`),
+      },
+    );
+  } catch (e) {
+    // The addon checks the certificate settings (as the native binary does before it starts).
+    const prefix = 'options.caFile / options.certSha256: ';
+    if (!String(e.message).startsWith(prefix)) throw e;
+    process.stderr.write(`openhands-vscode-executor: --ca-file / --cert-sha256: ${e.message.slice(prefix.length)}\n${USAGE}\n`);
+    return 64;
+  }
 
   let stopping = null;
   const stop = (signal) => {

@@ -163,6 +163,8 @@ class EmbeddedConnection:
             self.settings.port,
             ping_interval=self.settings.ping_interval,
             ping_timeout=self.settings.ping_timeout,
+            tls_cert=self.settings.tls_cert,
+            tls_key=self.settings.tls_key,
         )
         key = secrets.token_urlsafe(24)
         return Endpoint(
@@ -249,6 +251,7 @@ class ExecutorLink:
             no_change_timeout=no_change_timeout,
             on_exit=self._executor_exited,
             base_env=base_env,
+            ca_file=self.settings.tls_ca,
         )
         return self.process
 

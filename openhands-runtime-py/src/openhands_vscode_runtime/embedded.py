@@ -1,7 +1,8 @@
 """Embedded mode: this package's own Socket.IO server, for tests, the CLI and the demo.
 
-A python-socketio `AsyncServer` under uvicorn, on 127.0.0.1 and a random port, running on its own
-thread and event loop. One server per process, shared by every embedded runtime (each runtime has
+A python-socketio `AsyncServer` under uvicorn, on 127.0.0.1 and a random port (OH_VSCODE_HOST /
+OH_VSCODE_PORT), running on its own thread and event loop; with a certificate and key
+(OH_VSCODE_TLS_CERT / OH_VSCODE_TLS_KEY) it serves TLS and its URL is `https://` (docs/remote.md). One server per process, shared by every embedded runtime (each runtime has
 its own conversation id and session key on the hub).
 """
 
@@ -29,6 +30,8 @@ class EmbeddedServer:
         *,
         ping_interval: float = DEFAULT_PING_INTERVAL,
         ping_timeout: float = DEFAULT_PING_TIMEOUT,
+        tls_cert: str | None = None,
+        tls_key: str | None = None,
     ) -> None:
         # The Engine.IO heartbeat bounds how long a silent connection (no FIN, no RST) goes
         # unnoticed: the server drops it after ping_interval + ping_timeout without a pong, and
@@ -52,7 +55,7 @@ class EmbeddedServer:
         self._sock.bind((host, port))
         self._sock.listen(128)
         self.host, self.port = self._sock.getsockname()[:2]
-        self.url = f'http://{self.host}:{self.port}'
+        self.url = f"{'https' if tls_cert else 'http'}://{self.host}:{self.port}"
         self.loop = asyncio.new_event_loop()
         self.hub: ExecutorHub = hub_for(self.sio, self.loop)
         config = uvicorn.Config(
@@ -62,6 +65,9 @@ class EmbeddedServer:
             ws='websockets-sansio',
             ws_max_size=16 * 1024 * 1024,
             ws_ping_interval=None,
+            # uvicorn loads both into an SSLContext here: a missing or unreadable file fails now.
+            ssl_certfile=tls_cert,
+            ssl_keyfile=tls_key,
         )
         self._server = uvicorn.Server(config)
         self._started = threading.Event()
@@ -122,13 +128,16 @@ def embedded_server(
     *,
     ping_interval: float = DEFAULT_PING_INTERVAL,
     ping_timeout: float = DEFAULT_PING_TIMEOUT,
+    tls_cert: str | None = None,
+    tls_key: str | None = None,
 ) -> EmbeddedServer:
     """The process-wide embedded server, started on first use (later arguments are ignored)."""
     global _SERVER
     with _SERVER_LOCK:
         if _SERVER is None or not _SERVER._thread.is_alive():
             server = EmbeddedServer(
-                host, port, ping_interval=ping_interval, ping_timeout=ping_timeout
+                host, port, ping_interval=ping_interval, ping_timeout=ping_timeout,
+                tls_cert=tls_cert, tls_key=tls_key,
             )
             server.start()
             _SERVER = server

@@ -107,6 +107,7 @@ class ExecutorProcess:
         no_change_timeout: float | None,
         on_exit: Callable[[int], None] | None = None,
         base_env: dict[str, str] | None = None,
+        ca_file: str | None = None,
     ) -> None:
         args = [
             *command,
@@ -132,6 +133,8 @@ class ExecutorProcess:
             args += ['--session-api-key-fd', str(key_fd)]
         if no_change_timeout is not None:
             args += ['--no-change-timeout', f'{no_change_timeout:g}']
+        if ca_file:
+            args += ['--ca-file', ca_file]
         # The executor runs in its own session (a signal to our group must not reach its shell),
         # so nothing else ends it when this process dies without `stop()` (SIGKILL, a hung
         # shutdown). It gets a pipe as stdin that only we hold the write end of (close_fds, and

@@ -34,6 +34,11 @@ ALLOW_EXPOSED_ENV = 'OH_VSCODE_ALLOW_UNAUTHENTICATED_NETWORK'
 OPENHANDS_KEY_ENV = 'SESSION_API_KEY'  # OpenHands' own key (server mode)
 V1_DISCOVERY_DIR_ENV = 'OH_VSCODE_V1_DISCOVERY_DIR'
 V1_REPLY_TIMEOUT_ENV = 'OH_VSCODE_V1_REPLY_TIMEOUT'
+# The embedded hub serves TLS (https/wss) with this certificate chain and key (PEM files); a
+# spawned executor trusts the CA file of OH_VSCODE_TLS_CA (else the system's store). docs/remote.md.
+TLS_CERT_ENV = 'OH_VSCODE_TLS_CERT'
+TLS_KEY_ENV = 'OH_VSCODE_TLS_KEY'
+TLS_CA_ENV = 'OH_VSCODE_TLS_CA'
 
 DEFAULT_PING_INTERVAL = 10.0
 DEFAULT_PING_TIMEOUT = 10.0
@@ -126,6 +131,11 @@ class RuntimeSettings:
     # V1 tools: how long an action without a time limit of its own may take (then the reply margin,
     # then the call ends with an error: Channel.call).
     v1_reply_timeout: float = DEFAULT_V1_REPLY_TIMEOUT
+    # Embedded mode: the hub's TLS certificate chain and key (both or neither), and the CA file a
+    # spawned executor checks the hub's certificate with.
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    tls_ca: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RuntimeSettings:
@@ -156,4 +166,14 @@ class RuntimeSettings:
             allow_unauthenticated_network=_text(env, ALLOW_EXPOSED_ENV).lower() in _TRUE,
             v1_discovery_dir=v1_discovery_dir(env),
             v1_reply_timeout=_float(env, V1_REPLY_TIMEOUT_ENV, DEFAULT_V1_REPLY_TIMEOUT),
+            **_tls(env),
         )
+
+
+def _tls(env: Mapping[str, str]) -> dict[str, str | None]:
+    """The TLS settings; a certificate without its key (or the reverse) is refused here rather
+    than served as plain http."""
+    cert, key = _text(env, TLS_CERT_ENV) or None, _text(env, TLS_KEY_ENV) or None
+    if (cert is None) != (key is None):
+        raise ValueError(f'{TLS_CERT_ENV} and {TLS_KEY_ENV} go together: set both (PEM files) or neither')
+    return {'tls_cert': cert, 'tls_key': key, 'tls_ca': _text(env, TLS_CA_ENV) or None}

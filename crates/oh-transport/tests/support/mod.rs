@@ -34,6 +34,8 @@ pub struct PyServer {
     stdin: ChildStdin,
     events: mpsc::Receiver<Value>,
     pub port: u16,
+    /// `https` when started with `--tls-cert`.
+    pub scheme: &'static str,
     /// Every event seen so far (also those consumed by `expect`).
     pub log: Vec<Value>,
 }
@@ -82,13 +84,14 @@ impl PyServer {
                 }
             }
         });
-        let mut s = PyServer { child, stdin, events: rx, port, log: Vec::new() };
+        let scheme = if extra.contains(&"--tls-cert") { "https" } else { "http" };
+        let mut s = PyServer { child, stdin, events: rx, port, scheme, log: Vec::new() };
         s.expect("listening", Duration::from_secs(20), |_| true);
         Some(s)
     }
 
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        format!("{}://127.0.0.1:{}", self.scheme, self.port)
     }
 
     pub fn cmd(&mut self, v: Value) {

@@ -18,6 +18,8 @@ Controlled through stdin (one JSON command a line); reports through stdout (one 
   {"cmd": "drop_hard"}                        close the executor's Engine.IO session
   {"cmd": "quit"}
 
+`--tls-cert PEM --tls-key PEM` serves https/wss (tests/tls.rs).
+
   {"ev": "listening"} {"ev": "registered", "sid", "auth", "query"} {"ev": "reply", "data"}
   {"ev": "disconnected", "sid"} {"ev": "refused", "message"}
   {"ev": "received", "what", "data"}          (--impostor) everything a connection sent
@@ -64,6 +66,8 @@ ap.add_argument("--marker", default="/nonexistent/marker")
 ap.add_argument("--no-change-timeout", type=float, default=10)
 ap.add_argument("--runtime-session", default=str(uuid.uuid4()))
 ap.add_argument("--break-next-reply", action="store_true", help="change the next reply's body before checking it (a relay would)")
+ap.add_argument("--tls-cert", help="serve TLS with this certificate chain (PEM) and --tls-key")
+ap.add_argument("--tls-key")
 ap.add_argument("--no-resend", action="store_true", help="do not re-send pending actions on registration")
 args = ap.parse_args()
 
@@ -353,7 +357,8 @@ def stdin_reader(loop):
 async def main():
     loop = asyncio.get_running_loop()
     threading.Thread(target=stdin_reader, args=(loop,), daemon=True).start()
-    config = uvicorn.Config(app, host="127.0.0.1", port=args.port, log_level="warning", ws="websockets")
+    tls = {"ssl_certfile": args.tls_cert, "ssl_keyfile": args.tls_key} if args.tls_cert else {}
+    config = uvicorn.Config(app, host="127.0.0.1", port=args.port, log_level="warning", ws="websockets", **tls)
     server = uvicorn.Server(config)
 
     async def announce():
