@@ -17,7 +17,7 @@ help:
 	@echo "              (scripted stand-in LLM; set LLM_MODEL and LLM_API_KEY [LLM_BASE_URL] for a real model)"
 	@echo "make check  - the static gates: rustfmt, clippy -D warnings, tsc --noEmit, node --check, ruff, the V1 lock (scripts/check.sh)"
 	@echo "make test   - install everything needed (idempotent), then run every suite"
-	@echo "make test-remote - the network test: agent-server + TLS hub and executor in two network namespaces (root; not in make test)"
+	@echo "make test-remote - the network test: agent-server + TLS hub and executor in two network namespaces (root; part of make test)"
 	@echo "make bench  - benchmarks (ratios against baselines measured in the same run)"
 	@echo "make vsix   - package the openhands-tab extension with the addon (linux-x64)"
 	@echo "make dist   - every shippable artifact into dist/ (wheel, sdist, npm tarballs, VSIX)"
@@ -62,7 +62,7 @@ demo: deps-python addon
 # tests (no reference) run beside it.
 test:
 	@scripts/run-suites.sh test deps test-conformance test-v1 test-v1-oldest bg:dist check test-rust test-app test-node \
-	  test-runtime test-e2e test-extension-unit test-vscode wait:dist test-dist test-cross
+	  test-runtime test-e2e test-remote test-extension-unit test-vscode wait:dist test-dist test-cross
 
 quick:
 	@scripts/run-suites.sh quick deps check test-rust test-extension-unit test-node test-conformance-sample
@@ -115,7 +115,8 @@ test-v1-oldest: deps-system
 # The agent-server with its TLS hub in one network namespace, the headless executor in another,
 # over a veth pair with 1 % loss (nftables), a userspace delay relay and a 5 s link cut
 # (tests/remote/README.md): the native executor twice, the addon (Node CLI) once. Root, nftables;
-# about 80 s once built. Not (yet) part of `make test`.
+# about 70-80 s once built. Part of `make test` (beside the background build: it compares with no
+# reference, and its checks are counts, not times).
 test-remote: deps-system
 	tests/remote/run.sh
 

@@ -66,12 +66,17 @@ class _Relay:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         try:
-            up_reader, up_writer = await asyncio.open_connection(
-                self.target_host, self.target_port, ssl=self.client_ssl())
-        except OSError:
+            try:
+                up_reader, up_writer = await asyncio.open_connection(
+                    self.target_host, self.target_port, ssl=self.client_ssl())
+            except OSError:
+                writer.close()
+                return
+            await asyncio.gather(self._pump(reader, up_writer), self._pump(up_reader, writer), return_exceptions=True)
+        except asyncio.CancelledError:
+            # `stop` cancels every connection; ending normally keeps asyncio's stream callback
+            # (which asks a client task for its exception) from logging the cancellation.
             writer.close()
-            return
-        await asyncio.gather(self._pump(reader, up_writer), self._pump(up_reader, writer), return_exceptions=True)
 
     async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
