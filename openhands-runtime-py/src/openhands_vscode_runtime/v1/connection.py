@@ -241,7 +241,11 @@ class ExecutorConnection:
 
 # V1 conversation id -> its connection (registered or still waiting for its executor).
 _CONNECTIONS: dict[str, ExecutorConnection] = {}
-_LOCK = threading.Lock()
+# Reentrant: a finalizer can run on a thread that holds it. Garbage collection runs at any
+# allocation, so a `LocalConversation` of an earlier conversation collected while `acquire` builds
+# a connection under this lock calls `__del__` -> `close` -> `cancel_start` on that same thread
+# (seen: the V1 end-to-end tests hung there); with a plain lock that thread waits for itself.
+_LOCK = threading.RLock()
 # Set by `shutdown`: the reason every later start fails at once.
 _SHUTDOWN: list[str] = []
 
