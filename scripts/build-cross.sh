@@ -56,8 +56,9 @@ case "$TRIPLE" in
     # cdylib loaded by Alpine's Node), and the flag changes how std itself is built, so a build
     # with it for the executor would build std and every dependency a second time (about 4 of
     # the build's 10 minutes). zig links an executable for a musl target statically all the
-    # same (its `-lc` is its own static musl), so the executor stays static: tests/cross checks
-    # it (check-elf.sh static) and runs it here as it is.
+    # same (its `-lc` is its own static musl), so the executor stays static, now a static PIE (no
+    # interpreter, no library needed; its dynamic section relocates itself): tests/cross checks it
+    # (check-elf.sh static) and runs it here as it is, tests/dist too (check-targets.py).
     PLATFORM=linux-x64-musl FEATURES=$LINUX_FEATURES LIB=liboh_node.so
     RUSTFLAGS="$RUSTFLAGS -C link-self-contained=no -C target-feature=-crt-static"
     RECIPE="zig=$ZIG_VERSION cargo-zigbuild=$ZIGBUILD_VERSION crt=dynamic" ;;

@@ -45,11 +45,24 @@ def binary_kind(data: bytes) -> tuple[str, int] | None:
 
 
 def elf_is_static(data: bytes) -> bool:
-    # No PT_INTERP and no PT_DYNAMIC program header (a static, non-PIE executable).
+    # No PT_INTERP (nothing loads it) and no DT_NEEDED in its PT_DYNAMIC, if it has one: a static
+    # executable, or a static PIE (its dynamic section only relocates itself; zig links the musl
+    # executor so since it shares one build with the addon, scripts/build-cross.sh).
     phoff, = struct.unpack_from('<Q', data, 32)
     phentsize, phnum = struct.unpack_from('<HH', data, 54)
-    types = {struct.unpack_from('<I', data, phoff + i * phentsize)[0] for i in range(phnum)}
-    return not types & {2, 3}
+    for i in range(phnum):
+        p_type, _flags, offset = struct.unpack_from('<IIQ', data, phoff + i * phentsize)
+        if p_type == 3:  # PT_INTERP
+            return False
+        if p_type == 2:  # PT_DYNAMIC: its entries (d_tag, d_val) up to DT_NULL
+            filesz, = struct.unpack_from('<Q', data, phoff + i * phentsize + 32)
+            for at in range(offset, offset + filesz, 16):
+                tag, = struct.unpack_from('<q', data, at)
+                if tag == 0:
+                    break
+                if tag == 1:  # DT_NEEDED
+                    return False
+    return True
 
 
 def expect_kind(what: str, data: bytes, kind: tuple[str, int]) -> None:
