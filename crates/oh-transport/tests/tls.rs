@@ -100,6 +100,15 @@ fn config(url: String, check: CertificateCheck) -> TransportConfig {
     c
 }
 
+/// The refused executor never reached the server's registration (nothing was sent before the refusal).
+async fn assert_never_registered(mut server: PyServer) {
+    let seen =
+        tokio::task::spawn_blocking(move || server.try_expect("registered", Duration::from_millis(300), |_| true))
+            .await
+            .unwrap();
+    assert!(seen.is_none(), "{seen:?}");
+}
+
 /// Registers over wss and runs one action through it.
 async fn serves_over_tls(mut server: PyServer, check: CertificateCheck) {
     let h = MockHandler::new();
@@ -129,11 +138,7 @@ async fn refused(mut server: PyServer, check: CertificateCheck, words: &str) {
     assert_eq!(err.code(), ErrorCode::Auth);
     // Refused at once, not retried until the initial timeout.
     assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
-    let seen =
-        tokio::task::spawn_blocking(move || server.try_expect("registered", Duration::from_millis(300), |_| true))
-            .await
-            .unwrap();
-    assert!(seen.is_none(), "{seen:?}");
+    assert_never_registered(server).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -217,11 +222,7 @@ async fn a_pinned_link_holds_the_real_connection_to_the_certificate_the_check_sa
     drop(front);
     let accepted: Vec<String> = lines.map_while(Result::ok).collect();
     assert!(accepted.len() >= 2 && accepted[1].contains("\"then\""), "the check and the real connection: {accepted:?}");
-    let seen =
-        tokio::task::spawn_blocking(move || server.try_expect("registered", Duration::from_millis(300), |_| true))
-            .await
-            .unwrap();
-    assert!(seen.is_none(), "{seen:?}");
+    assert_never_registered(server).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
