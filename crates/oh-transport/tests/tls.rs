@@ -127,7 +127,7 @@ async fn serves_over_tls(mut server: PyServer, check: CertificateCheck) {
 }
 
 /// The connect fails with a certificate refusal, and the server never saw a registration.
-async fn refused(mut server: PyServer, check: CertificateCheck, words: &str) {
+async fn refused(server: PyServer, check: CertificateCheck, words: &str) {
     let h = MockHandler::new();
     let started = Instant::now();
     let err = match Transport::connect(config(server.url(), check), h, None).await {
@@ -187,7 +187,7 @@ impl Drop for KillOnDrop {
 async fn a_pinned_link_holds_the_real_connection_to_the_certificate_the_check_saw() {
     init_tracing();
     let pki = Pki::new();
-    let Some(mut server) = PyServer::start(&[]) else { return };
+    let Some(server) = PyServer::start(&[]) else { return };
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/support/alternating_tls.py");
     let (first, then) = (pki.path("self.pem"), pki.path("other-ca.pem"));
     let (first_key, then_key) = (pki.path("self.key"), pki.path("other-ca.key"));
