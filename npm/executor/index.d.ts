@@ -136,13 +136,6 @@ export interface ExecutorOptions {
   ideTools?: Array<IdeToolInfo>
 }
 
-/**
- * The exit status of the executor CLIs for a failure with this code (2: the registration was
- * refused or never happened, 1: another failure; `oh_transport::ErrorCode::exit_status`), so
- * the Node CLI and the native one decide alike.
- */
-export declare function exitStatusOf(code: ErrorCode): number
-
 /** What the `stat` callback resolves with. */
 export interface FileStat {
   type: FileType
@@ -199,5 +192,18 @@ export interface IdeToolInfo {
 /** The protocol version this build speaks. */
 export declare const PROTOCOL_VERSION: number
 
+/**
+ * Runs the executor's command line (`argv` without node and the script) to its end; resolves
+ * with the exit status. Usage, logs and errors go to this process's stdout and stderr. `version`
+ * is the npm package's.
+ */
+export declare function runCli(argv: Array<string>, version: string): Promise<number>
+
 /** Route log records to `callback` (or stop logging with `null`), at `level` and above. */
 export declare function setLogHandler(callback: ((level: string, target: string, message: string) => void) | null, level?: string): void
+
+/**
+ * Asks the running command line to stop (`reason`: the signal's name, logged); ignored when
+ * none runs.
+ */
+export declare function stopCli(reason: string): void

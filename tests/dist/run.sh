@@ -35,7 +35,7 @@ echo "dist: wheel contents"
 python3 - "$WHEEL" <<'EOF'
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
-need = ['openhands_vscode_runtime/py.typed', 'openhands_vscode_runtime/runtime.py']
+need = ['openhands_vscode_runtime/py.typed', 'openhands_vscode_runtime/v0/runtime.py']
 bins = [n for n in names if n.endswith('.data/scripts/openhands-vscode-executor')]
 missing = [n for n in need if n not in names]
 if missing or len(bins) != 1:

@@ -21,7 +21,7 @@ from openhands.events.observation.mcp import MCPObservation
 from openhands.mcp.utils import fetch_mcp_tools_from_config
 from openhands.utils.async_utils import call_async_from_sync
 
-from openhands_vscode_runtime.ide_tools import announced_tools
+from openhands_vscode_runtime.v0.ide_tools import announced_tools
 
 HOST = Path(__file__).with_name('ide_host_executor.js')
 

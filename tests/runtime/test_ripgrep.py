@@ -15,7 +15,7 @@ from openhands.agenthub.readonly_agent.function_calling import glob_to_cmdrun, g
 from openhands.core.logger import openhands_logger
 from openhands.events.action import CmdRunAction
 
-from openhands_vscode_runtime.runtime import RIPGREP_MISSING, ripgrep_warning
+from openhands_vscode_runtime.v0.runtime import RIPGREP_MISSING, ripgrep_warning
 
 
 def test_warning_names_the_fix_when_rg_is_missing(tmp_path):

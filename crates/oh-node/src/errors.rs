@@ -50,14 +50,6 @@ impl ErrorCode {
     }
 }
 
-/// The exit status of the executor CLIs for a failure with this code (2: the registration was
-/// refused or never happened, 1: another failure; `oh_transport::ErrorCode::exit_status`), so
-/// the Node CLI and the native one decide alike.
-#[napi]
-pub fn exit_status_of(code: ErrorCode) -> u32 {
-    T::from(code).exit_status() as u32
-}
-
 /// An error for JS with an [`ErrorCode`] as its `code` property.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CodedError {

@@ -9,6 +9,7 @@
 //! ```
 //! `fsCallbacks` `null` runs file actions on Rust's own `LocalFs` (the headless CLI).
 
+mod cli;
 mod dto;
 mod errors;
 mod fs;
@@ -22,11 +23,13 @@ use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
 use oh_executor::{ExecutorConfig, ExecutorHandler};
 use oh_files::{FileSystem, LocalFs};
+use oh_front::{Ending, SessionSettings};
 use oh_protocol::ActionEvent;
-use oh_transport::{Observers, StatusEvent, Transport, TransportConfig};
+use oh_transport::{Observers, StatusEvent, Transport};
 
+pub use cli::{run_cli, stop_cli};
 pub use dto::{ExecutorOptions, IdeToolInfo};
-pub use errors::{exit_status_of, CloseReason, Closed, CodedError, ErrorCode};
+pub use errors::{CloseReason, Closed, CodedError, ErrorCode};
 pub use fs::FsCallbacks;
 
 /// The connection state reported by `onStatus` and the `status` getter: the napi form of
@@ -148,8 +151,8 @@ fn notify(slot: &JsonSlot, json: impl FnOnce() -> String) {
 
 struct Inner {
     options: ExecutorOptions,
-    /// From `caFile` / `certSha256`, checked by the constructor.
-    certificate_check: oh_transport::CertificateCheck,
+    /// The conversation's settings from the options (the certificate settings checked).
+    settings: SessionSettings,
     /// The JS callbacks, if any (dropped by `stop()`); `None` runs on `LocalFs`.
     js_fs: Option<Arc<fs::NodeFs>>,
     status_fn: RwLock<Option<Arc<StatusFn>>>,
@@ -181,16 +184,14 @@ impl Inner {
     }
 }
 
-/// The executor core's configuration from the options; terminal bytes go to `data_fn`.
-fn executor_config(options: &ExecutorOptions, data_fn: Arc<RwLock<Option<Arc<DataFn>>>>) -> ExecutorConfig {
-    let mut config = ExecutorConfig::new(&options.workspace_root);
-    // The transport (connect below) keeps its default reply limit.
-    config.v1_contents_limit = oh_transport::MAX_REPLY_BYTES;
-    config.roots.extend(options.extra_roots.iter().flatten().map(std::path::PathBuf::from));
-    config.checkpoints.conversation = Some(options.conversation_id.clone());
-    if let Some(secs) = options.no_change_timeout_seconds {
-        config.shell.no_change_timeout_secs = secs as u64;
-    }
+/// The executor core's configuration: the settings' (`oh_front::session`), the environment of the
+/// options, terminal bytes to `data_fn`.
+fn executor_config(
+    settings: &SessionSettings,
+    options: &ExecutorOptions,
+    data_fn: Arc<RwLock<Option<Arc<DataFn>>>>,
+) -> ExecutorConfig {
+    let mut config = settings.executor_config();
     if let Some(env) = &options.env {
         let mut pairs: Vec<(String, String)> = env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         pairs.sort();
@@ -231,6 +232,19 @@ impl Executor {
         let certificate_check =
             oh_transport::CertificateCheck::from_settings(options.ca_file.as_deref(), options.cert_sha256.as_deref())
                 .map_err(|e| Error::new(Status::InvalidArg, format!("options.caFile / options.certSha256: {e}")))?;
+        let settings = SessionSettings {
+            url: options.server_url.clone(),
+            conversation: options.conversation_id.clone(),
+            workspace: options.workspace_root.clone().into(),
+            extra_roots: options.extra_roots.iter().flatten().map(std::path::PathBuf::from).collect(),
+            no_change_timeout_secs: options.no_change_timeout_seconds.map(u64::from),
+            session_api_key: options.session_api_key.clone(),
+            certificate_check,
+            client: options
+                .client_name
+                .clone()
+                .unwrap_or_else(|| format!("openhands-vscode-executor/{}", env!("CARGO_PKG_VERSION"))),
+        };
         let hooks = hooks.unwrap_or(ExecutorHooks {
             on_terminal_data: None,
             on_log: None,
@@ -258,12 +272,12 @@ impl Executor {
                 "options.ideTools needs hooks.onIdeTool to run them".to_string(),
             ));
         }
-        let mut config = executor_config(&options, data_fn.clone());
+        let mut config = executor_config(&settings, &options, data_fn.clone());
         config.ide_tools = ide_tools.clone().map(|t| t as Arc<dyn oh_executor::IdeTools>);
         let handler = Arc::new(ExecutorHandler::new(config, files));
         let inner = Inner {
             options,
-            certificate_check,
+            settings,
             js_fs,
             status_fn: RwLock::new(hooks.on_status.map(Arc::new)),
             data_fn,
@@ -291,10 +305,7 @@ impl Executor {
                 return Ok(());
             }
             let o = &inner.options;
-            let mut cfg = TransportConfig::new(&o.server_url, &o.conversation_id, &o.workspace_root);
-            cfg.session_api_key = o.session_api_key.clone();
-            cfg.certificate_check = inner.certificate_check.clone();
-            cfg.extra_roots = o.extra_roots.clone().unwrap_or_default();
+            let mut cfg = inner.settings.transport_config();
             cfg.executor_id = inner.executor_id.clone();
             // Announced only when this host runs them (an empty list is announced as such).
             if inner.ide_tools.is_some() {
@@ -302,10 +313,6 @@ impl Executor {
                     o.ide_tools.iter().flatten().map(dto::IdeToolInfo::to_mcp).collect(),
                 ));
             }
-            cfg.client = o
-                .client_name
-                .clone()
-                .unwrap_or_else(|| format!("openhands-vscode-executor/{}", env!("CARGO_PKG_VERSION")));
             let weak = Arc::downgrade(&inner);
             let sink: oh_transport::StatusSink = Arc::new(move |ev: &StatusEvent| {
                 if let Some(i) = weak.upgrade() {
@@ -344,13 +351,11 @@ impl Executor {
             Some(t) => t.close_error(),
             None => self.inner.start_failure.lock().unwrap_or_else(|p| p.into_inner()).clone(),
         };
-        let (reason, code) = if self.inner.stopped.load(std::sync::atomic::Ordering::SeqCst) {
-            (CloseReason::Stopped, None)
-        } else if let Some(e) = failure {
-            (CloseReason::Failed, Some(ErrorCode::of(&e)))
-        } else {
-            // The transport ends without an error only when it is replaced (or stopped).
-            (CloseReason::Replaced, None)
+        let stopped = self.inner.stopped.load(std::sync::atomic::Ordering::SeqCst);
+        let (reason, code) = match Ending::of(stopped, failure.as_ref()) {
+            Ending::Stopped => (CloseReason::Stopped, None),
+            Ending::Replaced => (CloseReason::Replaced, None),
+            Ending::Failed(code) => (CloseReason::Failed, Some(ErrorCode::from(code))),
         };
         Ok(Closed { reason, code, message })
     }

@@ -31,7 +31,6 @@ pub mod handshake;
 pub mod ids;
 pub mod ledger;
 pub mod link;
-pub mod log_record;
 pub mod refusal;
 pub mod reply;
 pub mod session;

@@ -105,20 +105,6 @@ impl ErrorCode {
     pub fn is_permanent(self) -> bool {
         matches!(self, ErrorCode::Auth | ErrorCode::Protocol)
     }
-
-    /// The exit status of both executor CLIs (the native `oh-headless` and the Node one) when
-    /// they end with this failure: 2 when the registration was refused or never happened (a
-    /// supervisor should not simply restart), 1 for any other failure.
-    pub fn exit_status(self) -> u8 {
-        match self {
-            ErrorCode::NoRuntime
-            | ErrorCode::Auth
-            | ErrorCode::Refused
-            | ErrorCode::Protocol
-            | ErrorCode::Unreachable => 2,
-            ErrorCode::Stopped | ErrorCode::Shell => 1,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -135,20 +121,9 @@ mod tests {
     }
 
     #[test]
-    fn the_vocabulary_and_the_clis_exit_statuses() {
-        let codes: Vec<_> = ErrorCode::ALL.iter().map(|c| (c.as_str(), c.exit_status())).collect();
-        assert_eq!(
-            codes,
-            [
-                ("ENORUNTIME", 2),
-                ("EAUTH", 2),
-                ("EREFUSED", 2),
-                ("EPROTOCOL", 2),
-                ("EUNREACHABLE", 2),
-                ("ESTOPPED", 1),
-                ("ESHELL", 1)
-            ]
-        );
+    fn the_vocabulary() {
+        let codes: Vec<_> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(codes, ["ENORUNTIME", "EAUTH", "EREFUSED", "EPROTOCOL", "EUNREACHABLE", "ESTOPPED", "ESHELL"]);
         let states: Vec<_> = ConnectionState::ALL.iter().map(|s| s.as_str()).collect();
         assert_eq!(states, ["connecting", "connected", "executing", "disconnected", "error"]);
     }

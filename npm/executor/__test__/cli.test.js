@@ -113,9 +113,8 @@ test('flags: --version, --help, unknown argument, bad timeout, missing workspace
   assert.strictEqual(h.status, 0);
   assert.match(h.stdout, /^usage: openhands-vscode-executor --url URL/);
   if (CLI !== NODE_CLI) {
-    // The usage is written twice, in this package's CLI and in crates/oh-headless/src/args.rs (the
-    // native binary knows nothing of Node); the runs against a native binary (test.sh,
-    // tests/cross) hold the two to the same bytes.
+    // One usage text (crates/oh-front/src/args.rs) for both programs: the runs against a native
+    // binary (test.sh, tests/cross) check that this package's shim prints the very same bytes.
     const nodeHelp = require('node:child_process').spawnSync(process.execPath, [NODE_CLI, '--help'], { encoding: 'utf8' });
     assert.strictEqual(h.stdout, nodeHelp.stdout);
   }

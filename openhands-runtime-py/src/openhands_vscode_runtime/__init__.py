@@ -17,7 +17,7 @@ def __getattr__(name: str) -> Any:
     # `openhands_vscode_runtime.v1` tools) does not have.
     if name == 'VsCodeRuntime':
         try:
-            from openhands_vscode_runtime.runtime import VsCodeRuntime
+            from openhands_vscode_runtime.v0.runtime import VsCodeRuntime
         except ImportError as e:
             raise ImportError(
                 f'VsCodeRuntime is the OpenHands V0 runtime and needs openhands-ai ({e}): install '

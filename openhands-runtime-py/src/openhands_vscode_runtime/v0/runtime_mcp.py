@@ -22,7 +22,7 @@ from openhands.events.action.mcp import MCPAction
 from openhands.events.observation import ErrorObservation, Observation
 from openhands.events.observation.mcp import MCPObservation
 
-from openhands_vscode_runtime.ide_tools import IdeToolsEndpoint, announced_tools
+from openhands_vscode_runtime.v0.ide_tools import IdeToolsEndpoint, announced_tools
 
 if TYPE_CHECKING:
     from openhands.core.config import OpenHandsConfig

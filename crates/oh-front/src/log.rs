@@ -5,7 +5,7 @@
 use std::io::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use oh_transport::log_record;
+use crate::log_record;
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;

@@ -62,11 +62,11 @@ from openhands_vscode_runtime.connection import (
     spawn_by_default,
 )
 from openhands_vscode_runtime.executor_process import ExecutorProcess
-from openhands_vscode_runtime.host_files import HostFiles
-from openhands_vscode_runtime.ide_tools import IdeToolsEndpoint
+from openhands_vscode_runtime.v0.host_files import HostFiles
+from openhands_vscode_runtime.v0.ide_tools import IdeToolsEndpoint
 from openhands_vscode_runtime.channel import Channel
 from openhands_vscode_runtime.hub import NAMESPACE, ExecutorHub
-from openhands_vscode_runtime.runtime_mcp import RuntimeMcp
+from openhands_vscode_runtime.v0.runtime_mcp import RuntimeMcp
 from openhands_vscode_runtime.workspace_folders import folders_sentence
 from openhands_vscode_runtime.settings import RuntimeSettings
 
