@@ -92,7 +92,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             {
                 r.case.id: {
                     'identical': r.identical,
-                    'xfail': r.case.xfail,
                     'seconds': round(r.seconds, 1),
                     'steps': [s.identical for s in r.steps],
                     'workspace_identical': r.workspace_identical,

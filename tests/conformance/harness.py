@@ -21,9 +21,10 @@ import time
 from dataclasses import dataclass, field
 
 # The harness is split by concern; these names are its API (tests and replay drivers use them).
-from harness_compare import Normaliser, _walk_strings, apply_regex, obs_diff, pretty  # noqa: F401
+from harness_compare import Normaliser, _walk_strings, excuse_fields, obs_diff, pretty  # noqa: F401
 from harness_setup import (  # noqa: F401
-    DRIVER, HERE, REPO, Case, _without_modes, sample, base_dir, cleanup_base, load_cases,
+    DRIVER, HERE, REPO, Case, _without_modes, _without_paths, sample, base_dir, cleanup_base, load_cases,
+    load_deviations,
     pin_env, prepare_workspace, snapshot_workspace,
 )
 import reference_store
@@ -87,19 +88,21 @@ class CaseResult:
 
     @property
     def workspace_identical(self) -> bool:
-        if self.case.compare_workspace is False:
-            return True
-        if self.case.compare_workspace == 'ignore_modes':
-            return _without_modes(self.ref_ws) == _without_modes(self.ours_ws) and not self.mode_problems
-        return self.ref_ws == self.ours_ws
+        """The final workspaces are equal but for the paths the case's deviation lists (and, with
+        its `modes`, permission bits, which `mode_problems` judges against the case instead)."""
+        listed = self.case.deviation.get('workspace', [])
+        ref, ours = _without_paths(self.ref_ws, listed), _without_paths(self.ours_ws, listed)
+        if self.case.deviation.get('modes'):
+            return _without_modes(ref) == _without_modes(ours) and not self.mode_problems
+        return ref == ours
 
     @property
     def mode_problems(self) -> list[str]:
-        """For an `ignore_modes` case, where the reference's modes are not the oracle: every path
+        """For a case whose deviation lists `modes` (the reference's are not the oracle): every path
         of ours that existed after the setup must still have its setup mode (write/insert/undo keep
         a file's mode), and a path the actions created must have a new path's mode under the
         umask (0666 or 0777 less the umask: what `create` gives, whatever edits followed)."""
-        if self.case.compare_workspace != 'ignore_modes' or self.ours_ws is None or self.setup_ws is None:
+        if not self.case.deviation.get('modes') or self.ours_ws is None or self.setup_ws is None:
             return []
         problems = []
         for rel, entry in sorted(self.ours_ws.items()):
@@ -152,7 +155,7 @@ class CaseResult:
                     out.append('ours:      ' + pretty(s.ours_norm))
         for p in self.mode_problems:
             out.append(f'--- mode not kept: {p}')
-        if self.case.compare_workspace and self.ref_ws is not None and self.ours_ws is not None and not self.workspace_identical:
+        if self.ref_ws is not None and self.ours_ws is not None and not self.workspace_identical:
             out.append('--- final workspace differs:')
             out.extend(
                 difflib.unified_diff(pretty(self.ref_ws).splitlines(), pretty(self.ours_ws).splitlines(), 'reference', 'ours', lineterm='')
@@ -279,9 +282,8 @@ def compare(case: Case, ref: SideRun | None, ours: SideRun | None, setup_ws: dic
             s.ours_seconds = ours.seconds[i]
             if s.ours_norm is None:
                 s.problems.append('ours produced no observation')
-        regexes = a.get('expect_regex') or {}
-        if regexes and s.ref_norm is not None and s.ours_norm is not None:
-            s.problems.extend(apply_regex(s.ref_norm, s.ours_norm, regexes))
+        if case.deviation and s.ref_norm is not None and s.ours_norm is not None:
+            s.problems.extend(excuse_fields(s.ref_norm, s.ours_norm, case.deviation, i + 1))
         result.steps.append(s)
     return result
 

@@ -1,4 +1,4 @@
-"""Conformance harness, comparison: normalising observations, regex fields, readable diffs.
+"""Conformance harness, comparison: normalising observations, the listed deviations, readable diffs.
 
 Part of `harness.py` (which re-exports these names).
 """
@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from harness_setup import REGEX_OK
+from deviation_list import unexcused_lines
 
 # --------------------------------------------------------------------------------------------
 # Normalisation and comparison
@@ -76,19 +76,25 @@ class Normaliser:
         return _walk_strings(obs, fix)
 
 
-def apply_regex(ref: dict, ours: dict, regexes: dict[str, str]) -> list[str]:
-    """Check regex fields on both sides, then blank them. Returns problems."""
+def excuse_fields(ref: dict, ours: dict, entry: dict, step: int) -> list[str]:
+    """Apply a deviation entry (deviations.json) to one step: a listed field of a listed step that
+    differs is made equal to the reference's (so the byte comparison passes) when every changed
+    line matches one of its `lines` patterns, or in full when it has none. Returns what the entry
+    does not excuse; any other difference is left for the comparison to fail."""
+    if step not in entry.get('steps', []):
+        return []
     problems = []
-    for dotted, rx in regexes.items():
-        for side, obs in (('reference', ref), ('ours', ours)):
-            ok, val = _get_field(obs, dotted)
-            if not ok:
-                problems.append(f'{side}: field {dotted} missing')
-                continue
-            if not isinstance(val, str) or not re.fullmatch(rx, val, flags=re.S):
-                problems.append(f'{side}: field {dotted} = {val!r} does not match /{rx}/')
-                continue
-            _set_field(obs, dotted, REGEX_OK)
+    for dotted in entry.get('fields', []):
+        ok_r, rv = _get_field(ref, dotted)
+        ok_o, ov = _get_field(ours, dotted)
+        if not (ok_r and ok_o) or rv == ov:
+            continue
+        patterns = entry.get('lines', {}).get(dotted)
+        left = unexcused_lines(rv, ov, patterns)[0] if patterns else []
+        if left:
+            problems.append(f'{dotted} differs in a line no listed pattern matches: {left[0][:200]!r}')
+            continue
+        _set_field(ours, dotted, copy.deepcopy(rv))
     return problems
 
 

@@ -25,10 +25,12 @@ CASES_DIR = HERE / 'cases'
 DEFAULT_TIMEOUT = 120.0  # sandbox.timeout, what the runtime client defaults
 DEFAULT_NO_CHANGE_TIMEOUT = 10  # NO_CHANGE_TIMEOUT_SECONDS default of the action server
 INIT_COMMAND_TIMEOUT = 300
-REGEX_OK = '{REGEX_OK}'
-HARNESS_KEYS = ('sleep_before', 'expect_regex')
-# Only this field may be compared by regex (history-truncation line count, spec §2.5/§2.14 [N]).
-ALLOWED_REGEX_FIELDS = {'extras.metadata.prefix'}
+HARNESS_KEYS = ('sleep_before',)
+# The known deviations (deviation_list.py's format, which the V1 differential's list shares).
+DEVIATIONS_FILE = HERE / 'deviations.json'
+# The one field a deviation may name (the history-truncation line count, spec §2.5/§2.14 [N]);
+# every other difference of an observation fails its case.
+DEVIATION_FIELDS = {'extras.metadata.prefix'}
 # How "ours" runs: `replay` = the `oh-executor replay` binary; `addon` = the napi addon's
 # Executor.execute() with JS filesystem callbacks over node:fs (addon_replay.js);
 # `socket` = the headless executor CLI registered over Socket.IO with a python-socketio server
@@ -154,11 +156,10 @@ class Case:
     actions: list[dict]
     setup: dict = field(default_factory=dict)
     session: dict = field(default_factory=dict)
-    # True: paths, types, permission bits, bytes, link targets. 'ignore_modes': the same
-    # without permission bits (only for a documented mode deviation). False: not compared.
-    compare_workspace: bool | str = True
-    xfail: str | None = None
     notes: str = ''
+    # Its entry in deviations.json ({} when none): the fields of which steps, the workspace paths
+    # and whether the permission bits may differ from the reference's.
+    deviation: dict = field(default_factory=dict)
     raw: dict = field(default_factory=dict, repr=False)  # the case as written (the reference store's key)
 
     @property
@@ -179,34 +180,34 @@ class Case:
 
     @classmethod
     def from_dict(cls, d: dict, group: str) -> 'Case':
-        known = {'name', 'actions', 'setup', 'session', 'compare_workspace', 'xfail', 'notes'}
+        known = {'name', 'actions', 'setup', 'session', 'notes'}
         unknown = set(d) - known
         if unknown:
-            raise ValueError(f'{group}/{d.get("name")}: unknown case keys {sorted(unknown)}')
+            raise ValueError(f'{group}/{d.get("name")}: unknown case keys {sorted(unknown)} (a deviation is '
+                             'listed in deviations.json, never in a case)')
         if not re.fullmatch(r'[A-Za-z0-9_.-]+', d.get('name', '')):
             raise ValueError(f'{group}: bad case name {d.get("name")!r}')
         for a in d['actions']:
-            for f in a.get('expect_regex', {}):
-                if f not in ALLOWED_REGEX_FIELDS:
-                    raise ValueError(f'{group}/{d["name"]}: expect_regex not allowed for {f}')
+            if 'expect_regex' in a:
+                raise ValueError(f'{group}/{d["name"]}: expect_regex is gone: list the field in deviations.json')
         return cls(
             group=group,
             name=d['name'],
             actions=d['actions'],
             setup=d.get('setup') or {},
             session=d.get('session') or {},
-            compare_workspace=_compare_mode(group, d),
-            xfail=d.get('xfail'),
             notes=d.get('notes', ''),
             raw=d,
         )
 
 
-def _compare_mode(group: str, d: dict) -> bool | str:
-    v = d.get('compare_workspace', True)
-    if v not in (True, False, 'ignore_modes'):
-        raise ValueError(f'{group}/{d.get("name")}: compare_workspace must be true, false or "ignore_modes"')
-    return v
+def _without_paths(snap: dict | None, listed: list[str]) -> dict | None:
+    """A workspace snapshot without the paths a deviation lists (`dir/`: everything under it)."""
+    if snap is None or not listed:
+        return snap
+    from deviation_list import path_listed
+
+    return {k: v for k, v in snap.items() if not path_listed(k, listed)}
 
 
 def _without_modes(snap: dict | None) -> dict | None:
@@ -215,9 +216,22 @@ def _without_modes(snap: dict | None) -> dict | None:
     return {k: {f: v for f, v in e.items() if f != 'mode'} for k, e in snap.items()}
 
 
+def load_deviations(path: Path = DEVIATIONS_FILE) -> dict[str, dict]:
+    """deviations.json, checked (deviation_list.py says what an entry may name)."""
+    from deviation_list import check_entries
+
+    data = json.loads(path.read_text(encoding='utf-8'))
+    problems = check_entries(data, name=path.name, known_fields=DEVIATION_FIELDS,
+                             line_fields=tuple(sorted(DEVIATION_FIELDS)), allow_modes=True)
+    if problems:
+        raise ValueError('\n'.join(problems))
+    return data
+
+
 def load_cases(root: Path = CASES_DIR) -> list[Case]:
     cases: list[Case] = []
     seen: set[str] = set()
+    deviations = load_deviations()
     for path in sorted(root.glob('*/*.json')):
         group = f'{path.parent.name}/{path.stem}'
         data = json.loads(path.read_text(encoding='utf-8'))
@@ -226,6 +240,7 @@ def load_cases(root: Path = CASES_DIR) -> list[Case]:
             if c.id in seen:
                 raise ValueError(f'duplicate case id {c.id}')
             seen.add(c.id)
+            c.deviation = deviations.get(c.id, {})
             cases.append(c)
     return cases
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
@@ -27,50 +26,56 @@ def test_conformance(request, case: harness.Case):
     if len(lines) > MAX_LINES:
         report = '\n'.join(lines[:MAX_LINES]) + f'\n... ({len(lines) - MAX_LINES} more lines)'
     report += f'\nfull report: {path}'
-    if case.xfail:
-        pytest.xfail(f'{case.xfail}\n{report}')
     pytest.fail(report, pytrace=False)
 
 
-def _deviation_rows(section: str) -> list[list[str]]:
-    """The rows of a DEVIATIONS.md table section whose first column names a case in backticks,
-    as their backticked values (case id first)."""
-    text = (harness.HERE / 'DEVIATIONS.md').read_text(encoding='utf-8')
-    start = text.index(section)
-    rest = text[start + len(section):]
-    end = rest.find('\n## ')
-    body = rest if end < 0 else rest[:end]
-    return [[cell.strip().strip('`') for cell in line.split('|')[1:-1]] for line in body.splitlines() if line.startswith('| `')]
+def test_deviations_name_real_cases_and_steps():
+    """deviations.json (checked for its format when the cases load) names cases that exist and
+    steps each case has."""
+    by_id = {c.id: c for c in ALL_CASES}
+    deviations = harness.load_deviations()
+    unknown = sorted(set(deviations) - set(by_id))
+    assert not unknown, f'deviations.json names cases that do not exist: {unknown}'
+    for cid, e in deviations.items():
+        n = len(by_id[cid].actions)
+        assert all(1 <= s <= n for s in e.get('steps', [])), f'{cid}: steps {e["steps"]}, the case has {n}'
 
 
-def _deviation_case_ids(section: str) -> set[str]:
-    """Case ids named in backticks in the first column of a DEVIATIONS.md table section."""
-    return {row[0] for row in _deviation_rows(section)}
+def test_a_deviation_excuses_only_its_lines_fields_and_steps():
+    """excuse_fields: a listed field differing only in lines its patterns match is excused; a line
+    they do not match, an unlisted field or an unlisted step is not (the comparison fails it)."""
+    entry = {'reason': 'r', 'steps': [1], 'fields': ['extras.metadata.prefix'],
+             'lines': {'extras.metadata.prefix': [r'^kept \d+ lines$']}}
+
+    def obs(prefix, content='same'):
+        return {'content': content, 'extras': {'metadata': {'prefix': prefix}}}
+
+    ref, ours = obs('kept 10 lines\n'), obs('kept 12 lines\n')
+    assert harness.excuse_fields(ref, ours, entry, 1) == [] and ours == ref
+    ref, ours = obs('kept 10 lines\nA'), obs('kept 12 lines\nB')
+    assert harness.excuse_fields(ref, ours, entry, 1) and ours != ref
+    ref, ours = obs('kept 10 lines'), obs('kept 12 lines')
+    assert harness.excuse_fields(ref, ours, entry, 2) == [] and ours != ref  # step 2: not listed
+    ref, ours = obs('x', content='a'), obs('x', content='b')
+    harness.excuse_fields(ref, ours, entry, 1)
+    assert ours != ref  # content: not listed
 
 
-def test_xfail_cases_are_listed():
-    xfail = {c.id for c in ALL_CASES if c.xfail}
-    listed = _deviation_case_ids('## xfail cases')
-    assert xfail == listed, f'xfail not listed: {sorted(xfail - listed)}; listed but not xfail: {sorted(listed - xfail)}'
-
-
-def test_workspace_exceptions_are_listed():
-    """Every case not compared on its whole final workspace is listed, with its value."""
-    cases = {c.id: json.dumps(c.compare_workspace) for c in ALL_CASES if c.compare_workspace is not True}
-    listed = {row[0]: row[1] for row in _deviation_rows('## Workspace comparison exceptions (`compare_workspace`)')}
-    assert cases == listed, f'in the case files: {cases}; in DEVIATIONS.md: {listed}'
-
-
-def test_regex_fields_are_listed():
-    """Every `expect_regex` field of a case is listed in DEVIATIONS.md (case and field)."""
-    used = {(c.id, f) for c in ALL_CASES for a in c.actions for f in a.get('expect_regex', {})}
-    rows = _deviation_rows('## Regex-compared fields (`expect_regex`)')
-    fields = {}
-    for row in rows:
-        # "same" in the field column repeats the row above.
-        fields[row[0]] = fields[rows[rows.index(row) - 1][0]] if row[1] == 'same' else row[1]
-    listed = set(fields.items())
-    assert used == listed, f'used but not listed: {sorted(used - listed)}; listed but not used: {sorted(listed - used)}'
+def test_workspace_deviations_excuse_only_listed_paths_and_modes():
+    """A listed `dir/` leaves out only what is under it; `modes` only the permission bits."""
+    case = harness.Case(group='g', name='n', actions=[], deviation={'reason': 'r', 'workspace': ['repo/.git/']})
+    r = harness.CaseResult(case=case, ref_ws={'repo/.git/index': {'content': 'a'}, 'f': {'content': 'x'}},
+                           ours_ws={'repo/.git/index': {'content': 'b'}, 'f': {'content': 'x'}})
+    assert r.workspace_identical
+    r.ours_ws['f'] = {'content': 'y'}
+    assert not r.workspace_identical
+    case.deviation = {'reason': 'r', 'modes': True}
+    r = harness.CaseResult(case=case, setup_ws={'f': {'type': 'file', 'mode': '0o644'}},
+                           ref_ws={'f': {'type': 'file', 'mode': '0o600', 'content': 'x'}},
+                           ours_ws={'f': {'type': 'file', 'mode': '0o644', 'content': 'x'}})
+    assert r.workspace_identical
+    r.ours_ws['f']['mode'] = '0o600'  # not the mode the setup gave it
+    assert not r.workspace_identical
 
 
 if harness.DRIVER == 'hub':

@@ -34,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from v1_cases import REPO, backend_for, load_cases, sends_control_key, uses_terminal  # noqa: E402
 from reference_variants import judge  # noqa: E402  (tests/conformance: put on the path by v1_cases)
 from v1_compare import compare  # noqa: E402
-from v1_deviations import DEVIATIONS_FILE, check_case, docs_table, entry_for, load_deviations, \
+from deviation_list import entry_for  # noqa: E402  (tests/conformance, as above)
+from v1_deviations import DEVIATIONS_FILE, check_case, docs_table, load_deviations, \
     rewrite_deviations, write_docs  # noqa: E402
 from v1_sides import CASE_TIMEOUT, run_ours, run_reference, run_sides  # noqa: E402
 

@@ -1,4 +1,5 @@
-"""The V1 differential's known deviations (deviations.json): loading and checking the entries,
+"""The V1 differential's known deviations (deviations.json, in the format of
+tests/conformance/deviation_list.py, which V0's list shares): loading and checking the entries,
 judging a case's result against its entry, rewriting the list from a run for review, and the
 generated list in docs/v1.md.
 
@@ -9,13 +10,14 @@ listed item (field, step, line pattern, path) that nothing in the run matched: a
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from pathlib import Path
 
-from v1_cases import REPO, SUBPROCESS_ONLY, load_cases, uses_terminal
-from v1_compare import KNOWN_FIELDS, NEVER_EXCUSED, field_value, identical
+from v1_cases import REPO, SUBPROCESS_ONLY, load_cases, uses_terminal  # first: puts tests/conformance on the path
+
+from deviation_list import changed_lines, check_entries, path_listed, write_entries  # noqa: E402
+from v1_compare import KNOWN_FIELDS, NEVER_EXCUSED, field_value, identical  # noqa: E402
 
 DEVIATIONS_FILE = Path(__file__).with_name('deviations.json')
 DOCS = REPO / 'docs' / 'v1.md'
@@ -29,67 +31,15 @@ class DeviationError(Exception):
 
 
 def load_deviations(path: Path = DEVIATIONS_FILE) -> dict[str, dict]:
-    """deviations.json, checked: an entry is keyed by case id (every user pass) or by
-    `case id@root` / `case id@non-root` (that pass only, in place of the plain entry)."""
+    """deviations.json, checked (deviation_list.py: the format V0's list shares): an entry is keyed
+    by case id (every user pass) or by `case id@root` / `case id@non-root` (that pass only, in place
+    of the plain entry)."""
     data = json.loads(path.read_text())
-    problems = []
-    for key, e in data.items():
-        user = key.partition('@')[2]
-        where = f'deviations.json {key}'
-        if user and user not in USER_PASSES:
-            problems.append(f'{where}: unknown pass {user!r} (one of {", ".join(USER_PASSES)})')
-        if not isinstance(e, dict):
-            problems.append(f'{where}: must be an object with "reason", "steps" and "fields"')
-            continue
-        unknown = set(e) - {'reason', 'fields', 'steps', 'lines', 'workspace'}
-        if unknown:
-            problems.append(f'{where}: unknown keys {sorted(unknown)}')
-        reason = e.get('reason')
-        if not isinstance(reason, str) or not reason.strip() or reason.startswith('TODO'):
-            problems.append(f'{where}: needs a reason (a maintainer writes it; the suite never accepts a TODO)')
-        fields = e.get('fields', [])
-        if not isinstance(fields, list) or not all(f in KNOWN_FIELDS for f in fields):
-            problems.append(f'{where}: fields must be a list of {sorted(KNOWN_FIELDS)}')
-        if not fields and not e.get('workspace'):
-            problems.append(f'{where}: names neither fields nor workspace paths')
-        steps = e.get('steps')
-        if fields and not (isinstance(steps, list) and steps and all(isinstance(s, int) and s > 0 for s in steps)):
-            problems.append(f'{where}: steps must be a non-empty list of step numbers (1-based)')
-        lines = e.get('lines', {})
-        if not isinstance(lines, dict):
-            problems.append(f'{where}: lines must map a field to a list of patterns')
-            lines = {}
-        for f, pats in lines.items():
-            if f not in LINE_FIELDS or f not in fields:
-                problems.append(f'{where}: lines names {f!r}, which must be one of the listed fields of {LINE_FIELDS}')
-            if not (isinstance(pats, list) and pats and all(isinstance(p, str) for p in pats)):
-                problems.append(f'{where}: lines[{f!r}] must be a non-empty list of patterns')
-                continue
-            for p in pats:
-                try:
-                    re.compile(p)
-                except re.error as err:
-                    problems.append(f'{where}: lines[{f!r}]: bad pattern {p!r}: {err}')
-        ws = e.get('workspace', [])
-        if not (isinstance(ws, list) and all(isinstance(p, str) for p in ws)):
-            problems.append(f'{where}: workspace must be a list of relative paths')
+    problems = check_entries(data, name='deviations.json', known_fields=KNOWN_FIELDS, line_fields=LINE_FIELDS,
+                             passes=USER_PASSES)
     if problems:
         raise DeviationError('\n'.join(problems))
     return data
-
-
-def entry_for(deviations: dict, cid: str, user: str) -> tuple[str, dict] | None:
-    for key in (f'{cid}@{user}', cid):
-        if key in deviations:
-            return key, deviations[key]
-    return None
-
-
-def changed_lines(a, b) -> list[str]:
-    """The lines of two values (strings split at `\\n`) that a line diff marks as removed or added."""
-    la = a.split('\n') if isinstance(a, str) else [json.dumps(a)]
-    lb = b.split('\n') if isinstance(b, str) else [json.dumps(b)]
-    return [d[2:] for d in difflib.ndiff(la, lb) if d[:2] in ('- ', '+ ')]
 
 
 def check_case(r: dict, entry: dict | None) -> list[str]:
@@ -132,12 +82,12 @@ def check_case(r: dict, entry: dict | None) -> list[str]:
         if f & fields:
             seen_steps.add(s['step'])
         seen_fields |= f & fields
-    extra_paths = set(r['workspace']) - paths
+    extra_paths = {p for p in r['workspace'] if not path_listed(p, paths)}
     if extra_paths:
         problems.append(f'workspace differs in {", ".join(sorted(extra_paths))}, not listed')
     stale = sorted(fields - seen_fields) + [f'step {n}' for n in steps if n not in seen_steps and fields] + \
         [f'{name} line /{p}/' for name, pats in entry.get('lines', {}).items() for p in pats
-         if (name, p) not in seen_patterns] + [f'workspace {p}' for p in sorted(paths - set(r['workspace']))]
+         if (name, p) not in seen_patterns] + [f'workspace {p}' for p in sorted(paths) if not any(path_listed(w, [p]) for w in r['workspace'])]
     if stale:
         problems.append(f'stale deviation: {", ".join(stale)} listed but identical (remove from deviations.json)')
     return problems
@@ -184,9 +134,7 @@ def rewrite_deviations(results_path: Path, path: Path = DEVIATIONS_FILE) -> None
 
 
 def write_deviations(data: dict, path: Path = DEVIATIONS_FILE) -> None:
-    """One entry a line: a change to one case is a one-line diff."""
-    lines = [f' {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}' for k, v in data.items()]
-    path.write_text('{\n' + ',\n'.join(lines) + '\n}\n')
+    write_entries(data, path)
 
 
 DOCS_BEGIN = '<!-- deviations: generated from tests/v1/deviations.json by `tests/v1/diff_v1.py --docs-table`; the suite checks it -->'

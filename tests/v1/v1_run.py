@@ -12,7 +12,8 @@ from pathlib import Path
 
 from v1_cases import NOT_COMPARED, SUBPROCESS_ONLY, load_cases, uses_terminal
 from v1_compare import identical
-from v1_deviations import check_case, docs_in_sync, entry_for
+from deviation_list import entry_for
+from v1_deviations import check_case, docs_in_sync
 
 
 def orchestrate(args, deviations: dict, version: str, run_pass, test_user: str) -> int:

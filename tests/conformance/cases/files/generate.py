@@ -13,7 +13,7 @@ W = '{WS}'
 GROUPS: dict[str, list] = {}
 
 
-def case(group, name, actions, files=None, dirs=None, b64=None, modes=None, symlinks=None, notes='', cw=True):
+def case(group, name, actions, files=None, dirs=None, b64=None, modes=None, symlinks=None, notes=''):
     setup = {}
     if dirs:
         setup['dirs'] = dirs
@@ -31,8 +31,6 @@ def case(group, name, actions, files=None, dirs=None, b64=None, modes=None, syml
     if setup:
         c['setup'] = setup
     c['actions'] = actions
-    if cw is not True:
-        c['compare_workspace'] = cw
     GROUPS.setdefault(group, []).append(c)
 
 
@@ -236,33 +234,31 @@ case(g, 'bom_file', [ed('str_replace', f'{W}/b.txt', old_str='two', new_str='2')
 g = 'insert'
 NOTE_MODE = 'insert leaves the reference file at mode 0600 (spec §4.13 [F]); we keep the mode, so the tree is compared without modes'
 case(g, 'example9', [ed('insert', f'{W}/n.txt', insert_line=2, new_str='NEW'), ed('undo_edit', f'{W}/n.txt'), ed('undo_edit', f'{W}/n.txt'),
-                     rd(f'{W}/n.txt')], files={'n.txt': 'x\ny'}, notes='Example 9: glue', cw='ignore_modes')
+                     rd(f'{W}/n.txt')], files={'n.txt': 'x\ny'}, notes='Example 9: glue')
 for ln in [0, 1, 3, 5, 9, 10]:
     case(g, f'at_{ln}', [ed('insert', f'{W}/f.txt', insert_line=ln, new_str='A\nB'), rd(f'{W}/f.txt')],
-         files={'f.txt': ''.join(f'line{i}\n' for i in range(1, 11))}, notes=NOTE_MODE, cw='ignore_modes')
+         files={'f.txt': ''.join(f'line{i}\n' for i in range(1, 11))}, notes=NOTE_MODE)
 case(g, 'out_of_range', [ed('insert', f'{W}/f.txt', insert_line=6, new_str='x'), ed('insert', f'{W}/f.txt', insert_line=-1, new_str='x')],
      files={'f.txt': FIVE}, notes='no final period')
 case(g, 'string_insert_line', [ed('insert', f'{W}/f.txt', insert_line='2', new_str='S'), ed('insert', f'{W}/f.txt', insert_line=' 1 ', new_str='T'),
-                               rd(f'{W}/f.txt')], files={'f.txt': FIVE}, cw='ignore_modes')
+                               rd(f'{W}/f.txt')], files={'f.txt': FIVE})
 case(g, 'bad_string_insert_line', [ed('insert', f'{W}/f.txt', insert_line='two', new_str='S'), ed('insert', f'{W}/f.txt', insert_line='', new_str='S')],
      files={'f.txt': FIVE})
 case(g, 'missing_insert_line', [ed('insert', f'{W}/f.txt', new_str='x')], files={'f.txt': FIVE})
 case(g, 'missing_new_str', [ed('insert', f'{W}/f.txt', insert_line=1)], files={'f.txt': FIVE})
 case(g, 'missing_both', [ed('insert', f'{W}/f.txt')], files={'f.txt': FIVE}, notes='insert_line is checked first')
-case(g, 'empty_new_str', [ed('insert', f'{W}/f.txt', insert_line=1, new_str=''), rd(f'{W}/f.txt')], files={'f.txt': FIVE}, cw='ignore_modes')
+case(g, 'empty_new_str', [ed('insert', f'{W}/f.txt', insert_line=1, new_str=''), rd(f'{W}/f.txt')], files={'f.txt': FIVE})
 case(g, 'empty_file', [ed('insert', f'{W}/e.txt', insert_line=0, new_str='first'), ed('insert', f'{W}/e.txt', insert_line=1, new_str='x'),
-                       rd(f'{W}/e.txt')], files={'e.txt': ''}, cw='ignore_modes')
-case(g, 'trailing_newline_in_new_str', [ed('insert', f'{W}/f.txt', insert_line=2, new_str='a\n'), rd(f'{W}/f.txt')], files={'f.txt': FIVE},
-     cw='ignore_modes')
-case(g, 'crlf_file', [ed('insert', f'{W}/f.txt', insert_line=1, new_str='x'), rd(f'{W}/f.txt')], files={'f.txt': 'a\r\nb\r\n'}, cw='ignore_modes')
-case(g, 'big_middle', [ed('insert', f'{W}/big.txt', insert_line=1500, new_str='inserted 1\ninserted 2')], files={'big.txt': BIG}, cw='ignore_modes')
-case(g, 'new_str_with_cr', [ed('insert', f'{W}/f.txt', insert_line=1, new_str='p\rq'), rd(f'{W}/f.txt')], files={'f.txt': FIVE}, cw='ignore_modes')
+                       rd(f'{W}/e.txt')], files={'e.txt': ''})
+case(g, 'trailing_newline_in_new_str', [ed('insert', f'{W}/f.txt', insert_line=2, new_str='a\n'), rd(f'{W}/f.txt')], files={'f.txt': FIVE})
+case(g, 'crlf_file', [ed('insert', f'{W}/f.txt', insert_line=1, new_str='x'), rd(f'{W}/f.txt')], files={'f.txt': 'a\r\nb\r\n'})
+case(g, 'big_middle', [ed('insert', f'{W}/big.txt', insert_line=1500, new_str='inserted 1\ninserted 2')], files={'big.txt': BIG})
+case(g, 'new_str_with_cr', [ed('insert', f'{W}/f.txt', insert_line=1, new_str='p\rq'), rd(f'{W}/f.txt')], files={'f.txt': FIVE})
 case(g, 'missing_file', [ed('insert', f'{W}/nope.txt', insert_line=0, new_str='x')])
 case(g, 'list_insert_line', [ed('insert', f'{W}/f.txt', insert_line=[1], new_str='x')], files={'f.txt': FIVE}, notes='TypeError text')
-case(g, 'bool_insert_line', [ed('insert', f'{W}/f.txt', insert_line=True, new_str='x'), rd(f'{W}/f.txt')], files={'f.txt': FIVE}, cw='ignore_modes')
-case(g, 'unicode', [ed('insert', f'{W}/u.txt', insert_line=1, new_str='✓ 日本'), rd(f'{W}/u.txt')], files={'u.txt': 'ä\nö\n'}, cw='ignore_modes')
-case(g, 'many_lines', [ed('insert', f'{W}/f.txt', insert_line=3, new_str='\n'.join(f'n{i}' for i in range(20)))], files={'f.txt': FIVE},
-     cw='ignore_modes')
+case(g, 'bool_insert_line', [ed('insert', f'{W}/f.txt', insert_line=True, new_str='x'), rd(f'{W}/f.txt')], files={'f.txt': FIVE})
+case(g, 'unicode', [ed('insert', f'{W}/u.txt', insert_line=1, new_str='✓ 日本'), rd(f'{W}/u.txt')], files={'u.txt': 'ä\nö\n'})
+case(g, 'many_lines', [ed('insert', f'{W}/f.txt', insert_line=3, new_str='\n'.join(f'n{i}' for i in range(20)))], files={'f.txt': FIVE})
 
 # ------------------------------------------------------------------ undo
 g = 'undo'
@@ -283,7 +279,7 @@ case(g, 'after_external_write', [ed('str_replace', f'{W}/f.txt', old_str='a', ne
 case(g, 'crlf_restored_as_lf', [ed('str_replace', f'{W}/f.txt', old_str='a', new_str='b'), ed('undo_edit', f'{W}/f.txt'), rd(f'{W}/f.txt')],
      files={'f.txt': 'a\r\nc\r\n'})
 case(g, 'insert_then_undo', [ed('insert', f'{W}/f.txt', insert_line=5, new_str='end'), ed('undo_edit', f'{W}/f.txt'), rd(f'{W}/f.txt')],
-     files={'f.txt': FIVE}, cw='ignore_modes')
+     files={'f.txt': FIVE})
 case(g, 'missing_file', [ed('undo_edit', f'{W}/nope.txt')])
 case(g, 'big_truncated', [ed('str_replace', f'{W}/big.txt', old_str='row number 02999', new_str='last'), ed('undo_edit', f'{W}/big.txt')],
      files={'big.txt': BIG})
@@ -315,7 +311,7 @@ case(g, 'str_replace_leaves_binary', [ed('str_replace', f'{W}/s.txt', old_str='a
      files={'s.txt': 'ab\n'}, notes='written, history kept, then refused; undo needs a text file again, then restores')
 case(g, 'insert_leaves_binary', [ed('insert', f'{W}/s.txt', insert_line=0, new_str='a\x00b'), rd(f'{W}/s.txt'),
                                  wr(f'{W}/s.txt', 'text\n'), ed('undo_edit', f'{W}/s.txt')],
-     files={'s.txt': 'x\n'}, notes='written and refused before the history entry: nothing to undo', cw='ignore_modes')
+     files={'s.txt': 'x\n'}, notes='written and refused before the history entry: nothing to undo')
 case(g, 'str_replace_leaves_too_large', [run("{ head -c 10485700 /dev/zero | tr '\\0' a; printf 'X\\n'; } > big.txt"),
                                          ed('str_replace', f'{W}/big.txt', old_str='X', new_str='Y' * 100),
                                          view(f'{W}/big.txt', [1, 1]), run('wc -c < big.txt; tail -c 20 big.txt')],
@@ -327,7 +323,7 @@ case(g, 'nul_after_utf8', [view(f'{W}/n.txt')], files={'n.txt': 'héllo wörld �
 case(g, 'mixed_sequence', [ed('create', f'{W}/s.py', file_text='a = 1\n'), ed('insert', f'{W}/s.py', insert_line=1, new_str='b = 2'),
                            ed('str_replace', f'{W}/s.py', old_str='a = 1', new_str='a = 0'), view(f'{W}/s.py', [1, 2]),
                            ed('undo_edit', f'{W}/s.py'), ed('undo_edit', f'{W}/s.py'), ed('undo_edit', f'{W}/s.py'), ed('undo_edit', f'{W}/s.py'),
-                           rd(f'{W}/s.py')], cw='ignore_modes')
+                           rd(f'{W}/s.py')])
 
 total = 0
 for name, cases in GROUPS.items():
