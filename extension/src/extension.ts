@@ -1,6 +1,7 @@
 import * as fs from 'fs';
 import * as vscode from 'vscode';
 import { registerCommands } from './commands';
+import { registerHunkReview } from './review/hunkReview';
 import { OpenHandsContext } from './context';
 import { registerIdeTools } from './ide';
 import type { ExecutorSnapshot } from './executorService';
@@ -46,6 +47,7 @@ export function activate(context: vscode.ExtensionContext): OpenHandsApi {
   const ctx = new OpenHandsContext(context);
   live = ctx;
   context.subscriptions.push(ctx, ...registerCommands(ctx), ...registerV1Commands(ctx.agentServer, () => ctx.config.current.backend === 'v1'));
+  context.subscriptions.push(...registerHunkReview({ changes: ctx.chat.changes, sendUndoneNow: () => ctx.chat.sendUndoneNow(), log: ctx.log }));
   const ide = registerIdeTools(context, ctx.log);
   context.subscriptions.push(ide);
   // The agent's path to the IDE tools: announced and run by the executor (call_tool_mcp actions).

@@ -1,8 +1,9 @@
 import { problemOf, serverProblemOf, type Fix } from '../fixes';
 import type { ChatItem, ConversationSummary, HostToView, Problem, TabStatus } from '../webview/protocol';
 import type { ConversationBackend, EditReviewer, ExecutorPort, LlmSettings, ModelStep, SessionHost, TabLog } from './backend';
-import { AGENT_STATE_LABELS, EventModel, type ServerEvent } from './eventModel';
+import { AGENT_STATE_LABELS, EventModel, relativePaths, type ServerEvent } from './eventModel';
 import { ServerError } from './http';
+import { TurnChanges } from './turnChanges';
 import { Budget, contextPercent, dollars, usageFromV0Metrics, usageLine, type Usage } from './usage';
 
 export interface TabSessionDeps {
@@ -60,6 +61,8 @@ export class TabSession implements SessionHost {
   /** What the conversation shown has cost so far, and its budget. */
   private usage: Usage | undefined;
   private budget = new Budget();
+  /** The agent's edits since the person's last message, hunk by hunk (review/, turnChanges.ts). */
+  readonly changes = new TurnChanges();
 
   constructor(private readonly deps: TabSessionDeps) {
     this.backend = deps.backend;
@@ -178,6 +181,7 @@ export class TabSession implements SessionHost {
     this.answered = undefined;
     this.withdrawReview();
     this.problems.delete('runtime');
+    this.changes.reset();
     this.backend.reset(dropMessage);
   }
 
@@ -237,7 +241,15 @@ export class TabSession implements SessionHost {
   async send(text: string): Promise<void> {
     const message = text.trim();
     if (!message) return;
-    await this.backend.send(message);
+    // The hunks the person undid since the last message go with it, so the agent does not redo them.
+    const feedback = this.changes.feedback((p) => relativePaths(p, this.deps.workspaceFolders?.()));
+    await this.backend.send(feedback ? `${message}\n\n${feedback}` : message);
+    this.changes.sent();
+  }
+
+  /** The undone hunks to the agent at once (a message of their own), not with the next one. */
+  async sendUndoneNow(): Promise<void> {
+    if (this.changes.pendingRejections.length) await this.send('Before you go on: I undid some of your edits.');
   }
 
   /** Stop: V0 the agent-state change the web UI sends, V1 a pause after the running step. */
@@ -346,6 +358,7 @@ export class TabSession implements SessionHost {
         continue;
       }
       if ('event' in step) this.usage = usageFromV0Metrics(step.event.llm_metrics) ?? this.usage;
+      if ('event' in step) this.changes.record(step.event);
       const changes = 'event' in step ? this.model.apply(step.event) : this.model.holdBack(step.holdBack, step.args);
       const adds = changes.filter((c) => c.op === 'add').map((c) => c.item);
       if (adds.length) this.deps.post({ type: 'add', items: adds });

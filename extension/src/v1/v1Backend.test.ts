@@ -126,6 +126,49 @@ describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
     expect(JSON.parse(t.sockets[0].sent[0])).toEqual({ type: 'auth', session_api_key: 'ask' });
   });
 
+  it('review by hunk: an edit observation lists its hunks; an undone hunk goes with the next message, once', async () => {
+    const t = setup();
+    await t.session.open();
+    await t.session.send('rename y');
+    t.sockets[0].open();
+    t.sockets[0].emit({ kind: 'ActionEvent', id: 'a1', source: 'agent', tool_name: 'file_editor', action: { kind: 'FileEditorAction', command: 'str_replace', path: '/ws/app.py', old_str: 'y = 2', new_str: 'y = 3' } });
+    t.sockets[0].emit({ kind: 'ObservationEvent', id: 'o1', source: 'environment', action_id: 'a1', tool_name: 'file_editor', observation: { kind: 'FileEditorObservation', command: 'str_replace', path: '/ws/app.py', old_content: 'x = 1\ny = 2\n', new_content: 'x = 1\ny = 3\n', content: [{ type: 'text', text: 'edited' }] } });
+    const [hunk] = t.session.changes.hunks('/ws/app.py', 'x = 1\ny = 3\n');
+    expect(hunk).toEqual({ beforeStart: 1, beforeLines: ['y = 2'], afterStart: 1, afterLines: ['y = 3'] });
+    t.session.changes.rejected('/ws/app.py', hunk);
+    await t.session.send('go on');
+    const texts = () => t.requests.filter((r) => r.method === 'POST' && r.url.endsWith('/events')).map((r) => ((r.body as any).content[0].text as string));
+    expect(texts()[1]).toMatch(/^go on\n\nI reviewed your edits and undid these changes\./);
+    expect(texts()[1]).toContain('- app.py, lines 2-2 of your version: your change\n```\ny = 3\n```');
+    // Told once; the next turn starts empty.
+    expect(t.session.changes.paths()).toEqual([]);
+    await t.session.send('and then');
+    expect(texts()[2]).toBe('and then');
+  });
+
+  it('Continue on a pausing conversation: the agent-server\'s 409 (its run still winding down) is asked again until it takes the run', async () => {
+    const statuses: Record<string, number> = {};
+    const t = setup({ statuses });
+    await t.session.open();
+    await t.session.send('long task');
+    const id = t.session.currentConversationId!;
+    t.sockets[0].open();
+    t.sockets[0].emit({ kind: 'ConversationStateUpdateEvent', id: 's1', key: 'execution_status', value: 'paused' });
+    const run = `POST /api/conversations/${id}/run`;
+    const runs = () => t.requests.filter((r) => r.method === 'POST' && r.url.endsWith(`/${id}/run`)).length;
+    const before = runs();
+    statuses[run] = 409;
+    const going = t.session.continueConversation();
+    await new Promise((r) => setTimeout(r, 700));
+    expect(runs() - before).toBeGreaterThanOrEqual(2);
+    statuses[run] = 200;
+    await going;
+    const after = runs();
+    await new Promise((r) => setTimeout(r, 700));
+    expect(runs()).toBe(after); // taken: asked no more
+    expect(t.session.status().problems.some((p) => p.id === 'server')).toBe(false);
+  });
+
   it('the list says each conversation\'s state and whether this tab started it (a script or Agent Canvas did the others)', async () => {
     const t = setup();
     await t.session.open();

@@ -7,6 +7,10 @@ import type { ConversationPlace, Problem } from '../webview/protocol';
 import { AgentServerClient, EventStream, type AgentServerEndpoint, type ConfirmationMode, type SocketFactory, type V1Event } from './agentServerClient';
 import { V1EventAdapter } from './v1Events';
 
+/** How long Continue waits for a pausing run to wind down (the agent-server's 409), and how often it asks. */
+const RESUME_PATIENCE_MS = 30_000;
+const RESUME_RETRY_MS = 500;
+
 /**
  * The executor as the V1 tab drives it: serve a conversation, let one go, and run the checkpoint
  * actions itself (the V1 tools never see the user's messages: the tab takes the checkpoint
@@ -292,13 +296,24 @@ export class V1Backend implements ConversationBackend {
   async resume(id: string): Promise<boolean> {
     if (!this.client) return true;
     if (this.adapter.status !== 'paused') return false;
-    try {
-      await this.client.run(id);
-    } catch (e) {
-      if (!(e instanceof ServerError && e.status === 409)) this.host.serverProblem(e);
-      this.host.publish();
+    // A pause takes effect after the step in progress: the agent-server reports `paused` at once but
+    // answers 409 ("already running") until that run has wound down. The person asked to go on, so
+    // ask again until it takes the run, the state moves on, or RESUME_PATIENCE_MS pass.
+    const deadline = Date.now() + RESUME_PATIENCE_MS;
+    for (;;) {
+      try {
+        await this.client.run(id);
+        return true;
+      } catch (e) {
+        const busy = e instanceof ServerError && e.status === 409;
+        if (!busy) this.host.serverProblem(e);
+        if (!busy || this.adapter.status !== 'paused' || Date.now() >= deadline) {
+          this.host.publish();
+          return true;
+        }
+      }
+      await new Promise((r) => setTimeout(r, RESUME_RETRY_MS));
     }
-    return true;
   }
 
   /** The answer to the actions the agent waits to run, over REST (`respond_to_confirmation`). */

@@ -310,6 +310,38 @@ exports.run = async () => {
       assert(!after.problems.some((p) => p.id === 'budget') && after.usage.budgetUsd > 5 && after.usage.costUsd > usage.costUsd, `after ${JSON.stringify(after.usage)}`);
       await assertScriptFollowed(LLM);
     });
+
+    await test('review by hunk: Undo in the editor restores exactly that hunk (on disk, on the editor\'s undo stack), and the next message tells the agent', async () => {
+      const notesD = path.join(root, 'notes-D.txt');
+      assert(fs.readFileSync(notesD, 'utf8') === 'final notes of D\n', 'notes-D.txt before the review');
+      const uri = vscode.Uri.file(notesD);
+      const doc = await vscode.workspace.openTextDocument(uri);
+      await vscode.window.showTextDocument(doc, { preview: false });
+      const lenses = await waitFor('the Keep and Undo lenses', async () => {
+        const all = (await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri)) || [];
+        return all.some((l) => l.command && l.command.command === 'openhands.changes.undoHunk') ? all : undefined;
+      }, 20000, 300);
+      const of = (name) => lenses.filter((l) => l.command && l.command.command === name);
+      assert(of('openhands.changes.keepHunk').length === 1 && of('openhands.changes.undoHunk').length === 1 && of('openhands.changes.undoHunk')[0].range.start.line === 0, `lenses ${JSON.stringify(lenses.map((l) => [l.command && l.command.title, l.range.start.line]))}`);
+      const undo = of('openhands.changes.undoHunk')[0].command;
+      await vscode.commands.executeCommand(undo.command, ...undo.arguments);
+      assert(fs.readFileSync(notesD, 'utf8') === 'draft notes of D\n' && doc.getText() === 'draft notes of D\n' && !doc.isDirty, `after Undo: disk ${JSON.stringify(fs.readFileSync(notesD, 'utf8'))}, editor ${JSON.stringify(doc.getText())}`);
+      // On the editor's undo stack: its Undo brings the agent's line back, Redo takes it away again.
+      await vscode.window.showTextDocument(doc, { preview: false });
+      await vscode.commands.executeCommand('undo');
+      await waitFor('the editor\'s Undo', () => doc.getText() === 'final notes of D\n', 5000, 100);
+      await vscode.commands.executeCommand('redo');
+      await waitFor('the editor\'s Redo', () => doc.getText() === 'draft notes of D\n', 5000, 100);
+      await doc.save();
+      const after = (await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri)) || [];
+      assert(!after.some((l) => l.command && /openhands\.changes\./.test(l.command.command)), 'a lens is left after the undo');
+      // The next message carries the undone hunk: the scripted LLM's step 5 expects it in the request.
+      const requests = await llmRequests();
+      await typeTask('conversation D: thanks');
+      await waitFor('the agent to answer the message', async () => (await llmRequests()) > requests && api.conversation.status.agentState === 'finished' && item(api, (i) => /as you restored them/.test(JSON.stringify(i))), 120000, 200);
+      await assertScriptFollowed(LLM);
+      assert(fs.readFileSync(notesD, 'utf8') === 'draft notes of D\n', 'notes-D.txt changed after the message');
+    });
   } finally {
     await vscode.workspace.getConfiguration('openhands').update('budgetPerConversation', undefined, vscode.ConfigurationTarget.Global).then(undefined, () => undefined);
     await vscode.workspace.getConfiguration('openhands').update('v1.confirmation', undefined, vscode.ConfigurationTarget.Global).then(undefined, () => undefined);
