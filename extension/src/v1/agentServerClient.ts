@@ -35,6 +35,12 @@ export interface StartConversation {
   /** The IDE tools this window serves, as an MCP server entry (fastmcp's `mcpServers` shape). */
   mcpServers?: Record<string, { url: string; transport?: string; headers?: Record<string, string> }>;
   firstMessage?: string;
+  /**
+   * Work in a git worktree the agent-server makes of the workspace's repository (its
+   * `worktree: true`: under OH_CONVERSATION_WORKTREE_ROOT, on branch `openhands/<id>`). The
+   * agent-server ignores it when the workspace is not in a git repository.
+   */
+  worktree?: boolean;
 }
 
 export type ConfirmationMode = 'never' | 'risky' | 'always';
@@ -78,6 +84,7 @@ export function startRequest(s: StartConversation): Record<string, unknown> {
   // ConfirmRisky decides by the risk the LLM rates each action (LLMSecurityAnalyzer); without an
   // analyzer every risk is UNKNOWN, which ConfirmRisky confirms: the same as AlwaysConfirm.
   if (s.confirmation === 'risky') body.security_analyzer = { kind: 'LLMSecurityAnalyzer' };
+  if (s.worktree) body.worktree = true;
   if (s.firstMessage !== undefined) body.initial_message = userMessage(s.firstMessage);
   return body;
 }

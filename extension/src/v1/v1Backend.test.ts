@@ -31,7 +31,7 @@ function store() {
   return { get: <T>(k: string) => m.get(k) as T | undefined, update: async (k: string, v: unknown) => { m.set(k, v); }, m };
 }
 
-function setup(opts: { budget?: number; llm?: boolean; confirmation?: 'never' | 'always'; executor?: CheckpointExecutor; folders?: string[]; statuses?: Record<string, number>; onRequest?: (method: string, path: string, body: Record<string, unknown> | undefined) => Promise<void> } = {}) {
+function setup(opts: { worktreeByDefault?: boolean; budget?: number; llm?: boolean; confirmation?: 'never' | 'always'; executor?: CheckpointExecutor; folders?: string[]; statuses?: Record<string, number>; onRequest?: (method: string, path: string, body: Record<string, unknown> | undefined) => Promise<void> } = {}) {
   const requests: Array<{ method: string; url: string; headers: Record<string, string>; body?: unknown }> = [];
   const sockets: FakeSocket[] = [];
   const posted: HostToView[] = [];
@@ -65,6 +65,7 @@ function setup(opts: { budget?: number; llm?: boolean; confirmation?: 'never' | 
     },
     workspaceRoot: () => '/ws',
     confirmation: () => opts.confirmation ?? 'never',
+    worktreeByDefault: opts.worktreeByDefault === undefined ? undefined : () => opts.worktreeByDefault!,
     ideTools: async () => ({ url: 'http://127.0.0.1:7777/mcp', headers: { Authorization: 'Bearer tok' } }),
     fetch: async (url, init) => {
       requests.push({ method: init.method, url, headers: init.headers, body: init.body ? JSON.parse(init.body) : undefined });
@@ -486,6 +487,22 @@ describe('V1Backend: a checkpoint before each user message (real executor)', () 
     expect(seen).toEqual([[{ conversation_id: id, message: 1 }]]);
     const posts = t.requests.filter((r) => r.method === 'POST').map((r) => [new URL(r.url).pathname, (r.body as { run?: boolean } | undefined)?.run]);
     expect(posts).toEqual([['/api/conversations', undefined], [`/api/conversations/${id}/events`, false], [`/api/conversations/${id}/run`, undefined]]);
+  });
+
+  it('a new conversation in a worktree: `worktree: true` in the create request when asked or by the user\'s default; asked otherwise wins', async () => {
+    const created = async (opts: { worktreeByDefault?: boolean }, ask?: { worktree?: boolean }) => {
+      const t = setup(opts);
+      await t.session.open();
+      const id = await t.session.newConversation(undefined, ask);
+      const create = t.requests.find((r) => r.method === 'POST' && r.url.endsWith('/api/conversations'))!;
+      expect(t.retargeted).toEqual([id]);
+      return create.body as Record<string, unknown>;
+    };
+    expect(await created({}, { worktree: true })).toMatchObject({ worktree: true, workspace: { working_dir: '/ws' } });
+    expect(await created({ worktreeByDefault: true })).toMatchObject({ worktree: true });
+    expect(await created({ worktreeByDefault: true }, { worktree: false })).not.toHaveProperty('worktree');
+    expect(await created({ worktreeByDefault: false })).not.toHaveProperty('worktree');
+    expect(await created({})).not.toHaveProperty('worktree');
   });
 
   it('a failing checkpoint is logged and the message is still sent', async () => {

@@ -47,6 +47,7 @@ exports.run = async () => {
   let alpha;
   let beta;
   let gamma;
+  let delta;
   const notices = uiRequester(ARTIFACTS, 40000);
   // Clicks `label` in the one notification containing `text`, once it shows (a toast, else the list).
   const clickNotification = async (text, label) => {
@@ -142,7 +143,7 @@ exports.run = async () => {
 
     await test('a conversation over the limit (openhands.v1.maxParallelConversations = 2) gets an error observation saying so, not a wait', async () => {
       // alpha and gamma hold the two executors (until they are closed or deleted).
-      const delta = crypto.randomUUID();
+      delta = crypto.randomUUID();
       const t0 = Date.now();
       await createElsewhere(delta, 'delta');
       const created = Date.now() - t0;
@@ -179,9 +180,10 @@ exports.run = async () => {
       const wt = path.join(process.env.OH_CONVERSATION_WORKTREE_ROOT, gamma, path.basename(root));
       fs.writeFileSync(path.join(wt, 'gamma-notes.txt'), 'notes of gamma\n');
       const files = await vscode.commands.executeCommand('openhands.v1.reviewWorktree');
-      assert(JSON.stringify(files) === JSON.stringify([{ status: 'A', path: 'gamma-notes.txt' }]), `review listed ${JSON.stringify(files)}`);
-      const diff = await waitFor('the diff editor of gamma-notes.txt', () => vscode.window.tabGroups.all.flatMap((g) => g.tabs)
-        .find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.original.scheme === 'openhands-worktree-base' && t.input.modified.fsPath === path.join(fs.realpathSync(wt), 'gamma-notes.txt')), 20000, 200);
+      // edit-gamma.txt: the agent's file edit; gamma-notes.txt: written here.
+      assert(JSON.stringify(files) === JSON.stringify([{ status: 'A', path: 'edit-gamma.txt' }, { status: 'A', path: 'gamma-notes.txt' }]), `review listed ${JSON.stringify(files)}`);
+      const diff = await waitFor('the diff editor of the first file', () => vscode.window.tabGroups.all.flatMap((g) => g.tabs)
+        .find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.original.scheme === 'openhands-worktree-base' && t.input.modified.fsPath === path.join(fs.realpathSync(wt), 'edit-gamma.txt')), 20000, 200);
       assert((await vscode.workspace.openTextDocument(diff.input.original)).getText() === '', 'the base side of an added file is not empty');
       await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
       const applied = await vscode.commands.executeCommand('openhands.v1.applyWorktree');
@@ -196,6 +198,35 @@ exports.run = async () => {
       const branches = execFileSync('git', ['-C', root, 'branch', '--list', branch]).toString();
       assert(branches === '', `the branch is still there: ${branches}`);
       await waitFor('the list to drop the worktree', () => api.conversation.status.conversations.find((x) => x.id === gamma)?.place?.kind !== 'worktree', 20000, 300);
+    });
+
+    await test('New Conversation in a Worktree: the tab\'s conversation runs in the worktree the agent-server made (its shell there, its file edit there, on its branch, the tab says so)', async () => {
+      // Free the second executor (gamma holds it; delta never got one).
+      await rest('DELETE', `/api/conversations/${gamma}`);
+      await rest('DELETE', `/api/conversations/${delta}`);
+      const epsilon = await vscode.commands.executeCommand('openhands.v1.newConversationInWorktree');
+      assert(typeof epsilon === 'string' && api.conversation.status.conversationId === epsilon, `the command answered ${epsilon}; the tab shows ${api.conversation.status.conversationId}`);
+      await act('webview-fill', '#input', 'parallel task epsilon');
+      await act('webview-click', '#send');
+      await waitFor('epsilon to finish', () => {
+        const s = api.conversation.status;
+        const problem = s.problems.find((p) => ['server', 'send', 'llm-auth', 'executor'].includes(p.id));
+        if (problem) throw new Error(`the tab reports: ${problem.message}`);
+        return s.conversationId === epsilon && s.agentState === 'finished';
+      }, 180000, 300);
+      const branch = `openhands/${epsilon}`;
+      const wt = path.join(process.env.OH_CONVERSATION_WORKTREE_ROOT, epsilon, path.basename(root));
+      const e = stamps(await eventsText(epsilon), 'epsilon');
+      note(`epsilon worked in ${e.cwd} on ${e.branch}`);
+      assert(e.cwd === wt && e.branch === branch, `epsilon's shell is in ${e.cwd} on ${e.branch}, not ${wt} on ${branch}`);
+      assert(e.ppid === process.pid, `epsilon's shell parent ${e.ppid}`);
+      assert(fs.existsSync(path.join(wt, 'edit-epsilon.txt')) && !fs.existsSync(path.join(root, 'edit-epsilon.txt')), 'the file edit did not land in the worktree only');
+      assert(vscode.window.terminals.some((t) => t.name === `OpenHands Agent ${epsilon.replace(/-/g, '').slice(0, 8)}`), 'no agent terminal for epsilon');
+      await waitFor('epsilon listed in its worktree', () => api.conversation.status.conversations.find((x) => x.id === epsilon)?.place?.branch === branch, 30000, 300);
+      const page = path.join(ARTIFACTS, `ui-webview-text-${++seq}.txt`);
+      await ui('webview-text', page);
+      const shown = fs.readFileSync(page, 'utf8');
+      assert(shown.includes(`on branch ${branch}`) && shown.includes('Review changes'), `the tab says ${shown.slice(0, 600)}`);
     });
   } finally {
     await vscode.commands.executeCommand('openhands.stop');
