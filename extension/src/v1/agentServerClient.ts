@@ -105,9 +105,9 @@ export class AgentServerClient {
   }
 
   /** The server's conversations, newest first (`GET /api/conversations/search`). */
-  async listConversations(limit = 50): Promise<ConversationSummary[]> {
+  async listConversations(limit = 50): Promise<Array<ConversationSummary & { tags?: Record<string, unknown> }>> {
     const r = (await this.request('GET', `/api/conversations/search?limit=${limit}`)) as { items?: unknown[] };
-    return (r.items ?? []).map((raw) => summary(raw as Record<string, unknown>)).filter((c): c is ConversationSummary => c !== undefined);
+    return (r.items ?? []).map((raw) => summary(raw as Record<string, unknown>)).filter((c) => c !== undefined);
   }
 
   /** One conversation (`GET /api/conversations/{id}`): its `execution_status` among the rest. */
@@ -177,7 +177,7 @@ export class AgentServerClient {
   }
 }
 
-function summary(c: Record<string, unknown>): ConversationSummary | undefined {
+function summary(c: Record<string, unknown>): (ConversationSummary & { tags?: Record<string, unknown> }) | undefined {
   const id = typeof c.id === 'string' ? c.id : '';
   if (!id) return undefined;
   const ws = c.workspace && typeof c.workspace === 'object' ? (c.workspace as Record<string, unknown>) : undefined;
@@ -187,7 +187,22 @@ function summary(c: Record<string, unknown>): ConversationSummary | undefined {
     status: typeof c.execution_status === 'string' ? c.execution_status : undefined,
     updated: typeof c.updated_at === 'string' ? c.updated_at : undefined,
     workingDir: typeof ws?.working_dir === 'string' && ws.working_dir ? ws.working_dir : undefined,
+    tags: c.tags && typeof c.tags === 'object' ? (c.tags as Record<string, unknown>) : undefined,
   };
+}
+
+// Tags other clients put on the conversations they create (agent-server `tags`: lowercase keys):
+// Agent Canvas 1.20 `clientsource: agentcanvas` on each; an automation run its `automation*` keys
+// (the SDK's `RemoteWorkspace.default_conversation_tags`).
+const CLIENT_SOURCE_TAG = 'clientsource';
+const AGENT_CANVAS_SOURCE = 'agentcanvas';
+const AUTOMATION_TAGS = ['automationtrigger', 'automationid', 'automationname', 'automationrunid'];
+
+/** Who started a conversation this tab did not create, as far as its tags tell. */
+export function startedBy(tags: Record<string, unknown> | undefined): 'canvas' | 'automation' | 'elsewhere' {
+  if (tags?.[CLIENT_SOURCE_TAG] === AGENT_CANVAS_SOURCE) return 'canvas';
+  if (AUTOMATION_TAGS.some((k) => typeof tags?.[k] === 'string')) return 'automation';
+  return 'elsewhere';
 }
 
 /** The minimal WebSocket surface (the WHATWG one: Node's global and the `ws` package both have it). */

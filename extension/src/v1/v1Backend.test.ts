@@ -127,7 +127,7 @@ describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
     expect(JSON.parse(t.sockets[0].sent[0])).toEqual({ type: 'auth', session_api_key: 'ask' });
   });
 
-  it('the list says each conversation\'s state and whether this tab started it (a script or Agent Canvas did the others)', async () => {
+  it('the list says each conversation\'s state and who started it: this tab, Agent Canvas or an automation by their tags, else "outside the tab"', async () => {
     const t = setup();
     await t.session.open();
     await t.session.send('fix the bug');
@@ -136,13 +136,21 @@ describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
     t.answers['GET /api/conversations/search'] = { items: [
       { id: mine, title: 'fix the bug', execution_status: 'waiting_for_confirmation' },
       { id: other, title: 'from a script', execution_status: 'running' },
+      // As Agent Canvas 1.20.0 creates its conversations (agent-server-adapter.ts: `tags`).
+      { id: 'c-canvas', title: 'from Canvas', execution_status: 'idle', tags: { clientsource: 'agentcanvas' } },
+      { id: 'c-auto', title: 'nightly', execution_status: 'finished', tags: { automationid: 'a1', automationrunid: 'r1' } },
+      { id: 'c-other', title: 'another client', execution_status: 'idle', tags: { clientsource: 'somethingelse' } },
     ] };
     await t.session.refreshConversations();
     const { conversationLabel } = await import('../webview/protocol');
     expect(t.session.status().conversations.map(conversationLabel)).toEqual([
       'fix the bug (waiting for your confirmation, started in the tab)',
       'from a script (running, started outside the tab)',
+      'from Canvas (idle, started in Agent Canvas)',
+      'nightly (finished, started by an automation)',
+      'another client (idle, started outside the tab)',
     ]);
+    expect(t.session.status().conversations.find((c) => c.id === 'c-canvas')).not.toHaveProperty('tags');
   });
 
   it('the list says where each conversation works: the workspace, its worktree and branch, or another folder', async () => {
@@ -186,7 +194,8 @@ describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
     expect(statuses()).toBe(before + 1);
     expect(t.listed.at(-1)).toEqual({ ids: ['b:finished'], shown: undefined });
     const { placeText } = await import('../webview/protocol');
-    expect(placeText({ kind: 'worktree', path: '/wt/p', branch: 'openhands/x', folder: '/p' }, 'elsewhere')).toBe('Started outside the tab (a script, Agent Canvas); works in a git worktree on branch openhands/x: /wt/p');
+    expect(placeText({ kind: 'worktree', path: '/wt/p', branch: 'openhands/x', folder: '/p' }, 'elsewhere')).toBe('Started outside the tab (a script or another client); works in a git worktree on branch openhands/x: /wt/p');
+    expect(placeText({ kind: 'workspace', folder: '/p' }, 'canvas')).toBe('Started in Agent Canvas; works in the workspace (/p)');
     expect(placeText({ kind: 'workspace', folder: '/p' })).toBe('Works in the workspace (/p)');
   });
 

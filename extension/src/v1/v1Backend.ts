@@ -4,7 +4,7 @@ import type { AwaitedAction, ConversationBackend, ExecutorPort, LlmSettings, New
 import { ServerError, type FetchLike } from '../tab/http';
 import { problemOf } from '../fixes';
 import type { ConversationPlace, Problem } from '../webview/protocol';
-import { AgentServerClient, EventStream, type AgentServerEndpoint, type ConfirmationMode, type SocketFactory, type V1Event } from './agentServerClient';
+import { AgentServerClient, EventStream, startedBy, type AgentServerEndpoint, type ConfirmationMode, type SocketFactory, type V1Event } from './agentServerClient';
 import { V1EventAdapter } from './v1Events';
 
 /**
@@ -141,16 +141,17 @@ export class V1Backend implements ConversationBackend {
   }
 
   /**
-   * The server's conversations, each marked as started in this tab or elsewhere (a script, Agent
-   * Canvas) and with where it works (the workspace, a worktree and its branch).
+   * The server's conversations, each marked as started in this tab, in Agent Canvas or by an
+   * automation (by their tags), or elsewhere (a script, another client: nothing tells them apart),
+   * and with where it works (the workspace, a worktree and its branch).
    */
   async listConversations() {
     const list = await this.client!.listConversations();
     const mine = new Set(this.endpoint ? (this.deps.state.get<string[]>(CREATED_KEY(this.endpoint.baseUrl)) ?? []) : []);
     const locate = this.deps.locate;
-    return Promise.all(list.map(async (c) => ({
+    return Promise.all(list.map(async ({ tags, ...c }) => ({
       ...c,
-      origin: mine.has(c.id) ? ('tab' as const) : ('elsewhere' as const),
+      origin: mine.has(c.id) ? ('tab' as const) : startedBy(tags),
       place: c.workingDir && locate ? await locate(c.workingDir).catch(() => undefined) : undefined,
     })));
   }

@@ -119,6 +119,11 @@ exports.run = async () => {
         const name = `OpenHands Agent ${id.replace(/-/g, '').slice(0, 8)}`;
         assert(names.includes(name), `no terminal "${name}" in ${JSON.stringify(names)}`);
       }
+      // The list: the tab's conversation as started in the tab, the script's (no tags) as started outside it.
+      await waitFor('the list to say who started alpha and beta', () => {
+        const list = api.conversation.status.conversations;
+        return list.find((c) => c.id === alpha)?.origin === 'tab' && list.find((c) => c.id === beta)?.origin === 'elsewhere';
+      }, 20000, 300);
       // Deleting the script's conversation ends its executor; the tab's keeps its own.
       await rest('DELETE', `/api/conversations/${beta}`);
       await waitFor('beta\'s terminal to close', () => !vscode.window.terminals.some((t) => t.name.endsWith(beta.replace(/-/g, '').slice(0, 8))), 30000, 200);
@@ -127,7 +132,8 @@ exports.run = async () => {
 
     await test('a conversation created with worktree: true runs in the worktree the agent-server made, on its branch', async () => {
       gamma = crypto.randomUUID();
-      await createElsewhere(gamma, 'gamma', { worktree: true });
+      // With the tag Agent Canvas 1.20.0 puts on each conversation it creates.
+      await createElsewhere(gamma, 'gamma', { worktree: true, tags: { clientsource: 'agentcanvas' } });
       await waitFor('gamma to finish', async () => {
         const g = await rest('GET', `/api/conversations/${gamma}`);
         if (['error', 'stuck'].includes(g.execution_status)) throw new Error(`gamma ${g.execution_status}`);
@@ -157,7 +163,7 @@ exports.run = async () => {
       assert(!vscode.window.terminals.some((t) => t.name === `OpenHands Agent ${delta.replace(/-/g, '').slice(0, 8)}`), 'delta got an executor');
     });
 
-    await test('the list shows gamma in its worktree on its branch; finished in the background, it badges the view and notifies, and Open shows it', async () => {
+    await test('the list shows gamma in its worktree on its branch, started in Agent Canvas (by its tag); finished in the background, it badges the view and notifies, and Open shows it', async () => {
       const branch = `openhands/${gamma}`;
       const listed = await waitFor('gamma in the list, in its worktree', () => {
         const c = api.conversation.status.conversations.find((x) => x.id === gamma);
@@ -168,11 +174,15 @@ exports.run = async () => {
       await waitFor('the badge to count gamma', () => api.conversation.needing.includes(gamma) && api.conversation.badge === api.conversation.needing.length, 30000, 300);
       await clickNotification(`(${gamma.slice(0, 8)}) finished`, 'Open');
       await waitFor('the tab to show gamma', () => api.conversation.status.conversationId === gamma, 30000, 200);
-      assert(!api.conversation.needing.includes(gamma), `gamma still needs attention: ${api.conversation.needing}`);
+      // The tab shows it before it publishes the list the badge is counted from.
+      await waitFor('gamma to leave the badge once shown', () => !api.conversation.needing.includes(gamma), 10000, 100)
+        .catch(() => { throw new Error(`gamma still needs attention: ${api.conversation.needing}`); });
       const page = path.join(ARTIFACTS, `ui-webview-text-${++seq}.txt`);
       await ui('webview-text', page);
       const shown = fs.readFileSync(page, 'utf8');
       assert(shown.includes(`on branch ${branch}`) && shown.includes('Review changes') && shown.includes('Discard'), `the tab says ${shown.slice(0, 600)}`);
+      // Its tags say Agent Canvas started it (as they would for Canvas's own conversations).
+      assert(shown.includes('Started in Agent Canvas') && listed.origin === 'canvas', `gamma's origin ${listed.origin}; the tab says ${shown.slice(0, 600)}`);
     });
 
     await test('Review changes lists what gamma\'s worktree changed in the diff editor; Apply writes it into the workspace; Discard, confirmed, removes the worktree and its branch', async () => {
