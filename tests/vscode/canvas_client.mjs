@@ -33,7 +33,11 @@ class MemoryStorage {
 }
 globalThis.localStorage = new MemoryStorage();
 globalThis.sessionStorage = new MemoryStorage();
-globalThis.window ??= { location: { protocol: 'http:', host: 'localhost:8000', hostname: 'localhost', origin: 'http://localhost:8000', search: '' } };
+globalThis.window ??= {
+  localStorage: globalThis.localStorage,
+  sessionStorage: globalThis.sessionStorage,
+  location: { protocol: 'http:', host: 'localhost:8000', hostname: 'localhost', origin: 'http://localhost:8000', search: '' },
+};
 
 const registry = await import(`${dist}/api/backend-registry/active-store.js`);
 const Settings = (await import(`${dist}/api/settings-service/settings-service.api.js`)).default;

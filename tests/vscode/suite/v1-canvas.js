@@ -128,6 +128,11 @@ exports.run = async () => {
           return c && c.origin === 'canvas' && c.place && c.place.kind === 'worktree' && c.place.branch === `openhands/${ids[t]}`;
         }) && list.find((x) => x.id === ids.tab)?.origin === 'tab';
       }, 30000, 300);
+      // The tab shows its own conversation, which works in the workspace: no worktree actions.
+      const page = path.join(ARTIFACTS, `ui-webview-text-${++seq}.txt`);
+      await ui('webview-text', page);
+      const shown = fs.readFileSync(page, 'utf8');
+      assert(shown.includes('Started in the tab; works in the workspace') && !shown.includes('Review changes'), `the tab says ${shown.slice(0, 600)}`);
       await ui('screenshot', path.join(ARTIFACTS, 'v1-canvas-tab-list.png'));
       assert(fs.existsSync(path.join(ARTIFACTS, 'v1-canvas-tab-list.png')), 'no screenshot');
     });
