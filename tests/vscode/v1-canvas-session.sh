@@ -22,7 +22,7 @@ run_v1_canvas_session() {
   llm="$(scripted_llm_url "$art")"
   if [ -n "$llm" ]; then
     OH_CHECKPOINT_DIR="$SESSION/v1-canvas-checkpoints" "$NODE24" "$HERE/host.mjs" --workspace "$ws" --dev "$HERE/harness-ext" \
-      --tests "$HERE/suite/v1-canvas.js" --env "{\"OH_TEST_LLM_BASE_URL\":\"$llm\",\"OH_TEST_ARTIFACTS\":\"$art\",\"HOME\":\"$SESSION/v1-canvas-home\",\"OH_CONVERSATION_WORKTREE_ROOT\":\"$SESSION/v1-canvas-worktrees\",\"OH_TEST_NODE24\":\"$NODE24\",\"OH_TEST_CANVAS_PACKAGE\":\"$canvas/package\",\"OH_TEST_V1_PYTHON\":\"$PY1\"}" \
+      --tests "$HERE/suite/v1-canvas.js" --env "{\"OH_TEST_LLM_BASE_URL\":\"$llm\",\"OH_TEST_ARTIFACTS\":\"$art\",\"HOME\":\"$SESSION/v1-canvas-home\",\"OH_CONVERSATION_WORKTREE_ROOT\":\"$SESSION/v1-canvas-worktrees\",\"OH_TEST_NODE24\":\"$NODE24\",\"OH_TEST_CANVAS_PACKAGE\":\"$canvas/package\",\"OH_TEST_V1_PYTHON\":\"$PY1\",\"OH_TEST_PW_DIR\":\"$CACHE/pw\"}" \
       --settings "{\"openhands.v1.python\":\"$PY1\"}" --extensions-dir "$EXT" --artifacts "$art" --click-dialog Allow --timeout 600 \
       > "$ARTIFACTS/host-v1-canvas.log" 2>&1
     HOST_RC[v1-canvas]=$?

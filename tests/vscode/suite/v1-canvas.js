@@ -4,7 +4,8 @@
 // Agent Canvas 1.20.0's own client code (canvas_client.mjs: its compiled modules from its npm
 // tarball, standing in only for its browser page) adds this window as a backend, saves the LLM
 // and starts two conversations the way Canvas does (canvas1, canvas2: its request, worktree: true,
-// its WebSocket and list polling). All three run at once, each in its own executor of the window's
+// its WebSocket and list polling), and Canvas's own built page, in headless Chromium, shows one.
+// All three run at once, each in its own executor of the window's
 // pool and the Canvas ones in their own worktrees; then a script with openhands-sdk's
 // RemoteConversation creates one (sdk) that the window serves too.
 const vscode = require('vscode');
@@ -118,6 +119,19 @@ exports.run = async () => {
         assert(f.working_dir === path.join(wtRoot, ids[t], path.basename(root)), `${t}'s working_dir ${f.working_dir}`);
         assert(f.socket.opened && f.socket.events > 5 && f.socket.finished, `${t}'s WebSocket: ${JSON.stringify(f.socket)}`);
       }
+    });
+
+    await test('Agent Canvas\'s own frontend (its built page in headless Chromium) shows canvas1\'s conversation on the window\'s backend, its branch and worktree (screenshot)', async () => {
+      const shot = path.join(ARTIFACTS, 'agent-canvas-conversation.png');
+      const lines = await runClient('canvas-page', [process.env.OH_TEST_NODE24, path.join(HERE, 'canvas_page.mjs'), process.env.OH_TEST_PW_DIR, process.env.OH_TEST_CANVAS_PACKAGE,
+        server.baseUrl, server.sessionApiKey, ids.canvas1, shot, 'Parallel task done.'], 180000);
+      const text = lines.find((l) => l.text)?.text ?? '';
+      const wt = path.join(wtRoot, ids.canvas1, path.basename(root));
+      // Its message, its end, its branch and its worktree with the agent's file (Canvas's Files tab).
+      for (const part of ['parallel task canvas1 with tab canvas1 canvas2', 'Parallel task done.', `openhands/${ids.canvas1}`, wt, 'edit-canvas1.txt']) {
+        assert(text.includes(part), `Canvas's page does not say "${part}": ${text.slice(0, 1500)}`);
+      }
+      assert(fs.existsSync(shot), 'no screenshot of Canvas');
     });
 
     await test('the tab lists both Canvas conversations as started in Agent Canvas, each in its worktree on its branch (screenshot)', async () => {
