@@ -12,7 +12,7 @@ const vscode = require('vscode');
 const path = require('path');
 const fs = require('fs');
 const { spawn } = require('child_process');
-const { waitFor, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui, fillLlmForm } = require('./lib');
+const { waitFor, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui, uiRequester, fillLlmForm } = require('./lib');
 
 const LLM = process.env.OH_TEST_LLM_BASE_URL;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
@@ -171,6 +171,29 @@ exports.run = async () => {
       assert(x.ppid === process.pid && x.cwd === root, `sdk's shell: ${JSON.stringify(x)}`);
       assert(terminalOf(ids.sdk), 'no agent terminal for the SDK\'s conversation');
       await waitFor('the SDK\'s conversation listed as started outside the tab', () => api.conversation.status.conversations.find((c) => c.id === ids.sdk)?.origin === 'elsewhere', 20000, 300);
+    });
+
+    await test('Use This Window as an Agent Canvas Backend: the API key in the clipboard, the URL said, Copy URL copies it', async () => {
+      const notices = uiRequester(ARTIFACTS, 40000);
+      const text = `Agent Canvas backend: ${server.baseUrl}`;
+      // The offer with `label`, once it shows (a toast, else the notification list).
+      const offer = () => waitFor(`the notification "${text}"`, async () => {
+        const n = (await notices('notifications')).find((x) => x.text.includes(text) && x.buttons.includes('Copy URL'));
+        if (!n) await vscode.commands.executeCommand('notifications.showList');
+        return n;
+      }, 30000, 500);
+      await vscode.env.clipboard.writeText('nothing yet');
+      const outcome = vscode.commands.executeCommand('openhands.v1.useAsCanvasBackend');
+      const first = await offer();
+      assert(first.text.includes('API key is in the clipboard') && first.text.includes('Add Backend') && first.buttons.includes('Copy API Key'), `the offer: ${JSON.stringify(first)}`);
+      assert(await vscode.env.clipboard.readText() === server.sessionApiKey, 'the clipboard does not hold the agent-server\'s key');
+      await notices('click-notification', { text, label: 'Copy URL' });
+      await waitFor('the URL in the clipboard', async () => (await vscode.env.clipboard.readText()) === server.baseUrl, 10000, 200);
+      // It offers again; closing the notification ends the command.
+      await offer();
+      await vscode.commands.executeCommand('notifications.clearAll');
+      const done = await outcome;
+      assert(done && done.backendUrl === server.baseUrl && done.keyCopied === true, `the command answered ${JSON.stringify(done)}`);
     });
   } finally {
     await vscode.commands.executeCommand('openhands.stop');
