@@ -23,6 +23,15 @@ export function registerCommands(ctx: OpenHandsContext): vscode.Disposable[] {
       await vscode.commands.executeCommand('openhands.view.focus');
       await ctx.chat.newConversation();
     }),
+    // Answers the new conversation's id (for the tests); undefined when the tab is not on V1.
+    run('openhands.v1.newConversationInWorktree', async () => {
+      if (ctx.config.current.backend !== 'v1') {
+        void vscode.window.showInformationMessage('OpenHands: conversations in a git worktree need the V1 agent-server ("openhands.mode").');
+        return undefined;
+      }
+      await vscode.commands.executeCommand('openhands.view.focus');
+      return ctx.chat.newConversation(undefined, { worktree: true });
+    }),
     run('openhands.deleteConversation', async () => {
       const id = ctx.chat.currentConversationId;
       if (!ctx.chat.canDelete || !id) return false;

@@ -97,6 +97,18 @@ describe('config', () => {
     for (const bad of [0, -1, 2.5, 'many', 65]) expect(readConfig(withUser({ 'v1.maxParallelConversations': bad })).v1MaxParallel).toBe(4);
   });
 
+  it('new conversations in a worktree: off by default, on when the user sets it (true only); a workspace value is ignored', () => {
+    const withUser = (globals: Record<string, unknown>, workspace: Record<string, unknown> = {}) => ({
+      get: <T>(key: string, def: T): T => (key in workspace ? (workspace[key] as T) : key in globals ? (globals[key] as T) : def),
+      inspect: <T>(key: string) => ({ defaultValue: undefined as T | undefined, globalValue: globals[key] as T | undefined, workspaceValue: workspace[key] as T | undefined }),
+    });
+    expect(readConfig(withUser({})).v1NewConversationInWorktree).toBe(false);
+    expect(readConfig(withUser({ 'v1.newConversationInWorktree': true })).v1NewConversationInWorktree).toBe(true);
+    expect(readConfig(withUser({ 'v1.newConversationInWorktree': 'yes' })).v1NewConversationInWorktree).toBe(false);
+    expect(readConfig(withUser({}, { 'v1.newConversationInWorktree': true })).v1NewConversationInWorktree).toBe(false);
+    expect(ignoredWorkspaceValues(withUser({}, { 'v1.newConversationInWorktree': true })).map((v) => v.key)).toEqual(['openhands.v1.newConversationInWorktree']);
+  });
+
   it('takes the budget per conversation from the user only: a workspace cannot raise it (nor set one the user has not)', () => {
     const withUser = (globals: Record<string, unknown>, workspace: Record<string, unknown> = {}) => ({
       get: <T>(key: string, def: T): T => (key in workspace ? (workspace[key] as T) : key in globals ? (globals[key] as T) : def),

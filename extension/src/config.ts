@@ -52,6 +52,8 @@ export interface OpenHandsConfig {
   readonly v1Python: string;
   /** `openhands.v1.maxParallelConversations`: V1 conversations with an executor at once (the user's value only). */
   readonly v1MaxParallel: number;
+  /** `openhands.v1.newConversationInWorktree`: new V1 conversations of the tab work in a git worktree. */
+  readonly v1NewConversationInWorktree: boolean;
   /** `openhands.budgetPerConversation`: USD a conversation may cost before the tab pauses it; 0: none (the user's value only). */
   readonly budgetPerConversation: number;
 }
@@ -71,6 +73,7 @@ export const DEFAULTS: OpenHandsConfig = {
   backend: 'v1',
   v1Python: '',
   v1MaxParallel: 4,
+  v1NewConversationInWorktree: false,
   budgetPerConversation: 0,
 };
 
@@ -103,10 +106,11 @@ interface Getter {
  * They are `application`-scoped in package.json (VS Code then ignores workspace values) and read
  * here from the user's own value only, whatever the host does with the scope.
  */
-export const USER_ONLY_KEYS = ['server.url', 'v1.url', 'v1.discoveryDir', 'mode', 'v1.python', 'v1.maxParallelConversations', 'budgetPerConversation'] as const;
+export const USER_ONLY_KEYS = ['server.url', 'v1.url', 'v1.discoveryDir', 'mode', 'v1.python', 'v1.maxParallelConversations', 'budgetPerConversation', 'v1.newConversationInWorktree'] as const;
 // `v1.python` is what the extension runs; `mode` decides whether it runs it: neither is a
 // repository's choice either, nor `v1.maxParallelConversations` and `budgetPerConversation`
-// (guards: a workspace must not raise them).
+// (guards: a workspace must not raise them); `v1.newConversationInWorktree` moves the agent's work
+// out of the workspace folder (where git runs there: the user's call).
 
 /**
  * The user's (global) value of a setting, or its default: never a workspace or folder value.
@@ -190,6 +194,7 @@ export function readConfig(section: Getter): OpenHandsConfig {
     backend,
     v1Python: String(userValue<string>(section, 'v1.python', DEFAULTS.v1Python) ?? '').trim(),
     v1MaxParallel: parallelLimit(userValue<number>(section, 'v1.maxParallelConversations', DEFAULTS.v1MaxParallel)),
+    v1NewConversationInWorktree: userValue<boolean>(section, 'v1.newConversationInWorktree', DEFAULTS.v1NewConversationInWorktree) === true,
     // A guard on spending: a workspace's value could raise it, so only the user's counts.
     budgetPerConversation: budget(userValue<number>(section, 'budgetPerConversation', DEFAULTS.budgetPerConversation)),
   };

@@ -156,6 +156,7 @@ export class OpenHandsContext implements vscode.Disposable {
           executor: this.executor,
           workspaceRoot: () => vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath,
           confirmation: () => this.config.current.v1Confirmation,
+          worktreeByDefault: () => this.config.current.v1NewConversationInWorktree,
           ideTools: async () => this.ideEndpoint?.(),
           locate: (dir) => this.places.get(dir),
         })

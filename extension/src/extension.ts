@@ -9,6 +9,7 @@ import type { ActivityEntry } from './activity';
 import type { ChatItem, TabStatus } from './webview/protocol';
 import type { AgentServerConnection, AgentServerState } from './v1/agentServerProcess';
 import { registerV1Commands } from './v1/commands';
+import { registerCanvasCommand } from './v1/canvasUi';
 import { EXTENSION_ID } from './config';
 
 /** What `vscode.extensions.getExtension(EXTENSION_ID).exports` offers. */
@@ -46,7 +47,8 @@ let live: OpenHandsContext | undefined;
 export function activate(context: vscode.ExtensionContext): OpenHandsApi {
   const ctx = new OpenHandsContext(context);
   live = ctx;
-  context.subscriptions.push(ctx, ...registerCommands(ctx), ...registerV1Commands(ctx.agentServer, () => ctx.config.current.backend === 'v1'));
+  const backendIsV1 = () => ctx.config.current.backend === 'v1';
+  context.subscriptions.push(ctx, ...registerCommands(ctx), ...registerV1Commands(ctx.agentServer, backendIsV1), registerCanvasCommand(() => ctx.agentServerEndpoint(), backendIsV1));
   context.subscriptions.push(...registerHunkReview({ changes: ctx.chat.changes, sendUndoneNow: () => ctx.chat.sendUndoneNow(), log: ctx.log }));
   const ide = registerIdeTools(context, ctx.log);
   context.subscriptions.push(ide);

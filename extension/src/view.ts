@@ -168,6 +168,8 @@ const VIEW_STYLE = `  html, body { height: 100%; }
   button.link { padding: 0 4px; font-size: .9em; }
   button.secondary { color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); }
   .buttons { display: flex; flex-wrap: wrap; gap: 6px; margin-top: 6px; }
+  /* A display rule (.buttons) would otherwise show an element the page hides. */
+  [hidden] { display: none !important; }
   #problems { padding: 0 10px; }
   .problem { margin: 6px 0; padding: 6px 8px; border-left: 3px solid var(--vscode-errorForeground, #f14c4c); background: var(--vscode-inputValidation-errorBackground, rgba(241,76,76,.1)); white-space: pre-wrap; word-break: break-word; }
   form { margin: 6px 10px; padding: 8px; border: 1px solid var(--vscode-widget-border, rgba(128,128,128,.35)); }

@@ -8,7 +8,7 @@
 # Options: --update-docs-screenshot  copy the tab mid-conversation (real server) to docs/screenshot-openhands-tab.png
 #          --dev-addon               test npm/executor's development build (fast; the portability check fails)
 #          --only=S1,S2              run only these host sessions (standin untrusted trust ide conversation
-#                                    two-windows confirm v1 v1tab v1tab-attach v1-managed v1-parallel multiroot ide-agent ide-bench); the packaging checks always run
+#                                    two-windows confirm v1 v1tab v1tab-attach v1-managed v1-parallel v1-canvas multiroot ide-agent ide-bench); the packaging checks always run
 # OH_IDE_BENCH=N adds latency benches of N IDE tool calls: through the MCP endpoint (session ide) and
 # through VsCodeRuntime and the executor channel (session ide-bench), each beside a plain read.
 #          --only-v1                 only the V1 session (step 10), after the VSIX (development)
@@ -129,6 +129,7 @@ cat > "$WS/.vscode/settings.json" <<JSON
 JSON
 
 NODE24="$CACHE/node24/bin/node"
+CANVAS_TARBALL="$CACHE/agent-canvas/openhands-agent-canvas-1.20.0.tgz"  # setup.sh, step 5
 CS="$CACHE/code-server/node_modules/code-server/out/node/entry.js"
 if ! XDG_CONFIG_HOME="$SESSION/xdg" XDG_DATA_HOME="$SESSION/xdg" XDG_CACHE_HOME="$SESSION/xdg" \
    "$NODE24" "$CS" --extensions-dir "$EXT" --user-data-dir "$SESSION/user" --install-extension "$VSIX" > "$ARTIFACTS/install.log" 2>&1; then
@@ -140,6 +141,8 @@ fi
 source "$HERE/v1-sessions.sh"
 # Two V1 conversations at once in one window (run_v1_parallel_session).
 source "$HERE/v1-parallel-session.sh"
+# Agent Canvas's client and an SDK script on the window's agent-server (run_v1_canvas_session).
+source "$HERE/v1-canvas-session.sh"
 source "$HERE/judge.sh"
 if [ "$ONLY_V1" = 1 ]; then
   run_v1_session
@@ -425,9 +428,14 @@ if want v1-parallel; then
 run_v1_parallel_session
 cat "$ARTIFACTS/host-v1-parallel.log" >> "$ARTIFACTS/host.log"
 fi
+# 10f. Agent Canvas's client and an SDK script as clients of the window (run_v1_canvas_session).
+if want v1-canvas; then
+run_v1_canvas_session
+cat "$ARTIFACTS/host-v1-canvas.log" >> "$ARTIFACTS/host.log"
+fi
 
 # Every session that was to run is judged, from its own log and exit code (judge_session).
-for s in standin untrusted trust ide conversation two-a two-b confirm ide-agent ide-bench v1 v1tab v1tab-attach v1-managed v1-parallel multiroot; do
+for s in standin untrusted trust ide conversation two-a two-b confirm ide-agent ide-bench v1 v1tab v1tab-attach v1-managed v1-parallel v1-canvas multiroot; do
   case "$s" in two-*) want two-windows || continue ;; ide-bench) [ -n "${OH_IDE_BENCH:-}" ] && want ide-bench || continue ;; *) want "$s" || continue ;; esac
   judge_session "$s"
 done

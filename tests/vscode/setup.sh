@@ -5,6 +5,8 @@ set -euo pipefail
 CACHE="${VSCODE_HOST_CACHE:-$HOME/.cache/openhands-vscode-runtime/vscode-host}"
 NODE_VERSION=24.21.0
 CODE_SERVER_VERSION=4.139.1
+# Keep in step with run.sh's CANVAS_TARBALL.
+AGENT_CANVAS_VERSION=1.20.0
 mkdir -p "$CACHE"
 # One setup at a time: make test's background build (scripts/run-suites.sh) may reach here
 # through the portable addon's build while this suite's own setup runs.
@@ -56,5 +58,14 @@ if [ ! -d "$CACHE/pw/node_modules/playwright-core" ]; then
   mkdir -p "$CACHE/pw"
   (cd "$CACHE/pw" && { [ -f package.json ] || echo '{"private":true}' > package.json; } \
     && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-save playwright-core >/dev/null)
+fi
+# 5. Agent Canvas's npm tarball (session v1-canvas unpacks it into its throw-away folder). Not an
+# `npm install`: the registry here has neither of two versions it pins (@openhands/extensions
+# 0.22.1, @openhands/typescript-client 1.49.1), and the test needs only its `dist/`, which
+# carries the modules of both it uses.
+if [ ! -f "$CACHE/agent-canvas/openhands-agent-canvas-$AGENT_CANVAS_VERSION.tgz" ]; then
+  log "fetching @openhands/agent-canvas@$AGENT_CANVAS_VERSION"
+  mkdir -p "$CACHE/agent-canvas"
+  (cd "$CACHE/agent-canvas" && npm pack --silent "@openhands/agent-canvas@$AGENT_CANVAS_VERSION" >/dev/null)
 fi
 log "ready: node $("$NODE_DIR/bin/node" --version), code-server $CODE_SERVER_VERSION, $(/usr/bin/chromium --version 2>/dev/null | head -1)"

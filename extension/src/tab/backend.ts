@@ -100,9 +100,15 @@ export interface SessionHost {
   follow(id: string): Promise<boolean>;
   renameConversation(id: string, title: string): void;
   setConversationStatus(id: string, status: string): void;
-  newConversation(firstMessage?: string): Promise<string>;
+  newConversation(firstMessage?: string, options?: NewConversationOptions): Promise<string>;
   refreshConversations(): Promise<void>;
   open(): Promise<void>;
+}
+
+/** How a new conversation is made (V1 only; V0 ignores it). */
+export interface NewConversationOptions {
+  /** In a git worktree of the workspace's repository (undefined: the user's default setting). */
+  worktree?: boolean;
 }
 
 /** One generation of OpenHands as the tab talks to it (V0Backend, V1Backend). */
@@ -143,7 +149,7 @@ export interface ConversationBackend {
   leave(): void;
   /** The model was reset: per-conversation state goes; `dropMessage`: a message waiting to go too. */
   reset(dropMessage: boolean): void;
-  newConversation(firstMessage?: string): Promise<string>;
+  newConversation(firstMessage?: string, options?: NewConversationOptions): Promise<string>;
   send(message: string): Promise<void>;
   stop(id: string): Promise<void>;
   /** Continue: true when the backend resumed the conversation itself (else a message goes). */

@@ -1,6 +1,6 @@
 import { problemOf, serverProblemOf, type Fix } from '../fixes';
 import type { ChatItem, ConversationSummary, HostToView, Problem, TabStatus } from '../webview/protocol';
-import type { ConversationBackend, EditReviewer, ExecutorPort, LlmSettings, ModelStep, SessionHost, TabLog } from './backend';
+import type { ConversationBackend, EditReviewer, ExecutorPort, LlmSettings, ModelStep, NewConversationOptions, SessionHost, TabLog } from './backend';
 import { AGENT_STATE_LABELS, EventModel, relativePaths, type ServerEvent } from './eventModel';
 import { ServerError } from './http';
 import { TurnChanges } from './turnChanges';
@@ -202,9 +202,9 @@ export class TabSession implements SessionHost {
   }
 
   /** Creates a conversation (V1: with the first message when there is one) and shows it. */
-  async newConversation(firstMessage?: string): Promise<string> {
+  async newConversation(firstMessage?: string, options?: NewConversationOptions): Promise<string> {
     if (!this.backend.connected) await this.open();
-    return this.backend.newConversation(firstMessage);
+    return this.backend.newConversation(firstMessage, options);
   }
 
   leaveShown(): void {

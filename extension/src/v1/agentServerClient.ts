@@ -35,6 +35,12 @@ export interface StartConversation {
   /** The IDE tools this window serves, as an MCP server entry (fastmcp's `mcpServers` shape). */
   mcpServers?: Record<string, { url: string; transport?: string; headers?: Record<string, string> }>;
   firstMessage?: string;
+  /**
+   * Work in a git worktree the agent-server makes of the workspace's repository (its
+   * `worktree: true`: under OH_CONVERSATION_WORKTREE_ROOT, on branch `openhands/<id>`). The
+   * agent-server ignores it when the workspace is not in a git repository.
+   */
+  worktree?: boolean;
 }
 
 export type ConfirmationMode = 'never' | 'risky' | 'always';
@@ -78,6 +84,7 @@ export function startRequest(s: StartConversation): Record<string, unknown> {
   // ConfirmRisky decides by the risk the LLM rates each action (LLMSecurityAnalyzer); without an
   // analyzer every risk is UNKNOWN, which ConfirmRisky confirms: the same as AlwaysConfirm.
   if (s.confirmation === 'risky') body.security_analyzer = { kind: 'LLMSecurityAnalyzer' };
+  if (s.worktree) body.worktree = true;
   if (s.firstMessage !== undefined) body.initial_message = userMessage(s.firstMessage);
   return body;
 }
@@ -98,9 +105,9 @@ export class AgentServerClient {
   }
 
   /** The server's conversations, newest first (`GET /api/conversations/search`). */
-  async listConversations(limit = 50): Promise<ConversationSummary[]> {
+  async listConversations(limit = 50): Promise<Array<ConversationSummary & { tags?: Record<string, unknown> }>> {
     const r = (await this.request('GET', `/api/conversations/search?limit=${limit}`)) as { items?: unknown[] };
-    return (r.items ?? []).map((raw) => summary(raw as Record<string, unknown>)).filter((c): c is ConversationSummary => c !== undefined);
+    return (r.items ?? []).map((raw) => summary(raw as Record<string, unknown>)).filter((c) => c !== undefined);
   }
 
   /** One conversation (`GET /api/conversations/{id}`): its `execution_status` among the rest. */
@@ -170,7 +177,7 @@ export class AgentServerClient {
   }
 }
 
-function summary(c: Record<string, unknown>): ConversationSummary | undefined {
+function summary(c: Record<string, unknown>): (ConversationSummary & { tags?: Record<string, unknown> }) | undefined {
   const id = typeof c.id === 'string' ? c.id : '';
   if (!id) return undefined;
   const ws = c.workspace && typeof c.workspace === 'object' ? (c.workspace as Record<string, unknown>) : undefined;
@@ -180,7 +187,22 @@ function summary(c: Record<string, unknown>): ConversationSummary | undefined {
     status: typeof c.execution_status === 'string' ? c.execution_status : undefined,
     updated: typeof c.updated_at === 'string' ? c.updated_at : undefined,
     workingDir: typeof ws?.working_dir === 'string' && ws.working_dir ? ws.working_dir : undefined,
+    tags: c.tags && typeof c.tags === 'object' ? (c.tags as Record<string, unknown>) : undefined,
   };
+}
+
+// Tags other clients put on the conversations they create (agent-server `tags`: lowercase keys):
+// Agent Canvas 1.20 `clientsource: agentcanvas` on each; an automation run its `automation*` keys
+// (the SDK's `RemoteWorkspace.default_conversation_tags`).
+const CLIENT_SOURCE_TAG = 'clientsource';
+const AGENT_CANVAS_SOURCE = 'agentcanvas';
+const AUTOMATION_TAGS = ['automationtrigger', 'automationid', 'automationname', 'automationrunid'];
+
+/** Who started a conversation this tab did not create, as far as its tags tell. */
+export function startedBy(tags: Record<string, unknown> | undefined): 'canvas' | 'automation' | 'elsewhere' {
+  if (tags?.[CLIENT_SOURCE_TAG] === AGENT_CANVAS_SOURCE) return 'canvas';
+  if (AUTOMATION_TAGS.some((k) => typeof tags?.[k] === 'string')) return 'automation';
+  return 'elsewhere';
 }
 
 /** The minimal WebSocket surface (the WHATWG one: Node's global and the `ws` package both have it). */

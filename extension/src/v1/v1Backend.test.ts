@@ -31,7 +31,7 @@ function store() {
   return { get: <T>(k: string) => m.get(k) as T | undefined, update: async (k: string, v: unknown) => { m.set(k, v); }, m };
 }
 
-function setup(opts: { budget?: number; llm?: boolean; confirmation?: 'never' | 'always'; executor?: CheckpointExecutor; folders?: string[]; statuses?: Record<string, number>; onRequest?: (method: string, path: string, body: Record<string, unknown> | undefined) => Promise<void> } = {}) {
+function setup(opts: { worktreeByDefault?: boolean; budget?: number; llm?: boolean; confirmation?: 'never' | 'always'; executor?: CheckpointExecutor; folders?: string[]; statuses?: Record<string, number>; onRequest?: (method: string, path: string, body: Record<string, unknown> | undefined) => Promise<void> } = {}) {
   const requests: Array<{ method: string; url: string; headers: Record<string, string>; body?: unknown }> = [];
   const sockets: FakeSocket[] = [];
   const posted: HostToView[] = [];
@@ -65,6 +65,7 @@ function setup(opts: { budget?: number; llm?: boolean; confirmation?: 'never' | 
     },
     workspaceRoot: () => '/ws',
     confirmation: () => opts.confirmation ?? 'never',
+    worktreeByDefault: opts.worktreeByDefault === undefined ? undefined : () => opts.worktreeByDefault!,
     ideTools: async () => ({ url: 'http://127.0.0.1:7777/mcp', headers: { Authorization: 'Bearer tok' } }),
     fetch: async (url, init) => {
       requests.push({ method: init.method, url, headers: init.headers, body: init.body ? JSON.parse(init.body) : undefined });
@@ -169,7 +170,7 @@ describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
     expect(t.session.status().problems.some((p) => p.id === 'server')).toBe(false);
   });
 
-  it('the list says each conversation\'s state and whether this tab started it (a script or Agent Canvas did the others)', async () => {
+  it('the list says each conversation\'s state and who started it: this tab, Agent Canvas or an automation by their tags, else "outside the tab"', async () => {
     const t = setup();
     await t.session.open();
     await t.session.send('fix the bug');
@@ -178,13 +179,21 @@ describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
     t.answers['GET /api/conversations/search'] = { items: [
       { id: mine, title: 'fix the bug', execution_status: 'waiting_for_confirmation' },
       { id: other, title: 'from a script', execution_status: 'running' },
+      // As Agent Canvas 1.20.0 creates its conversations (agent-server-adapter.ts: `tags`).
+      { id: 'c-canvas', title: 'from Canvas', execution_status: 'idle', tags: { clientsource: 'agentcanvas' } },
+      { id: 'c-auto', title: 'nightly', execution_status: 'finished', tags: { automationid: 'a1', automationrunid: 'r1' } },
+      { id: 'c-other', title: 'another client', execution_status: 'idle', tags: { clientsource: 'somethingelse' } },
     ] };
     await t.session.refreshConversations();
     const { conversationLabel } = await import('../webview/protocol');
     expect(t.session.status().conversations.map(conversationLabel)).toEqual([
       'fix the bug (waiting for your confirmation, started in the tab)',
       'from a script (running, started outside the tab)',
+      'from Canvas (idle, started in Agent Canvas)',
+      'nightly (finished, started by an automation)',
+      'another client (idle, started outside the tab)',
     ]);
+    expect(t.session.status().conversations.find((c) => c.id === 'c-canvas')).not.toHaveProperty('tags');
   });
 
   it('the list says where each conversation works: the workspace, its worktree and branch, or another folder', async () => {
@@ -228,7 +237,8 @@ describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
     expect(statuses()).toBe(before + 1);
     expect(t.listed.at(-1)).toEqual({ ids: ['b:finished'], shown: undefined });
     const { placeText } = await import('../webview/protocol');
-    expect(placeText({ kind: 'worktree', path: '/wt/p', branch: 'openhands/x', folder: '/p' }, 'elsewhere')).toBe('Started outside the tab (a script, Agent Canvas); works in a git worktree on branch openhands/x: /wt/p');
+    expect(placeText({ kind: 'worktree', path: '/wt/p', branch: 'openhands/x', folder: '/p' }, 'elsewhere')).toBe('Started outside the tab (a script or another client); works in a git worktree on branch openhands/x: /wt/p');
+    expect(placeText({ kind: 'workspace', folder: '/p' }, 'canvas')).toBe('Started in Agent Canvas; works in the workspace (/p)');
     expect(placeText({ kind: 'workspace', folder: '/p' })).toBe('Works in the workspace (/p)');
   });
 
@@ -529,6 +539,22 @@ describe('V1Backend: a checkpoint before each user message (real executor)', () 
     expect(seen).toEqual([[{ conversation_id: id, message: 1 }]]);
     const posts = t.requests.filter((r) => r.method === 'POST').map((r) => [new URL(r.url).pathname, (r.body as { run?: boolean } | undefined)?.run]);
     expect(posts).toEqual([['/api/conversations', undefined], [`/api/conversations/${id}/events`, false], [`/api/conversations/${id}/run`, undefined]]);
+  });
+
+  it('a new conversation in a worktree: `worktree: true` in the create request when asked or by the user\'s default; asked otherwise wins', async () => {
+    const created = async (opts: { worktreeByDefault?: boolean }, ask?: { worktree?: boolean }) => {
+      const t = setup(opts);
+      await t.session.open();
+      const id = await t.session.newConversation(undefined, ask);
+      const create = t.requests.find((r) => r.method === 'POST' && r.url.endsWith('/api/conversations'))!;
+      expect(t.retargeted).toEqual([id]);
+      return create.body as Record<string, unknown>;
+    };
+    expect(await created({}, { worktree: true })).toMatchObject({ worktree: true, workspace: { working_dir: '/ws' } });
+    expect(await created({ worktreeByDefault: true })).toMatchObject({ worktree: true });
+    expect(await created({ worktreeByDefault: true }, { worktree: false })).not.toHaveProperty('worktree');
+    expect(await created({ worktreeByDefault: false })).not.toHaveProperty('worktree');
+    expect(await created({})).not.toHaveProperty('worktree');
   });
 
   it('a failing checkpoint is logged and the message is still sent', async () => {

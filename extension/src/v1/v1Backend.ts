@@ -1,10 +1,10 @@
 import { randomUUID } from 'crypto';
 import { beforeMessageArgs, messageIdOfKey, runCheckpoint, type CheckpointExecutor } from '../revert';
-import type { AwaitedAction, ConversationBackend, ExecutorPort, LlmSettings, SecretStore, SessionHost, StateStore } from '../tab/backend';
+import type { AwaitedAction, ConversationBackend, ExecutorPort, LlmSettings, NewConversationOptions, SecretStore, SessionHost, StateStore } from '../tab/backend';
 import { ServerError, type FetchLike } from '../tab/http';
 import { problemOf } from '../fixes';
 import type { ConversationPlace, Problem } from '../webview/protocol';
-import { AgentServerClient, EventStream, type AgentServerEndpoint, type ConfirmationMode, type SocketFactory, type V1Event } from './agentServerClient';
+import { AgentServerClient, EventStream, startedBy, type AgentServerEndpoint, type ConfirmationMode, type SocketFactory, type V1Event } from './agentServerClient';
 import { V1EventAdapter } from './v1Events';
 
 /** How long Continue waits for a pausing run to wind down (the agent-server's 409), and how often it asks. */
@@ -40,6 +40,8 @@ export interface V1BackendDeps {
   /** The folder the agent works in (the first of the window). */
   workspaceRoot: () => string | undefined;
   confirmation: () => ConfirmationMode;
+  /** Whether a new conversation works in a git worktree unless asked otherwise (`openhands.v1.newConversationInWorktree`). */
+  worktreeByDefault?: () => boolean;
   /** This window's IDE tools as an MCP server entry for the agent (undefined when not served). */
   ideTools?: () => Promise<{ url: string; headers: Record<string, string> } | undefined>;
   /** Where a conversation working in `workingDir` works for this window (the list says it). */
@@ -143,16 +145,17 @@ export class V1Backend implements ConversationBackend {
   }
 
   /**
-   * The server's conversations, each marked as started in this tab or elsewhere (a script, Agent
-   * Canvas) and with where it works (the workspace, a worktree and its branch).
+   * The server's conversations, each marked as started in this tab, in Agent Canvas or by an
+   * automation (by their tags), or elsewhere (a script, another client: nothing tells them apart),
+   * and with where it works (the workspace, a worktree and its branch).
    */
   async listConversations() {
     const list = await this.client!.listConversations();
     const mine = new Set(this.endpoint ? (this.deps.state.get<string[]>(CREATED_KEY(this.endpoint.baseUrl)) ?? []) : []);
     const locate = this.deps.locate;
-    return Promise.all(list.map(async (c) => ({
+    return Promise.all(list.map(async ({ tags, ...c }) => ({
       ...c,
-      origin: mine.has(c.id) ? ('tab' as const) : ('elsewhere' as const),
+      origin: mine.has(c.id) ? ('tab' as const) : startedBy(tags),
       place: c.workingDir && locate ? await locate(c.workingDir).catch(() => undefined) : undefined,
     })));
   }
@@ -205,9 +208,10 @@ export class V1Backend implements ConversationBackend {
   /**
    * Creates a conversation (with the first message when there is one). The agent-server creates
    * its tools inside the request and they wait for an executor, so the executor is sent to the
-   * conversation (by the id chosen here) while the request runs.
+   * conversation (by the id chosen here) while the request runs. In a worktree (asked, else the
+   * user's default): the agent-server makes it and the conversation's executor works there.
    */
-  async newConversation(firstMessage?: string): Promise<string> {
+  async newConversation(firstMessage?: string, options?: NewConversationOptions): Promise<string> {
     const client = this.client;
     const root = this.deps.workspaceRoot();
     if (!client || !this.endpoint) throw new Error('No agent-server to start a conversation on.');
@@ -225,17 +229,20 @@ export class V1Backend implements ConversationBackend {
     await this.host.showNew(id, 'starting');
     const apiKey = (await this.deps.secrets.get(LLM_SECRET)) || undefined;
     const ide = await this.deps.ideTools?.().catch(() => undefined);
+    const worktree = options?.worktree ?? this.deps.worktreeByDefault?.() ?? false;
     // Created without its first message (`initial_message` would start the agent before the
     // checkpoint could be taken): `postMessage` posts it.
     const creating = (async () => {
-      await client.startConversation({
+      const created = await client.startConversation({
         conversationId: id,
         workingDir: root,
         llm: { model: llm.model, baseUrl: llm.baseUrl || undefined, apiKey },
         confirmation: this.deps.confirmation(),
         mcpServers: ide ? { vscode: { url: ide.url, transport: 'http', headers: ide.headers } } : undefined,
+        worktree,
       });
-      this.host.log.info(`created V1 conversation ${id} on ${client.baseUrl}`);
+      const dir = (created.workspace as { working_dir?: unknown } | undefined)?.working_dir;
+      this.host.log.info(`created V1 conversation ${id} on ${client.baseUrl}${worktree ? ` in ${dir === root ? 'the workspace: it is not in a git repository, so no worktree' : `a git worktree: ${String(dir)}`}` : ''}`);
       if (firstMessage !== undefined) await this.postMessage(client, id, firstMessage, 1);
     })();
     this.starting = creating;

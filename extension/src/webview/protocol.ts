@@ -43,13 +43,28 @@ export interface Problem {
   fixes: Array<{ fix: string; label: string }>;
 }
 
+/**
+ * Who started a V1 conversation: `tab` (this tab created it: it remembers the ids), `canvas`
+ * (tagged `clientsource: agentcanvas`, as Agent Canvas tags each conversation it creates),
+ * `automation` (an OpenHands automation's tags), `elsewhere` (anything else: a script, another
+ * window, another client; the agent-server's conversation info says no more).
+ */
+export type Origin = 'tab' | 'canvas' | 'automation' | 'elsewhere';
+
+const ORIGIN_WORDS: Record<Origin, { list: string; line: string }> = {
+  tab: { list: 'started in the tab', line: 'Started in the tab' },
+  canvas: { list: 'started in Agent Canvas', line: 'Started in Agent Canvas' },
+  automation: { list: 'started by an automation', line: 'Started by an OpenHands automation' },
+  elsewhere: { list: 'started outside the tab', line: 'Started outside the tab (a script or another client)' },
+};
+
 export interface ConversationSummary {
   id: string;
   title: string;
   status?: string;
   updated?: string;
-  /** V1: `tab` when this tab created it, `elsewhere` (a script, Agent Canvas, another window). */
-  origin?: 'tab' | 'elsewhere';
+  /** V1: who started it (`Origin`). */
+  origin?: Origin;
   /** V1: the folder the conversation works in (the agent-server's `workspace.working_dir`). */
   workingDir?: string;
   /** V1: where that is for this window. */
@@ -75,8 +90,8 @@ export function placeLabel(p: ConversationPlace | undefined): string | undefined
 }
 
 /** The line under the picker: where the conversation shown works. */
-export function placeText(p: ConversationPlace | undefined, started?: 'tab' | 'elsewhere'): string {
-  const who = started === 'tab' ? 'Started in the tab' : started === 'elsewhere' ? 'Started outside the tab (a script, Agent Canvas)' : '';
+export function placeText(p: ConversationPlace | undefined, started?: Origin): string {
+  const who = started ? ORIGIN_WORDS[started].line : '';
   const where = !p
     ? ''
     : p.kind === 'workspace'
@@ -99,7 +114,7 @@ export function conversationStateLabel(status: string | undefined): string | und
 export function conversationLabel(c: ConversationSummary): string {
   const parts = [
     conversationStateLabel(c.status),
-    c.origin === 'elsewhere' ? 'started outside the tab' : c.origin === 'tab' ? 'started in the tab' : undefined,
+    c.origin ? ORIGIN_WORDS[c.origin].list : undefined,
     placeLabel(c.place),
   ].filter(Boolean);
   return parts.length ? `${c.title} (${parts.join(', ')})` : c.title;

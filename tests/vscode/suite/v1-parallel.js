@@ -47,6 +47,7 @@ exports.run = async () => {
   let alpha;
   let beta;
   let gamma;
+  let delta;
   const notices = uiRequester(ARTIFACTS, 40000);
   // Clicks `label` in the one notification containing `text`, once it shows (a toast, else the list).
   const clickNotification = async (text, label) => {
@@ -118,6 +119,11 @@ exports.run = async () => {
         const name = `OpenHands Agent ${id.replace(/-/g, '').slice(0, 8)}`;
         assert(names.includes(name), `no terminal "${name}" in ${JSON.stringify(names)}`);
       }
+      // The list: the tab's conversation as started in the tab, the script's (no tags) as started outside it.
+      await waitFor('the list to say who started alpha and beta', () => {
+        const list = api.conversation.status.conversations;
+        return list.find((c) => c.id === alpha)?.origin === 'tab' && list.find((c) => c.id === beta)?.origin === 'elsewhere';
+      }, 20000, 300);
       // Deleting the script's conversation ends its executor; the tab's keeps its own.
       await rest('DELETE', `/api/conversations/${beta}`);
       await waitFor('beta\'s terminal to close', () => !vscode.window.terminals.some((t) => t.name.endsWith(beta.replace(/-/g, '').slice(0, 8))), 30000, 200);
@@ -126,7 +132,8 @@ exports.run = async () => {
 
     await test('a conversation created with worktree: true runs in the worktree the agent-server made, on its branch', async () => {
       gamma = crypto.randomUUID();
-      await createElsewhere(gamma, 'gamma', { worktree: true });
+      // With the tag Agent Canvas 1.20.0 puts on each conversation it creates.
+      await createElsewhere(gamma, 'gamma', { worktree: true, tags: { clientsource: 'agentcanvas' } });
       await waitFor('gamma to finish', async () => {
         const g = await rest('GET', `/api/conversations/${gamma}`);
         if (['error', 'stuck'].includes(g.execution_status)) throw new Error(`gamma ${g.execution_status}`);
@@ -142,7 +149,7 @@ exports.run = async () => {
 
     await test('a conversation over the limit (openhands.v1.maxParallelConversations = 2) gets an error observation saying so, not a wait', async () => {
       // alpha and gamma hold the two executors (until they are closed or deleted).
-      const delta = crypto.randomUUID();
+      delta = crypto.randomUUID();
       const t0 = Date.now();
       await createElsewhere(delta, 'delta');
       const created = Date.now() - t0;
@@ -156,7 +163,7 @@ exports.run = async () => {
       assert(!vscode.window.terminals.some((t) => t.name === `OpenHands Agent ${delta.replace(/-/g, '').slice(0, 8)}`), 'delta got an executor');
     });
 
-    await test('the list shows gamma in its worktree on its branch; finished in the background, it badges the view and notifies, and Open shows it', async () => {
+    await test('the list shows gamma in its worktree on its branch, started in Agent Canvas (by its tag); finished in the background, it badges the view and notifies, and Open shows it', async () => {
       const branch = `openhands/${gamma}`;
       const listed = await waitFor('gamma in the list, in its worktree', () => {
         const c = api.conversation.status.conversations.find((x) => x.id === gamma);
@@ -167,11 +174,15 @@ exports.run = async () => {
       await waitFor('the badge to count gamma', () => api.conversation.needing.includes(gamma) && api.conversation.badge === api.conversation.needing.length, 30000, 300);
       await clickNotification(`(${gamma.slice(0, 8)}) finished`, 'Open');
       await waitFor('the tab to show gamma', () => api.conversation.status.conversationId === gamma, 30000, 200);
-      assert(!api.conversation.needing.includes(gamma), `gamma still needs attention: ${api.conversation.needing}`);
+      // The tab shows it before it publishes the list the badge is counted from.
+      await waitFor('gamma to leave the badge once shown', () => !api.conversation.needing.includes(gamma), 10000, 100)
+        .catch(() => { throw new Error(`gamma still needs attention: ${api.conversation.needing}`); });
       const page = path.join(ARTIFACTS, `ui-webview-text-${++seq}.txt`);
       await ui('webview-text', page);
       const shown = fs.readFileSync(page, 'utf8');
       assert(shown.includes(`on branch ${branch}`) && shown.includes('Review changes') && shown.includes('Discard'), `the tab says ${shown.slice(0, 600)}`);
+      // Its tags say Agent Canvas started it (as they would for Canvas's own conversations).
+      assert(shown.includes('Started in Agent Canvas') && listed.origin === 'canvas', `gamma's origin ${listed.origin}; the tab says ${shown.slice(0, 600)}`);
     });
 
     await test('Review changes lists what gamma\'s worktree changed in the diff editor; Apply writes it into the workspace; Discard, confirmed, removes the worktree and its branch', async () => {
@@ -179,9 +190,10 @@ exports.run = async () => {
       const wt = path.join(process.env.OH_CONVERSATION_WORKTREE_ROOT, gamma, path.basename(root));
       fs.writeFileSync(path.join(wt, 'gamma-notes.txt'), 'notes of gamma\n');
       const files = await vscode.commands.executeCommand('openhands.v1.reviewWorktree');
-      assert(JSON.stringify(files) === JSON.stringify([{ status: 'A', path: 'gamma-notes.txt' }]), `review listed ${JSON.stringify(files)}`);
-      const diff = await waitFor('the diff editor of gamma-notes.txt', () => vscode.window.tabGroups.all.flatMap((g) => g.tabs)
-        .find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.original.scheme === 'openhands-worktree-base' && t.input.modified.fsPath === path.join(fs.realpathSync(wt), 'gamma-notes.txt')), 20000, 200);
+      // edit-gamma.txt: the agent's file edit; gamma-notes.txt: written here.
+      assert(JSON.stringify(files) === JSON.stringify([{ status: 'A', path: 'edit-gamma.txt' }, { status: 'A', path: 'gamma-notes.txt' }]), `review listed ${JSON.stringify(files)}`);
+      const diff = await waitFor('the diff editor of the first file', () => vscode.window.tabGroups.all.flatMap((g) => g.tabs)
+        .find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.original.scheme === 'openhands-worktree-base' && t.input.modified.fsPath === path.join(fs.realpathSync(wt), 'edit-gamma.txt')), 20000, 200);
       assert((await vscode.workspace.openTextDocument(diff.input.original)).getText() === '', 'the base side of an added file is not empty');
       await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
       const applied = await vscode.commands.executeCommand('openhands.v1.applyWorktree');
@@ -196,6 +208,35 @@ exports.run = async () => {
       const branches = execFileSync('git', ['-C', root, 'branch', '--list', branch]).toString();
       assert(branches === '', `the branch is still there: ${branches}`);
       await waitFor('the list to drop the worktree', () => api.conversation.status.conversations.find((x) => x.id === gamma)?.place?.kind !== 'worktree', 20000, 300);
+    });
+
+    await test('New Conversation in a Worktree: the tab\'s conversation runs in the worktree the agent-server made (its shell there, its file edit there, on its branch, the tab says so)', async () => {
+      // Free the second executor (gamma holds it; delta never got one).
+      await rest('DELETE', `/api/conversations/${gamma}`);
+      await rest('DELETE', `/api/conversations/${delta}`);
+      const epsilon = await vscode.commands.executeCommand('openhands.v1.newConversationInWorktree');
+      assert(typeof epsilon === 'string' && api.conversation.status.conversationId === epsilon, `the command answered ${epsilon}; the tab shows ${api.conversation.status.conversationId}`);
+      await act('webview-fill', '#input', 'parallel task epsilon');
+      await act('webview-click', '#send');
+      await waitFor('epsilon to finish', () => {
+        const s = api.conversation.status;
+        const problem = s.problems.find((p) => ['server', 'send', 'llm-auth', 'executor'].includes(p.id));
+        if (problem) throw new Error(`the tab reports: ${problem.message}`);
+        return s.conversationId === epsilon && s.agentState === 'finished';
+      }, 180000, 300);
+      const branch = `openhands/${epsilon}`;
+      const wt = path.join(process.env.OH_CONVERSATION_WORKTREE_ROOT, epsilon, path.basename(root));
+      const e = stamps(await eventsText(epsilon), 'epsilon');
+      note(`epsilon worked in ${e.cwd} on ${e.branch}`);
+      assert(e.cwd === wt && e.branch === branch, `epsilon's shell is in ${e.cwd} on ${e.branch}, not ${wt} on ${branch}`);
+      assert(e.ppid === process.pid, `epsilon's shell parent ${e.ppid}`);
+      assert(fs.existsSync(path.join(wt, 'edit-epsilon.txt')) && !fs.existsSync(path.join(root, 'edit-epsilon.txt')), 'the file edit did not land in the worktree only');
+      assert(vscode.window.terminals.some((t) => t.name === `OpenHands Agent ${epsilon.replace(/-/g, '').slice(0, 8)}`), 'no agent terminal for epsilon');
+      await waitFor('epsilon listed in its worktree', () => api.conversation.status.conversations.find((x) => x.id === epsilon)?.place?.branch === branch, 30000, 300);
+      const page = path.join(ARTIFACTS, `ui-webview-text-${++seq}.txt`);
+      await ui('webview-text', page);
+      const shown = fs.readFileSync(page, 'utf8');
+      assert(shown.includes(`on branch ${branch}`) && shown.includes('Review changes'), `the tab says ${shown.slice(0, 600)}`);
     });
   } finally {
     await vscode.commands.executeCommand('openhands.stop');
