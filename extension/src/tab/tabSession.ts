@@ -14,6 +14,8 @@ export interface TabSessionDeps {
   workspaceFolders?: () => string | readonly string[] | undefined;
   /** Labels and recent actions of the executor for the tab. */
   executorDetails?: () => Partial<TabStatus['executor']>;
+  /** Where the agent runs and that its actions run in this window (the line the header always shows). */
+  place?: () => string;
   /** `openhands.budgetPerConversation` (USD; 0: none): the agent is paused when a conversation reaches it. */
   budgetUsd?: () => number;
   /** Each published status: the conversation list and the one shown (V1: background conversations' attention). */
@@ -527,6 +529,7 @@ export class TabSession implements SessionHost {
     const ready = joined && !NOT_READY.has(agentState ?? '');
     return {
       serverUrl: this.backend.serverUrl,
+      place: this.deps.place?.() || undefined,
       executor: { state: ex.state, label: ex.state, message: ex.message, conversationId: ex.conversationId, ...this.deps.executorDetails?.() },
       conversations: this.conversations,
       conversationId: this.shown,
