@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # OpenHands V1: openhands-tools' own terminal/file editor vs ours, and the agent loop with each,
 # in one run (bench/v1_tools.py: the tools and LocalConversation; bench/v1_agent_server.py: the
-# per-step overhead through the real agent-server). Uses the V1 venv (scripts/setup-python-v1.sh,
+# per-step overhead through the real agent-server; bench/v1_remote.py: the executor over TLS across
+# 0-100 ms of round trip, issue 36). Uses the V1 venv (scripts/setup-python-v1.sh,
 # OH_VENV_V1).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,3 +18,4 @@ export HOME=$home LANG=C.UTF-8 LC_ALL=C.UTF-8 LITELLM_LOCAL_MODEL_COST_MAP=True 
 export OPENHANDS_SUPPRESS_BANNER=1 LOG_LEVEL=${LOG_LEVEL:-WARNING}
 "$venv/bin/python" "$repo/bench/v1_tools.py"
 "$venv/bin/python" "$repo/bench/v1_agent_server.py"
+"$venv/bin/python" "$repo/bench/v1_remote.py"
