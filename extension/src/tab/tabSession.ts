@@ -478,13 +478,13 @@ export class TabSession implements SessionHost {
    * The picker's list. A failing list (e.g. an OpenHands 1.6 server whose V1 sandbox service
    * needs Docker answers 500 to `GET /api/conversations`) must not block the tab: the current and
    * the remembered conversation stay pickable, and the log says why the list is short. A refused
-   * key or an unreachable server is the server problem.
+   * key, an unreachable server or a refused certificate is the server problem.
    */
   private async loadConversations(): Promise<void> {
     try {
       this.conversations = await this.backend.listConversations();
     } catch (e) {
-      if (e instanceof ServerError && (e.kind === 'auth' || e.kind === 'unreachable')) {
+      if (e instanceof ServerError && (e.kind === 'auth' || e.kind === 'unreachable' || e.kind === 'tls')) {
         this.reachable = false;
         this.serverProblem(e);
       } else this.deps.log.warn(`the conversation list is not available: ${(e as Error).message}`);

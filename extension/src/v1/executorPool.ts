@@ -105,6 +105,7 @@ export class ExecutorPool {
 
   /** Starts watching (idempotent) and restarts executors that stopped (trust granted, a retry). */
   async start(): Promise<void> {
+    if (!this.active) this.deps.log.info('V1 executor pool: watching for conversations');
     this.active = true;
     if (!this.timer) {
       this.timer = setInterval(() => void this.scan(), this.deps.pollMs ?? 2000);
@@ -116,6 +117,7 @@ export class ExecutorPool {
 
   /** Stops every executor and the watch. */
   async stop(reason = 'stopped'): Promise<void> {
+    if (this.active) this.deps.log.info(`V1 executor pool: ${reason}`);
     this.active = false;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
@@ -233,6 +235,8 @@ export class ExecutorPool {
   private async scanRemote(src: RemoteFiles): Promise<void> {
     if (this.watchedDir !== undefined) this.unwatch();
     const found = await remoteChannels(src);
+    const seen = [...found.keys()].sort().join(',');
+    if (seen !== [...this.remoteSeen.keys()].sort().join(',')) this.deps.log.info(`V1 executor pool: ${src.agentServerUrl} has discovery files for ${found.size} conversation(s)${found.size ? `: ${seen}` : ''}`);
     this.remoteSeen = found;
     for (const [key, e] of [...this.entries]) {
       if (found.has(key)) continue;

@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverProblemOf } from '../fixes';
 import { ServerError } from '../tab/http';
 import { AgentServerClient } from './agentServerClient';
+import { TabSession } from '../tab/tabSession';
+import { V1Backend } from './v1Backend';
 import { normalisePin, trustFetch, trustOf, trustSocketFactory, TlsTrustError } from './tlsClient';
 
 /**
@@ -112,6 +114,24 @@ describe('the tab client to a remote agent-server over TLS', () => {
     expect(((await other.listConversations().catch((x) => x)) as ServerError).kind).toBe('tls');
   });
 
+  it('the event stream\'s WebSocket opens with the right CA and gets a frame', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { WebSocketServer } = require('ws');
+    const wss = new WebSocketServer({ server });
+    wss.on('connection', (c: { send(d: string): void }) => c.send('{"kind":"hello"}'));
+    try {
+      const got = await new Promise<string>((resolve) => {
+        const s = trustSocketFactory({ caFile })(`${url.replace('https', 'wss')}/sockets/events/c1`);
+        s.onmessage = (m) => resolve(String(m.data));
+        s.onerror = () => resolve('error');
+        s.onclose = () => resolve('closed');
+      });
+      expect(got).toBe('{"kind":"hello"}');
+    } finally {
+      wss.close();
+    }
+  });
+
   it('the event stream\'s WebSocket checks the certificate the same way (a wrong CA never opens)', async () => {
     const outcome = await new Promise<string>((resolve) => {
       const s = trustSocketFactory({ caFile: otherCaFile })(`${url.replace('https', 'wss')}/sockets/events/c1`);
@@ -120,6 +140,34 @@ describe('the tab client to a remote agent-server over TLS', () => {
       s.onclose = () => resolve('closed');
     });
     expect(outcome).not.toBe('open');
+  });
+
+  it('the tab (TabSession over V1Backend, the endpoint\'s own fetch): another CA is the server problem with "Set Certificate Trust", the right one lists', async () => {
+    const store = () => {
+      const m = new Map<string, unknown>();
+      return { get: <T>(k: string) => m.get(k) as T | undefined, update: async (k: string, v: unknown) => { m.set(k, v); } };
+    };
+    const session = (ca: string) => new TabSession({
+      backend: new V1Backend({
+        endpoint: () => ({ baseUrl: url, sessionApiKey: 'k7', discoveryDir: '', fetch: trustFetch({ caFile: ca }) }),
+        state: store(), llmState: store(),
+        secrets: { get: async () => undefined, store: async () => undefined },
+        executor: { snapshot: { state: 'stopped' }, retarget: async () => undefined, release: async () => undefined, execute: async () => '{}' },
+        workspaceRoot: () => '/ws', confirmation: () => 'never', ideTools: async () => undefined,
+      }),
+      executor: { snapshot: { state: 'stopped' }, retarget: async () => undefined, release: async () => undefined, execute: async () => '{}' } as never,
+      post: () => undefined,
+      log: { info: () => undefined, warn: () => undefined, error: () => undefined },
+    });
+    const wrong = session(otherCaFile);
+    await wrong.open();
+    const problem = wrong.status().problems.find((p) => p.id === 'server');
+    expect(problem?.message).toMatch(/certificate was not accepted/);
+    expect(problem?.fixes.map((f) => f.fix)).toEqual(['certificate', 'retry']);
+    const right = session(caFile);
+    await right.open();
+    expect(right.status().problems.find((p) => p.id === 'server')).toBeUndefined();
+    expect(right.status().conversations.map((c) => c.id)).toContain('c1');
   });
 
   it('settings: a pin that is not 64 hex digits, or a CA file with a pin, are refused with what to change', () => {

@@ -1,6 +1,7 @@
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as https from 'https';
+import * as net from 'net';
 import * as tls from 'tls';
 import type { FetchLike } from '../tab/http';
 import type { SocketFactory, SocketLike } from './agentServerClient';
@@ -56,40 +57,61 @@ function tlsOptions(trust: TlsTrust): tls.ConnectionOptions {
 }
 
 /**
- * An https agent whose connections are handed to the request only after the server's certificate
- * was accepted: with a pin, its SHA-256 is compared first (a mismatch ends the socket with
- * `PIN_MISMATCH`; the request, and its key header, is never written).
+ * Opens the TLS connection of one request under `trust` and hands it over only once the server's
+ * certificate was accepted: with a pin, its SHA-256 is compared first (a mismatch ends the socket
+ * with `PIN_MISMATCH`; the request, and its key header, is never written). Given to the request as
+ * `createConnection`, with `DIRECT`.
  */
-export function trustAgent(trust: TlsTrust): https.Agent {
+export function trustConnect(trust: TlsTrust): (options: tls.ConnectionOptions, done: (err: Error | null, s?: tls.TLSSocket) => void) => undefined {
   const base = tlsOptions(trust);
-  if (!trust.certSha256) return new https.Agent({ ...base, keepAlive: false });
   const pin = trust.certSha256;
-  const agent = new https.Agent({ keepAlive: false });
-  (agent as unknown as { createConnection: unknown }).createConnection = (options: tls.ConnectionOptions, done: (err: Error | null, s?: tls.TLSSocket) => void) => {
-    const socket = tls.connect({ ...options, ...base });
-    socket.once('secureConnect', () => {
-      const raw = socket.getPeerCertificate()?.raw;
-      const seen = raw ? crypto.createHash('sha256').update(raw).digest('hex') : '';
-      if (seen !== pin) {
-        const err = Object.assign(new Error(`the agent-server's certificate has SHA-256 fingerprint ${seen || '(none)'}, not the pinned ${pin} (openhands.v1.certSha256)`), { code: 'PIN_MISMATCH' });
+  return (options, done) => {
+    const host = options.host ?? 'localhost';
+    // SNI takes a name, never an address.
+    const servername = options.servername ?? (net.isIP(host) ? undefined : host);
+    const socket = tls.connect({ host, port: options.port, servername, ALPNProtocols: ['http/1.1'], ...base });
+    let settled = false;
+    const settle = (err: Error | null) => {
+      if (settled) return;
+      settled = true;
+      if (err) {
         socket.destroy();
         done(err);
-        return;
+      } else {
+        done(null, socket);
       }
-      done(null, socket);
+    };
+    socket.once('secureConnect', () => {
+      if (!pin) return settle(null);
+      const raw = socket.getPeerCertificate()?.raw;
+      const seen = raw ? crypto.createHash('sha256').update(raw).digest('hex') : '';
+      if (seen === pin) return settle(null);
+      settle(Object.assign(new Error(`the agent-server's certificate has SHA-256 fingerprint ${seen || '(none)'}, not the pinned ${pin} (openhands.v1.certSha256)`), { code: 'PIN_MISMATCH' }));
     });
-    socket.once('error', (e) => done(e));
+    socket.once('error', (e) => settle(e));
     return undefined;
   };
-  return agent;
 }
+
+/**
+ * Request options that keep VS Code's proxy support away from these connections. The extension
+ * host patches `https.request` (@vscode/proxy-agent, `http.proxySupport` "override" by default) to
+ * replace the agent of every request to a host other than localhost with its own, which makes its
+ * own TLS connection: our CA file or pin would be dropped (its `createHttpPatch`, read in the
+ * code-server 4.139.1 this repository tests with). The patch passes a request with a `socketPath` through untouched; Node's request
+ * then opens its connection with `createConnection` (ours: TLS to the URL's host and port), and the
+ * `socketPath` is never opened. A proxy configured in VS Code is not used for a remote agent-server
+ * with a CA file or pin (docs/remote.md).
+ */
+const DIRECT = { socketPath: 'openhands-tls-direct', agent: undefined };
 
 /** `FetchLike` over Node's https with `trust` (the tab's REST requests to a remote agent-server). */
 export function trustFetch(trust: TlsTrust): FetchLike {
-  const agent = trustAgent(trust);
+  const createConnection = trustConnect(trust);
   return (url, init) =>
     new Promise((resolve, reject) => {
-      const req = https.request(url, { method: init.method, headers: init.headers, agent, signal: init.signal }, (res) => {
+      const opts = { ...DIRECT, method: init.method, headers: init.headers, createConnection, signal: init.signal } as unknown as https.RequestOptions;
+      const req = https.request(url, opts, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', reject);
@@ -108,10 +130,10 @@ export function trustFetch(trust: TlsTrust): FetchLike {
 
 /** The event stream's WebSocket (the `ws` package, which takes an agent) with `trust`. */
 export function trustSocketFactory(trust: TlsTrust): SocketFactory {
-  const agent = trustAgent(trust);
+  const createConnection = trustConnect(trust);
   return (url) => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const Ws = require('ws') as new (u: string, o: Record<string, unknown>) => SocketLike;
-    return new Ws(url, { agent });
+    return new Ws(url, { ...DIRECT, createConnection });
   };
 }

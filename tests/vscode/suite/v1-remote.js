@@ -36,6 +36,12 @@ async function agentServer(method, pathname, body) {
   return JSON.parse(text);
 }
 
+/** What the tab shows, for a failure's message. */
+function statusLine(api) {
+  const st = api.conversation.status;
+  return JSON.stringify({ serverUrl: st.serverUrl, place: st.place, problems: st.problems, executor: api.snapshot.state, message: api.snapshot.message });
+}
+
 exports.run = async () => {
   const run = runner({ stopOnFailure: true });
   const test = run.test;
@@ -53,7 +59,8 @@ exports.run = async () => {
       // Opening the tab starts the pool, which asks for consent once for this origin (the runner clicks Allow).
       await showConsentWhenAsked(vscode, api, 60000);
       await typeSessionKey(vscode, AGENT_KEY, ARTIFACTS);
-      const problem = await waitFor('the refused certificate in the tab', () => api.conversation.status.problems.find((p) => p.id === 'server' && /certificate was not accepted/.test(p.message)), 60000, 300);
+      const problem = await waitFor('the refused certificate in the tab', () => api.conversation.status.problems.find((p) => p.id === 'server' && /certificate was not accepted/.test(p.message)), 60000, 300)
+        .catch((e) => { throw new Error(`${e.message}; the tab: ${statusLine(api)}`); });
       const fixes = problem.fixes.map((f) => f.fix);
       assert(fixes.includes('certificate') && !fixes.includes('key'), `fixes ${JSON.stringify(fixes)}: ${problem.message}`);
       const text = await waitFor('the fix button in the tab', async () => {
@@ -68,7 +75,7 @@ exports.run = async () => {
       const s = await waitFor('the tab to reach the agent-server', () => {
         const st = api.conversation.status;
         return !st.problems.some((p) => p.id === 'server') && st.place ? st : undefined;
-      }, 60000, 300);
+      }, 60000, 300).catch((e) => { throw new Error(`${e.message}; the tab: ${statusLine(api)}`); });
       assert(s.place === `Agent: on ${host} (another machine) · its commands and edits run here, in this window`, `place ${s.place}`);
       const text = await waitFor('the place line in the tab', async () => {
         const t = await tabText();
