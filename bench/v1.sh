@@ -2,7 +2,8 @@
 # OpenHands V1: openhands-tools' own terminal/file editor vs ours, and the agent loop with each,
 # in one run (bench/v1_tools.py: the tools and LocalConversation; bench/v1_agent_server.py: the
 # per-step overhead through the real agent-server; bench/v1_parallel.py: N conversations at once
-# against one after another, each its own executor). Uses the V1 venv (scripts/setup-python-v1.sh,
+# against one after another, each its own executor; bench/v1_remote.py: the executor over TLS across
+# 0-100 ms of round trip, issue 36). Uses the V1 venv (scripts/setup-python-v1.sh,
 # OH_VENV_V1).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,3 +20,4 @@ export OPENHANDS_SUPPRESS_BANNER=1 LOG_LEVEL=${LOG_LEVEL:-WARNING}
 "$venv/bin/python" "$repo/bench/v1_tools.py"
 "$venv/bin/python" "$repo/bench/v1_agent_server.py"
 "$venv/bin/python" "$repo/bench/v1_parallel.py"
+"$venv/bin/python" "$repo/bench/v1_remote.py"

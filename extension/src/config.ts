@@ -42,6 +42,10 @@ export interface OpenHandsConfig {
   readonly v1Url: string;
   /** Where the V1 tools write their executor discovery files (empty: their default). */
   readonly v1DiscoveryDir: string;
+  /** `openhands.v1.caFile`: a remote agent-server's certificate is checked with this CA (PEM) only (empty: the system's). */
+  readonly v1CaFile: string;
+  /** `openhands.v1.certSha256`: a remote agent-server's self-signed certificate, by its SHA-256 fingerprint (empty: none). */
+  readonly v1CertSha256: string;
   /** V1 confirmation policy of the conversations the tab creates. */
   readonly v1Confirmation: 'never' | 'risky' | 'always';
   /** `openhands.mode` as set. */
@@ -68,6 +72,8 @@ export const DEFAULTS: OpenHandsConfig = {
   revealOnCommand: true,
   v1Url: '',
   v1DiscoveryDir: '',
+  v1CaFile: '',
+  v1CertSha256: '',
   v1Confirmation: 'never',
   backendSetting: 'auto',
   backend: 'v1',
@@ -85,6 +91,8 @@ export const CONNECTION_KEYS = [
   'executor.noChangeTimeoutSeconds',
   'v1.url',
   'v1.discoveryDir',
+  'v1.caFile',
+  'v1.certSha256',
 ] as const;
 
 interface Inspected<T> {
@@ -106,11 +114,13 @@ interface Getter {
  * They are `application`-scoped in package.json (VS Code then ignores workspace values) and read
  * here from the user's own value only, whatever the host does with the scope.
  */
-export const USER_ONLY_KEYS = ['server.url', 'v1.url', 'v1.discoveryDir', 'mode', 'v1.python', 'v1.maxParallelConversations', 'budgetPerConversation', 'v1.newConversationInWorktree'] as const;
+export const USER_ONLY_KEYS = ['server.url', 'v1.url', 'v1.discoveryDir', 'v1.caFile', 'v1.certSha256', 'mode', 'v1.python', 'v1.maxParallelConversations', 'budgetPerConversation', 'v1.newConversationInWorktree'] as const;
 // `v1.python` is what the extension runs; `mode` decides whether it runs it: neither is a
 // repository's choice either, nor `v1.maxParallelConversations` and `budgetPerConversation`
-// (guards: a workspace must not raise them); `v1.newConversationInWorktree` moves the agent's work
-// out of the workspace folder (where git runs there: the user's call).
+// (guards: a workspace must not raise them), nor `v1.caFile` and `v1.certSha256` (which server
+// certificate the keys and this window's shell are trusted to: a repository's CA could vouch for
+// its own server); `v1.newConversationInWorktree` moves the agent's work out of the workspace
+// folder (where git runs there: the user's call).
 
 /**
  * The user's (global) value of a setting, or its default: never a workspace or folder value.
@@ -189,6 +199,8 @@ export function readConfig(section: Getter): OpenHandsConfig {
     // Where the agent-server key and the executor secrets go: the user's own values only.
     v1Url: String(userValue<string>(section, 'v1.url', '') ?? '').trim().replace(/\/+$/, ''),
     v1DiscoveryDir: String(userValue<string>(section, 'v1.discoveryDir', '') ?? '').trim(),
+    v1CaFile: String(userValue<string>(section, 'v1.caFile', '') ?? '').trim(),
+    v1CertSha256: String(userValue<string>(section, 'v1.certSha256', '') ?? '').trim(),
     v1Confirmation: strictestConfirmation(section),
     backendSetting: backendSetting === 'v0' || backendSetting === 'v1' ? backendSetting : 'auto',
     backend,

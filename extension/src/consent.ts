@@ -27,20 +27,43 @@ export interface ConsentPrompt {
   text(workspaceLabel: string, who: string, conversation?: string): { message: string; detail: string };
 }
 
+/**
+ * The host of a server on another machine, for the prompt to name (by its spelling: only what the
+ * user reads; the loopback rules of the connection are checked by address elsewhere). Undefined for
+ * this machine, or for a label that is no URL (this window's own agent-server).
+ */
+export function remoteHost(serverUrl: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(serverUrl);
+  } catch {
+    return undefined;
+  }
+  const h = u.hostname.toLowerCase();
+  return h === 'localhost' || h.endsWith('.localhost') || h === '[::1]' || /^127\./.test(h) ? undefined : u.host;
+}
+
 /** The executor's consent: run commands and edit files for an OpenHands server. */
 export const EXECUTION_PROMPT: ConsentPrompt = {
   key: CONSENT_KEY,
   scope: serverOrigin,
-  text: (workspaceLabel, serverUrl, conversation) => ({
-    message: `Allow OpenHands to run commands and edit files in "${workspaceLabel}"?`,
-    detail:
-      (conversation
-        ? `This workspace's settings (.vscode/settings.json) attach it to conversation ${conversation}: the agent of that ` +
-          `conversation on the OpenHands server at ${serverUrl} will run shell commands in this workspace `
-        : `The agent of the OpenHands server at ${serverUrl} will run shell commands in this workspace `) +
-      'and read and write its files, without asking again. You can revoke this with ' +
-      '"OpenHands: Revoke Execution Consent for This Workspace".',
-  }),
+  text: (workspaceLabel, serverUrl, conversation) => {
+    const remote = remoteHost(serverUrl);
+    // Another machine is named in the question itself: its agent gets this machine's shell.
+    const where = remote ? `${serverOrigin(serverUrl)}, on another machine (${remote}),` : serverUrl;
+    return {
+      message: remote
+        ? `Allow the OpenHands agent on ${remote} (another machine) to run commands and edit files here, in "${workspaceLabel}"?`
+        : `Allow OpenHands to run commands and edit files in "${workspaceLabel}"?`,
+      detail:
+        (conversation
+          ? `This workspace's settings (.vscode/settings.json) attach it to conversation ${conversation}: the agent of that ` +
+            `conversation on the OpenHands server at ${where} will run shell commands in this workspace `
+          : `The agent of the OpenHands server at ${where} will run shell commands in this workspace `) +
+        'and read and write its files, without asking again. You can revoke this with ' +
+        '"OpenHands: Revoke Execution Consent for This Workspace".',
+    };
+  },
 };
 
 /**

@@ -28,6 +28,10 @@ import { EndpointProblem, V1Backend } from './v1/v1Backend';
 import { V0Backend } from './v0/v0Backend';
 import { TabSession } from './tab/tabSession';
 import { ManagedAgentServer } from './v1/agentServer';
+import { AgentServerClient } from './v1/agentServerClient';
+import { agentPlace, placeLine, remoteChannel, remoteDefaultDiscoveryDir, RemoteUrlError, type AgentPlace, type RemoteFiles } from './v1/remote';
+import { trustFetch, trustOf, trustSocketFactory, TlsTrustError, type TlsTrust } from './v1/tlsClient';
+import { channelId, DiscoveryError } from './v1/executorDiscovery';
 import * as path from 'path';
 
 /** How long the executor waits for a V1 conversation's tools to ask for it (its channel's discovery file). */
@@ -83,6 +87,10 @@ export class OpenHandsContext implements vscode.Disposable {
   private shownInWorktree = false;
   /** V1: background conversations that need the user (the view's badge, notifications). */
   readonly attention: BackgroundAttention | undefined;
+  /** V1 attach: where `openhands.v1.url` is (this machine or another), as last checked. */
+  private place: AgentPlace | undefined;
+  /** V1 attach to another machine: its discovery files through its file API, and its certificate trust. */
+  private remote: { files: RemoteFiles; trust: TlsTrust | undefined } | undefined;
 
   /** `opts.v1`: the tab is a V1 client whatever the settings say (tests). */
   constructor(readonly vscodeContext: vscode.ExtensionContext, opts: { v1?: boolean } = {}) {
@@ -108,6 +116,7 @@ export class OpenHandsContext implements vscode.Disposable {
             resolve: async (conversationId, signal) => {
               const endpoint = await this.agentServerEndpoint();
               if (!endpoint) throw new Error('The OpenHands agent-server is not running (see the OpenHands Agent Server output).');
+              if (this.remote) return this.waitForRemoteChannel(this.remote, conversationId, signal);
               const channel = await waitForChannel(endpoint.discoveryDir, conversationId, { timeoutMs: V1_CHANNEL_WAIT_MS, signal });
               return { serverUrl: channel.url, conversationId: channel.conversationId, sessionApiKey: channel.sessionApiKey };
             },
@@ -179,6 +188,7 @@ export class OpenHandsContext implements vscode.Disposable {
       workspaceFolders: () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
       executorDetails: () => executorDetails(buildViewModel(this.executor.snapshot, this.activity.items, this.hasKey)),
       budgetUsd: () => this.config.current.budgetPerConversation,
+      place: () => (this.v1 ? placeLine(this.place, !this.config.current.v1Url) : ''),
       listed: (list, shown) => {
         this.attention?.listed(list, shown);
         // The view's menu offers the worktree actions when the conversation shown has one.
@@ -286,8 +296,11 @@ export class OpenHandsContext implements vscode.Disposable {
     return new ExecutorPool({
       discoveryDir: () => {
         const c = this.config.current;
-        return c.v1Url ? c.v1DiscoveryDir || defaultDiscoveryDir() : this.agentServer.discoveryDir;
+        if (!c.v1Url) return this.agentServer.discoveryDir;
+        // Not this machine's folder until the URL is known to be this machine (by address).
+        return this.place && !this.place.remote ? c.v1DiscoveryDir || defaultDiscoveryDir() : undefined;
       },
+      remote: () => (this.config.current.v1Url ? this.remote?.files : undefined),
       checkWorkspace: (workspace) => checkWorkspace(workspace, this.windowFolders()),
       limit: () => this.config.current.v1MaxParallel,
       log: this.log,
@@ -321,7 +334,9 @@ export class OpenHandsContext implements vscode.Disposable {
         consentUrl: () => this.v1ConsentUrl(),
         resolve: async () => {
           const c = await channel();
-          return { serverUrl: c.url, conversationId: c.conversationId, sessionApiKey: c.sessionApiKey };
+          // A remote agent-server: the executor checks its hub's certificate as the tab does.
+          const trust = this.remote?.trust;
+          return { serverUrl: c.url, conversationId: c.conversationId, sessionApiKey: c.sessionApiKey, caFile: trust?.caFile, certSha256: trust?.certSha256 };
         },
       },
       conversation: () => key,
@@ -368,9 +383,7 @@ export class OpenHandsContext implements vscode.Disposable {
    */
   async agentServerEndpoint(): Promise<AgentServerEndpoint | undefined> {
     const c = this.config.current;
-    if (c.v1Url) {
-      return { baseUrl: c.v1Url, sessionApiKey: (await this.secrets.get(c.v1Url)) || undefined, discoveryDir: c.v1DiscoveryDir || defaultDiscoveryDir() };
-    }
+    if (c.v1Url) return this.attachedEndpoint(c.v1Url, c.v1DiscoveryDir, c.v1CaFile, c.v1CertSha256);
     try {
       return await this.agentServer.connection();
     } catch (e) {
@@ -381,6 +394,59 @@ export class OpenHandsContext implements vscode.Disposable {
       }
       this.agentServer.showStartError(e as Error);
       throw new EndpointProblem(problemOf('server', `The OpenHands agent-server did not start: ${(e as Error).message.split('\n')[0]}`, ['retry', 'logs']));
+    }
+  }
+
+  /**
+   * `openhands.v1.url`: on this machine, its discovery folder here; on another machine, https only
+   * (plain http refused with why), its certificate checked by the system's store or the CA file /
+   * pin the user set, its discovery files read through its file API (v1/remote.ts).
+   */
+  private async attachedEndpoint(url: string, dir: string, caFile: string, certSha256: string): Promise<AgentServerEndpoint> {
+    const sessionApiKey = (await this.secrets.get(url)) || undefined;
+    let trust: TlsTrust | undefined;
+    try {
+      this.place = await agentPlace(url);
+      trust = this.place.remote ? trustOf(caFile, certSha256) : undefined;
+    } catch (e) {
+      this.remote = undefined;
+      if (e instanceof RemoteUrlError) throw new EndpointProblem(problemOf('server', e.message, ['settings']));
+      if (e instanceof TlsTrustError) throw new EndpointProblem(problemOf('server', e.message, ['certificate']));
+      throw e;
+    }
+    if (!this.place.remote) {
+      this.remote = undefined;
+      return { baseUrl: url, sessionApiKey, discoveryDir: dir || defaultDiscoveryDir() };
+    }
+    const fetchImpl = trust ? trustFetch(trust) : undefined;
+    const client = new AgentServerClient(url, sessionApiKey, fetchImpl);
+    let folder: string | undefined = dir || undefined;
+    this.remote = {
+      trust,
+      files: {
+        agentServerUrl: url,
+        conversationIds: async () => (await client.listConversations(100)).map((x) => x.id),
+        readJson: (p) => client.readJsonFile(p),
+        discoveryDir: async () => (folder ??= remoteDefaultDiscoveryDir(await client.home())),
+      },
+    };
+    this.refresh();
+    return { baseUrl: url, sessionApiKey, discoveryDir: dir, fetch: fetchImpl, socketFactory: trust ? trustSocketFactory(trust) : undefined };
+  }
+
+  /** An executor attached by hand to a conversation of a remote agent-server: its discovery file, when its tools write it. */
+  private async waitForRemoteChannel(remote: { files: RemoteFiles; trust: TlsTrust | undefined }, conversationId: string, signal: AbortSignal) {
+    const deadline = Date.now() + V1_CHANNEL_WAIT_MS;
+    const file = `${(await remote.files.discoveryDir()).replace(/\/+$/, '')}/${channelId(conversationId)}.json`;
+    for (;;) {
+      if (signal.aborted) throw new DiscoveryError('cancelled');
+      const info = await remote.files.readJson(file);
+      if (info !== undefined) {
+        const c = remoteChannel(info, conversationId, remote.files.agentServerUrl);
+        return { serverUrl: c.url, conversationId: c.conversationId, sessionApiKey: c.sessionApiKey, caFile: remote.trust?.caFile, certSha256: remote.trust?.certSha256 };
+      }
+      if (Date.now() > deadline) throw new DiscoveryError(`no executor channel for conversation ${conversationId} on ${remote.files.agentServerUrl} after ${V1_CHANNEL_WAIT_MS / 1000} s (${file})`);
+      await new Promise((r) => setTimeout(r, 1000));
     }
   }
 

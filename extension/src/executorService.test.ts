@@ -94,6 +94,19 @@ describe('executor service', () => {
     expect(service.snapshot.state).toBe('stopped');
   });
 
+  it('V1 remote: the CA file and pin the route gives (the user settings) reach the addon\'s options; a local route sets neither', async () => {
+    const resolve = vi.fn(async () => ({ serverUrl: 'https://agent.example:9443', conversationId: 'v1-ab', sessionApiKey: 'k', caFile: '/home/u/ca.pem' }));
+    const { service } = setup({ conversation: () => undefined, route: { consentUrl: () => 'https://agent.example:8443', resolve } });
+    await service.retarget('ab');
+    expect(FakeExecutor.last!.options).toMatchObject({ serverUrl: 'https://agent.example:9443', caFile: '/home/u/ca.pem' });
+    expect(FakeExecutor.last!.options.certSha256).toBeUndefined();
+    const pinned = vi.fn(async () => ({ serverUrl: 'https://agent.example:9443', conversationId: 'v1-cd', sessionApiKey: 'k', certSha256: 'ab'.repeat(32) }));
+    const second = setup({ conversation: () => undefined, route: { consentUrl: () => 'https://agent.example:8443', resolve: pinned } });
+    await second.service.retarget('cd');
+    expect(FakeExecutor.last!.options).toMatchObject({ certSha256: 'ab'.repeat(32) });
+    expect(FakeExecutor.last!.options.caFile).toBeUndefined();
+  });
+
   it('V1: an executor attached by hand (attach mode with an id) is served as configured, not through the route', async () => {
     const consent = vi.fn(async () => 'granted' as const);
     const sessionKey = vi.fn(async () => 'channel-key-by-hand');

@@ -78,7 +78,16 @@ export interface TabExecutor {
 
 export interface ExecutorRoute {
   consentUrl(): string;
-  resolve(conversationId: string, signal: AbortSignal): Promise<{ serverUrl: string; conversationId: string; sessionApiKey: string }>;
+  resolve(conversationId: string, signal: AbortSignal): Promise<RoutedChannel>;
+}
+
+/** Where a routed executor connects; `caFile`/`certSha256`: how it checks a remote server's certificate. */
+export interface RoutedChannel {
+  serverUrl: string;
+  conversationId: string;
+  sessionApiKey: string;
+  caFile?: string;
+  certSha256?: string;
 }
 
 /**
@@ -241,6 +250,7 @@ export class ExecutorService implements vscode.Disposable {
       this.target = conversationId;
       let serverUrl = config.serverUrl;
       let channel = conversationId;
+      let tlsTrust: { caFile?: string; certSha256?: string } = {};
       if (route) {
         // V1: the conversation's own channel, once its tools wait for an executor.
         this.update({ state: 'connecting', conversationId, workspaceRoot: ws.root, message: 'Waiting for the conversation\'s tools to start…' });
@@ -248,6 +258,7 @@ export class ExecutorService implements vscode.Disposable {
         const watch = setInterval(() => { if (!current()) abort.abort(); }, 200);
         try {
           const r = await route.resolve(conversationId, abort.signal);
+          tlsTrust = { caFile: r.caFile, certSha256: r.certSha256 };
           serverUrl = r.serverUrl;
           channel = r.conversationId;
           key = r.sessionApiKey;
@@ -270,6 +281,8 @@ export class ExecutorService implements vscode.Disposable {
       // Every folder of a multi-root workspace: checkpoints cover them, the agent is told of them.
       if (ws.extraRoots?.length) options.extraRoots = ws.extraRoots;
       if (key) options.sessionApiKey = key;
+      if (tlsTrust.caFile) options.caFile = tlsTrust.caFile;
+      if (tlsTrust.certSha256) options.certSha256 = tlsTrust.certSha256;
       const ideTools = d.ideTools?.();
       if (ideTools) options.ideTools = [...ideTools.list];
       // An executor that arrives before the conversation's runtime waits in the server's waiting

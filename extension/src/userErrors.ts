@@ -1,10 +1,13 @@
 import * as vscode from 'vscode';
-import { FIX_LABELS, type Fix } from './fixes';
+import { FIX_LABELS, isCertificateRefusal, type Fix } from './fixes';
 import type { ErrorCode } from './native';
 import { EXTENSION_ID } from './config';
 
 /** What the user can do about an error; each maps to a button on the notification. */
 export type { Fix } from './fixes';
+
+/** The Settings editor's query that shows `openhands.v1.caFile` and `openhands.v1.certSha256`. */
+export const CERTIFICATE_SETTINGS_QUERY = `@ext:${EXTENSION_ID} certificate`;
 
 export interface UserError {
   message: string;
@@ -15,7 +18,8 @@ export interface UserError {
 export function executorError(code: ErrorCode | undefined, message: string): UserError {
   switch (code) {
     case 'EAUTH':
-      return { message, fixes: ['key', 'retry'] };
+      // EAUTH is also the executor's refusal of a certificate: a key would not fix that.
+      return { message, fixes: isCertificateRefusal(message) ? ['certificate', 'retry'] : ['key', 'retry'] };
     case 'ENORUNTIME':
     case 'EREFUSED':
     case 'EUNREACHABLE':
@@ -49,6 +53,8 @@ export function classify(message: string): UserError {
 
 const COMMANDS: Record<Fix, () => Thenable<unknown>> = {
   settings: () => vscode.commands.executeCommand('workbench.action.openSettings', `@ext:${EXTENSION_ID}`),
+  // The two settings a remote agent-server's certificate is trusted by (user settings only).
+  certificate: () => vscode.commands.executeCommand('workbench.action.openSettings', CERTIFICATE_SETTINGS_QUERY),
   key: () => vscode.commands.executeCommand('openhands.setSessionApiKey'),
   retry: () => vscode.commands.executeCommand('openhands.reconnect'),
   trust: () => vscode.commands.executeCommand('workbench.trust.manage'),

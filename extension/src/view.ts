@@ -223,6 +223,7 @@ const VIEW_BODY = `  <header>
     <div class="meta">
       <div id="where"></div>
       <div id="worktree-actions" class="buttons" hidden><button class="secondary" data-command="openhands.v1.reviewWorktree" title="The worktree's changes against its base, file by file">Review changes</button><button class="secondary" data-command="openhands.v1.applyWorktree" title="Carry the worktree's changes onto the workspace folder">Apply to workspace</button><button class="secondary" data-command="openhands.v1.discardWorktree" title="Remove the worktree and its branch">Discard</button></div>
+      <div id="place" title="Where the agent runs; its commands and file edits run in this window"></div>
       <div id="executor"></div>
       <div id="runtime"></div>
       <div id="usage" title="What this conversation has cost and how full its context is, as the server reports it"></div>

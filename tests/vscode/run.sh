@@ -8,7 +8,7 @@
 # Options: --update-docs-screenshot  copy the tab mid-conversation (real server) to docs/screenshot-openhands-tab.png
 #          --dev-addon               test npm/executor's development build (fast; the portability check fails)
 #          --only=S1,S2              run only these host sessions (standin untrusted trust ide conversation
-#                                    two-windows confirm v1 v1tab v1tab-attach v1-managed v1-parallel v1-canvas multiroot ide-agent ide-bench); the packaging checks always run
+#                                    two-windows confirm v1 v1tab v1tab-attach v1-managed v1-parallel v1-canvas v1-remote multiroot ide-agent ide-bench); the packaging checks always run
 # OH_IDE_BENCH=N adds latency benches of N IDE tool calls: through the MCP endpoint (session ide) and
 # through VsCodeRuntime and the executor channel (session ide-bench), each beside a plain read.
 #          --only-v1                 only the V1 session (step 10), after the VSIX (development)
@@ -143,6 +143,8 @@ source "$HERE/v1-sessions.sh"
 source "$HERE/v1-parallel-session.sh"
 # Agent Canvas's client and an SDK script on the window's agent-server (run_v1_canvas_session).
 source "$HERE/v1-canvas-session.sh"
+# The tab on an agent-server reached over TLS as another machine (run_v1_remote_session).
+source "$HERE/v1-remote-session.sh"
 source "$HERE/judge.sh"
 if [ "$ONLY_V1" = 1 ]; then
   run_v1_session
@@ -434,8 +436,14 @@ run_v1_canvas_session
 cat "$ARTIFACTS/host-v1-canvas.log" >> "$ARTIFACTS/host.log"
 fi
 
+# 10g. The tab on a remote agent-server over TLS (run_v1_remote_session).
+if want v1-remote; then
+run_v1_remote_session
+cat "$ARTIFACTS/host-v1-remote.log" >> "$ARTIFACTS/host.log"
+fi
+
 # Every session that was to run is judged, from its own log and exit code (judge_session).
-for s in standin untrusted trust ide conversation two-a two-b confirm ide-agent ide-bench v1 v1tab v1tab-attach v1-managed v1-parallel v1-canvas multiroot; do
+for s in standin untrusted trust ide conversation two-a two-b confirm ide-agent ide-bench v1 v1tab v1tab-attach v1-managed v1-parallel v1-canvas v1-remote multiroot; do
   case "$s" in two-*) want two-windows || continue ;; ide-bench) [ -n "${OH_IDE_BENCH:-}" ] && want ide-bench || continue ;; *) want "$s" || continue ;; esac
   judge_session "$s"
 done

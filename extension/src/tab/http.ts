@@ -5,7 +5,14 @@
  */
 
 /** Why a request failed; decides which fix the tab offers. */
-export type ServerErrorKind = 'unreachable' | 'auth' | 'no_settings' | 'not_found' | 'server';
+export type ServerErrorKind = 'unreachable' | 'tls' | 'auth' | 'no_settings' | 'not_found' | 'server';
+
+/** Node's TLS error codes for a server certificate that was not accepted, and a pin's mismatch. */
+const CERT_CODES = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ERR_TLS_CERT|PIN_MISMATCH/;
+
+export function isCertificateError(code: string | undefined): boolean {
+  return Boolean(code && CERT_CODES.test(code));
+}
 
 export class ServerError extends Error {
   constructor(readonly kind: ServerErrorKind, message: string, readonly status?: number) {
@@ -32,7 +39,7 @@ export interface JsonEndpoint {
 
 /**
  * One JSON request: the key header, a timeout, and every failure as a `ServerError` whose kind
- * says what fixes it (unreachable: settings; auth: the key). An empty body answers `{}`.
+ * says what fixes it (unreachable: settings; tls: the certificate settings; auth: the key). An empty body answers `{}`.
  */
 export async function requestJson(ep: JsonEndpoint, method: string, path: string, body?: unknown, timeoutMs = ep.timeoutMs): Promise<unknown> {
   const url = `${ep.baseUrl}${path}`;
@@ -49,6 +56,10 @@ export async function requestJson(ep: JsonEndpoint, method: string, path: string
     });
   } catch (e) {
     const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
+    if (isCertificateError(cause)) {
+      const detail = (e as { cause?: Error }).cause?.message ?? cause;
+      throw new ServerError('tls', `The ${ep.serverName} at ${ep.baseUrl} was reached, but its TLS certificate was not accepted (${cause}: ${detail}). Nothing was sent. If you trust it, give its CA file (openhands.v1.caFile) or, for a self-signed certificate, its SHA-256 fingerprint (openhands.v1.certSha256).`);
+    }
     throw new ServerError('unreachable', `Cannot reach the ${ep.serverName} at ${ep.baseUrl} (${cause}).`);
   }
   const text = await response.text();

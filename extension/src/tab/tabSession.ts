@@ -15,6 +15,8 @@ export interface TabSessionDeps {
   workspaceFolders?: () => string | readonly string[] | undefined;
   /** Labels and recent actions of the executor for the tab. */
   executorDetails?: () => Partial<TabStatus['executor']>;
+  /** Where the agent runs and that its actions run in this window (the line the header always shows). */
+  place?: () => string;
   /** `openhands.budgetPerConversation` (USD; 0: none): the agent is paused when a conversation reaches it. */
   budgetUsd?: () => number;
   /** Each published status: the conversation list and the one shown (V1: background conversations' attention). */
@@ -489,13 +491,13 @@ export class TabSession implements SessionHost {
    * The picker's list. A failing list (e.g. an OpenHands 1.6 server whose V1 sandbox service
    * needs Docker answers 500 to `GET /api/conversations`) must not block the tab: the current and
    * the remembered conversation stay pickable, and the log says why the list is short. A refused
-   * key or an unreachable server is the server problem.
+   * key, an unreachable server or a refused certificate is the server problem.
    */
   private async loadConversations(): Promise<void> {
     try {
       this.conversations = await this.backend.listConversations();
     } catch (e) {
-      if (e instanceof ServerError && (e.kind === 'auth' || e.kind === 'unreachable')) {
+      if (e instanceof ServerError && (e.kind === 'auth' || e.kind === 'unreachable' || e.kind === 'tls')) {
         this.reachable = false;
         this.serverProblem(e);
       } else this.deps.log.warn(`the conversation list is not available: ${(e as Error).message}`);
@@ -540,6 +542,7 @@ export class TabSession implements SessionHost {
     const ready = joined && !NOT_READY.has(agentState ?? '');
     return {
       serverUrl: this.backend.serverUrl,
+      place: this.deps.place?.() || undefined,
       executor: { state: ex.state, label: ex.state, message: ex.message, conversationId: ex.conversationId, ...this.deps.executorDetails?.() },
       conversations: this.conversations,
       conversationId: this.shown,

@@ -1,4 +1,4 @@
-import { requestJson, type FetchLike } from '../tab/http';
+import { requestJson, ServerError, type FetchLike } from '../tab/http';
 import type { ConversationSummary } from '../webview/protocol';
 
 /**
@@ -23,6 +23,9 @@ export interface AgentServerEndpoint {
   sessionApiKey: string | undefined;
   /** The folder the V1 tools write `v1-<conversation id hex>.json` into (OH_VSCODE_V1_DISCOVERY_DIR). */
   discoveryDir: string;
+  /** A remote agent-server with a CA file or pin set: the tab's requests and event stream check its certificate so (tlsClient.ts). */
+  fetch?: FetchLike;
+  socketFactory?: SocketFactory;
 }
 
 /** What the tab puts into `POST /api/conversations`. */
@@ -161,6 +164,26 @@ export class AgentServerClient {
 
   async deleteConversation(id: string): Promise<void> {
     await this.request('DELETE', `/api/conversations/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * A file of the agent-server's machine as JSON (`GET /api/file/download`); undefined when there
+   * is none (404). How the tab reads a remote agent-server's executor discovery files (remote.ts).
+   */
+  async readJsonFile(path: string): Promise<unknown | undefined> {
+    try {
+      return await this.request('GET', `/api/file/download?path=${encodeURIComponent(path)}`);
+    } catch (e) {
+      if (e instanceof ServerError && e.kind === 'not_found') return undefined;
+      throw e;
+    }
+  }
+
+  /** The agent-server user's home folder (`GET /api/file/home`). */
+  async home(): Promise<string> {
+    const r = (await this.request('GET', '/api/file/home')) as { home?: unknown };
+    if (typeof r.home !== 'string' || !r.home) throw new Error(`the agent-server answered /api/file/home with ${JSON.stringify(r).slice(0, 100)}`);
+    return r.home;
   }
 
   /** Every event of a conversation in order (`GET .../events/search`, paged). */

@@ -241,4 +241,23 @@ describe('PoolTabExecutor', () => {
     await expect(tab.retarget(uuid(1))).rejects.toThrow(/not trusted/);
     expect([pool.watching, created.length]).toEqual([false, 0]);
   });
+
+  it('a reconnect asked while the first look is under way (a slow remote agent-server; Set Session API Key, a settings change) leaves the pool watching', async () => {
+    let release: () => void = () => undefined;
+    let checks = 0;
+    const { pool } = setup({ check: async (w) => {
+      // The first look waits here until the reconnect was asked.
+      if (checks++ === 0) await new Promise<void>((r) => { release = r; });
+      return { root: w };
+    } });
+    writeDiscovery(1);
+    const tab = new PoolTabExecutor({ pool, gate: async () => 'granted', shown: () => undefined });
+    const starting = tab.start();
+    await until('the first look to reach the workspace check', () => checks === 1);
+    const reconnecting = tab.reconnect();
+    release();
+    await Promise.all([starting, reconnecting]);
+    expect(pool.watching).toBe(true);
+    await tab.stop();
+  });
 });

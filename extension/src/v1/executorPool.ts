@@ -1,6 +1,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { readChannel, type ExecutorChannel } from './executorDiscovery';
+import { DiscoveryError, readChannel, type ExecutorChannel } from './executorDiscovery';
+import { remoteChannel, remoteChannels, type RemoteFiles } from './remote';
 
 /** What the pool needs of one conversation's executor (an `ExecutorService` serving one channel). */
 export interface PooledExecutor {
@@ -19,6 +20,11 @@ export type WorkspaceVerdict = { root: string; worktree?: boolean; folder?: stri
 export interface ExecutorPoolDeps {
   /** The folder the agent-server's V1 tools write their discovery files to (undefined: none yet). */
   discoveryDir: () => string | undefined;
+  /**
+   * An agent-server on another machine (remote.ts): its discovery files are read through its file
+   * API instead of the folder (no watch, the poll only). Undefined: the folder.
+   */
+  remote?: () => RemoteFiles | undefined;
   /** Whether the workspace a discovery file names is this window's (or a worktree of its repository). */
   checkWorkspace: (workspace: string) => Promise<WorkspaceVerdict>;
   /**
@@ -72,6 +78,8 @@ export class ExecutorPool {
   private scanning: Promise<void> | undefined;
   private again = false;
   private active = false;
+  /** A remote agent-server's discovery files at the last look, by key. */
+  private remoteSeen = new Map<string, { channel?: ExecutorChannel; identity: string; refused?: string }>();
 
   constructor(private readonly deps: ExecutorPoolDeps) {}
 
@@ -97,6 +105,7 @@ export class ExecutorPool {
 
   /** Starts watching (idempotent) and restarts executors that stopped (trust granted, a retry). */
   async start(): Promise<void> {
+    if (!this.active) this.deps.log.info('V1 executor pool: watching for conversations');
     this.active = true;
     if (!this.timer) {
       this.timer = setInterval(() => void this.scan(), this.deps.pollMs ?? 2000);
@@ -108,6 +117,7 @@ export class ExecutorPool {
 
   /** Stops every executor and the watch. */
   async stop(reason = 'stopped'): Promise<void> {
+    if (this.active) this.deps.log.info(`V1 executor pool: ${reason}`);
     this.active = false;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
@@ -160,6 +170,9 @@ export class ExecutorPool {
   }
 
   private async scanOnce(): Promise<void> {
+    const remote = this.deps.remote?.();
+    if (remote) return this.scanRemote(remote);
+    this.remoteSeen.clear();
     const dir = this.deps.discoveryDir();
     if (dir !== this.watchedDir) this.watch(dir);
     const present = new Set<string>();
@@ -212,6 +225,49 @@ export class ExecutorPool {
     }
     const alive = this.deps.alive ?? processAlive;
     if (channel.pid !== undefined && !alive(channel.pid)) return refuse(`the process that wrote it (${channel.pid}) is gone`, true);
+    return this.take(key, identity, channel, refuse, () => readChannel(file, key.slice(3)));
+  }
+
+  /**
+   * A remote agent-server: its conversations' discovery files through its file API (remote.ts);
+   * the rest as for the folder (a file that went ends its executor, one refused once by identity).
+   */
+  private async scanRemote(src: RemoteFiles): Promise<void> {
+    if (this.watchedDir !== undefined) this.unwatch();
+    const found = await remoteChannels(src);
+    const seen = [...found.keys()].sort().join(',');
+    if (seen !== [...this.remoteSeen.keys()].sort().join(',')) this.deps.log.info(`V1 executor pool: ${src.agentServerUrl} has discovery files for ${found.size} conversation(s)${found.size ? `: ${seen}` : ''}`);
+    this.remoteSeen = found;
+    for (const [key, e] of [...this.entries]) {
+      if (found.has(key)) continue;
+      this.entries.delete(key);
+      await this.end(key, e, `stopped: conversation ${key} closed`);
+      this.deps.changed?.();
+    }
+    for (const key of [...this.passed.keys()]) if (!found.has(key)) this.passed.delete(key);
+    for (const [key, f] of found) {
+      if (!this.active) return;
+      if (this.entries.has(key) || this.passed.get(key) === f.identity) continue;
+      const refuse = (reason: string) => {
+        this.passed.set(key, f.identity);
+        this.deps.log.warn(`V1 executor pool: ${key} refused: ${reason}`);
+        this.deps.refused?.(key, reason);
+      };
+      if (!f.channel) {
+        refuse(`its discovery file on ${src.agentServerUrl} was not accepted: ${f.refused}`);
+        continue;
+      }
+      const file = `${(await src.discoveryDir()).replace(/\/+$/, '')}/${key}.json`;
+      await this.take(key, f.identity, f.channel, refuse, async () => {
+        const info = await src.readJson(file);
+        if (info === undefined) throw new DiscoveryError(`the discovery file of ${key} is gone from ${src.agentServerUrl}`);
+        return remoteChannel(info, key.slice(3), src.agentServerUrl);
+      });
+    }
+  }
+
+  /** Starts an executor for `channel` when a slot is free and the workspace is this window's. */
+  private async take(key: string, identity: string, channel: ExecutorChannel, refuse: (reason: string) => void, reread: () => Promise<ExecutorChannel>): Promise<void> {
     const limit = Math.max(1, Math.floor(this.deps.limit()));
     if (this.running >= limit) {
       // Not remembered: taken at a later scan once a slot is free, if its tools still wait.
@@ -226,7 +282,7 @@ export class ExecutorPool {
     const verdict = await this.deps.checkWorkspace(channel.workspace);
     if ('refused' in verdict) return refuse(verdict.refused);
     if (!this.active || this.entries.has(key) || this.identity(key) !== identity) return;
-    const executor = this.deps.create(key, verdict.root, () => readChannel(file, key.slice(3)));
+    const executor = this.deps.create(key, verdict.root, reread);
     const entry: Entry = { executor, identity, subscription: executor.onDidChange(() => this.deps.changed?.()) };
     this.entries.set(key, entry);
     this.passed.delete(key);
@@ -236,6 +292,7 @@ export class ExecutorPool {
   }
 
   private identity(key: string): string | undefined {
+    if (this.deps.remote?.()) return this.remoteSeen.get(key)?.identity;
     const dir = this.deps.discoveryDir();
     if (!dir) return undefined;
     try {

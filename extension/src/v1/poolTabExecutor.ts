@@ -117,6 +117,10 @@ export class PoolTabExecutor implements TabExecutor {
 
   async reconnect(): Promise<void> {
     if (this.hand) return this.hand.reconnect();
+    // A start under way ends first: its `pool.start()` would otherwise set the pool watching before
+    // this stop and resolve after it, and the start below would join it, leaving the pool stopped
+    // (seen with a remote agent-server, whose first look takes a few requests).
+    await this.gating?.catch(() => undefined);
     await this.stop('stopped for reconnect');
     await this.start();
   }

@@ -118,7 +118,7 @@ export class V1Backend implements ConversationBackend {
       this.client = undefined;
       return problemOf('server', 'No OpenHands agent-server yet: set "openhands.v1.url" (and its key with "Set Session API Key").', ['settings', 'key']);
     }
-    this.client = new AgentServerClient(endpoint.baseUrl, endpoint.sessionApiKey, this.deps.fetch);
+    this.client = new AgentServerClient(endpoint.baseUrl, endpoint.sessionApiKey, this.deps.fetch ?? endpoint.fetch);
     return undefined;
   }
 
@@ -185,7 +185,7 @@ export class V1Backend implements ConversationBackend {
         }
         this.host.publish();
       },
-    }, this.deps.socketFactory);
+    }, this.deps.socketFactory ?? this.endpoint?.socketFactory);
     this.stream = stream;
     stream.connect();
   }

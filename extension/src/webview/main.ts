@@ -94,6 +94,7 @@ function renderStatus(s: TabStatus): void {
   $('usage').textContent = s.usage ? `Cost: ${s.usage.text}` : '';
   $('usage').classList.toggle('over', Boolean(s.usage?.budgetUsd && s.usage.costUsd >= s.usage.budgetUsd));
   $('server').textContent = s.serverUrl;
+  $('place').textContent = s.place ?? '';
 
   const select = $<HTMLSelectElement>('conversation');
   const options = s.conversations.map((c) => {

@@ -123,6 +123,8 @@ export function conversationLabel(c: ConversationSummary): string {
 /** The tab's chrome (everything but the event list). */
 export interface TabStatus {
   serverUrl: string;
+  /** Where the agent runs (this machine or which other one) and that its actions run here. */
+  place?: string;
   executor: {
     state: string;
     label: string;
