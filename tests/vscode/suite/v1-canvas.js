@@ -94,7 +94,7 @@ exports.run = async () => {
         const problem = s.problems.find((p) => ['server', 'send', 'llm-auth', 'executor'].includes(p.id));
         if (problem) throw new Error(`the tab reports: ${problem.message}`);
         return s.agentState === 'finished';
-      }, 120000, 300);
+      }, 300000, 300);
       await assertScriptFollowed(LLM);
       const s = {};
       for (const task of ['tab', 'canvas1', 'canvas2']) s[task] = stamps(await eventsText(ids[task]), task);

@@ -96,7 +96,7 @@ exports.run = async () => {
         const problem = s.problems.find((p) => ['server', 'send', 'llm-auth', 'executor'].includes(p.id));
         if (problem) throw new Error(`the tab reports: ${problem.message}`);
         return s.agentState === 'finished' && b.execution_status === 'finished';
-      }, 240000, 500);
+      }, 420000, 500);
       await assertScriptFollowed(LLM);
       const a = stamps(await eventsText(alpha), 'alpha');
       const b = stamps(await eventsText(beta), 'beta');
