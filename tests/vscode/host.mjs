@@ -21,7 +21,7 @@
 //   @@oh-ui webview-dom <path>              -> writes {"text", "tags"} of {"selector"} in whichever webview frame has it to <path>.json
 // and the runner acknowledges by creating "<path>.done" (the tests poll for it).
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync, existsSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
@@ -337,6 +337,10 @@ async function main() {
       : new Promise((resolve) => { cs.once('exit', resolve); setTimeout(resolve, 4000).unref(); });
     killGroup(cs);
     await gone;
+    // The extension's own logs (its OpenHands and OpenHands Agent Server output channels) go with
+    // the artifacts: what the executor pool and the agent-server did is often the only way to
+    // tell why a session failed.
+    keepExtensionLogs(path.join(userDir, 'logs'), path.join(artifacts, 'extension-logs'));
     // The session folder (code-server's user data, and the extensions without --extensions-dir)
     // goes once code-server is (killGroup's SIGKILL comes at 3 s); kept when it holds the artifacts.
     if (artifacts !== session) rmSync(session, { recursive: true, force: true });
@@ -344,6 +348,27 @@ async function main() {
   log(`session done in ${((Date.now() - started) / 1000).toFixed(1)}s, exit ${exitCode}`);
   process.exitCode = exitCode;
   setTimeout(() => process.exit(exitCode), 4000).unref();
+}
+
+/** Copies every log file under `from` whose name says OpenHands into `to` (flat, made unique). */
+function keepExtensionLogs(from, to) {
+  const walk = (dir) => {
+    let entries = [];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/OpenHands/.test(e.name)) {
+        mkdirSync(to, { recursive: true });
+        copyFileSync(p, path.join(to, `${path.basename(dir)}-${e.name}`));
+      }
+    }
+  };
+  walk(from);
 }
 
 main();
