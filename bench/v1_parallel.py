@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'tests' / 'v1'))
 from agent_server import agent_server, call  # noqa: E402  (tests/v1: the agent-server helper)
 
 from openhands_vscode_runtime.scripted_llm import ScriptedLLM  # noqa: E402
+from v1_agent_server import pct  # noqa: E402  (this folder: the percentile the V1 benches share)
 
 STEPS = int(os.environ.get('V1_PARALLEL_STEPS', '20'))
 CONVERSATIONS = int(os.environ.get('V1_PARALLEL_CONVERSATIONS', '4'))
@@ -52,13 +53,6 @@ def script() -> list[dict]:
                           'args': {'command': 'view', 'path': '{{1}}/data.txt', 'summary': 'read'}})
     steps.append({'tool': 'finish', 'args': {'message': 'done'}})
     return steps
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    k = (len(ordered) - 1) * p
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
 def stamp(event: dict) -> float:

@@ -268,10 +268,9 @@ export function editDiff(extras: Record<string, unknown>): string[] | undefined 
   return lineDiff(str(extras.old_content), str(extras.new_content));
 }
 
-/** A compact diff: unchanged prefix and suffix trimmed (2 context lines), the middle as -/+ lines. */
-export function lineDiff(before: string, after: string): string[] {
-  const a = before === '' ? [] : before.split('\n');
-  const b = after === '' ? [] : after.split('\n');
+/** Where two line lists start to differ and where they stop: `a[start..endA)` and `b[start..endB)`
+ * are the middle that differs (the lines before and after are the same in both). */
+export function commonEnds(a: readonly string[], b: readonly string[]): { start: number; endA: number; endB: number } {
   let start = 0;
   while (start < a.length && start < b.length && a[start] === b[start]) start++;
   let endA = a.length;
@@ -280,6 +279,14 @@ export function lineDiff(before: string, after: string): string[] {
     endA--;
     endB--;
   }
+  return { start, endA, endB };
+}
+
+/** A compact diff: unchanged prefix and suffix trimmed (2 context lines), the middle as -/+ lines. */
+export function lineDiff(before: string, after: string): string[] {
+  const a = before === '' ? [] : before.split('\n');
+  const b = after === '' ? [] : after.split('\n');
+  const { start, endA, endB } = commonEnds(a, b);
   const out: string[] = [];
   const ctx = 2;
   for (let i = Math.max(0, start - ctx); i < start; i++) out.push(`  ${a[i]}`);

@@ -1,4 +1,4 @@
-import type { ServerEvent } from './eventModel';
+import { commonEnds, type ServerEvent } from './eventModel';
 
 /**
  * What the agent changed in files since the person's last message (a "turn"), as hunks to keep or
@@ -30,14 +30,7 @@ const MAX_DIFF_CELLS = 4_000_000;
 export function diffHunks(before: string, after: string): Hunk[] {
   const a = splitLines(before);
   const b = splitLines(after);
-  let start = 0;
-  while (start < a.length && start < b.length && a[start] === b[start]) start++;
-  let endA = a.length;
-  let endB = b.length;
-  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
-    endA--;
-    endB--;
-  }
+  const { start, endA, endB } = commonEnds(a, b);
   const n = endA - start;
   const m = endB - start;
   if (n === 0 && m === 0) return [];
