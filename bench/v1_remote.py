@@ -19,7 +19,6 @@ A benchmark, not a test: it asserts only that the script was followed.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import socket
@@ -132,14 +131,7 @@ def run_remote(tmp: Path, rtt_ms: int | None) -> list[float]:
     executor = None
     try:
         with ScriptedLLM(script()) as llm, agent_server(tmp, env=env) as server:
-            started: dict = {}
-            post = threading.Thread(target=lambda: started.update(cid=server.start_conversation(llm, ws)), daemon=True)
-            post.start()
-            deadline = time.monotonic() + 60
-            while not (files := list(discovery.glob('*.json')) if discovery.is_dir() else []):
-                assert time.monotonic() < deadline, 'no discovery file'
-                time.sleep(0.05)
-            info = json.loads(files[0].read_text())
+            post, started, info = server.start_for_executor(llm, ws, discovery)
             command = find_executor()
             assert command is not None, 'no headless executor (OH_VSCODE_EXECUTOR)'
             executor = ExecutorProcess(command, url=info['url'], conversation_id=info['conversation_id'],

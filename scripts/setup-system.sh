@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # System packages the suites need (Debian): tmux for the reference BashSession, git, curl, acl
 # (setfacl: tests/v1 grants its unprivileged test user traverse on the way to the venv), and
-# ripgrep (OpenHands turns its grep/glob tools into `rg` commands; VsCodeRuntime warns without it).
+# ripgrep (OpenHands turns its grep/glob tools into `rg` commands; VsCodeRuntime warns without it),
+# openssl (test CAs: tests/remote, the extension's TLS unit tests) and iproute2 (tests/remote's
+# network namespaces).
 # Idempotent: apt runs only when something is missing.
 set -euo pipefail
 need=()
-for pair in tmux:tmux git:git curl:curl unzip:unzip rg:ripgrep setfacl:acl; do
+for pair in tmux:tmux git:git curl:curl unzip:unzip rg:ripgrep setfacl:acl openssl:openssl ip:iproute2; do
   cmd=${pair%%:*}; pkg=${pair##*:}
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done

@@ -20,7 +20,6 @@ import argparse
 import json
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -136,14 +135,7 @@ def main() -> int:
     if args.heartbeat:
         env |= {'OH_VSCODE_PING_INTERVAL': str(args.heartbeat), 'OH_VSCODE_PING_TIMEOUT': str(args.heartbeat)}
     with ScriptedLLM(script(ws, counter)) as llm, agent_server(work, env=env) as server:
-        started: dict = {}
-        post = threading.Thread(target=lambda: started.update(cid=server.start_conversation(llm, ws)), daemon=True)
-        post.start()
-        deadline = time.monotonic() + 60
-        while not (files := list(discovery.glob('*.json')) if discovery.is_dir() else []):
-            assert time.monotonic() < deadline, 'no discovery file'
-            time.sleep(0.1)
-        info = json.loads(files[0].read_text())
+        post, started, info = server.start_for_executor(llm, ws, discovery)
         hub = info['url']
         assert hub.startswith(f'https://{args.server_ip}:'), hub
         hub_port = int(hub.rsplit(':', 1)[1])

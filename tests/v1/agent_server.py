@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -56,6 +57,21 @@ class AgentServer:
         if conversation_id is not None:
             body['conversation_id'] = conversation_id
         return call('POST', f'{self.base}/api/conversations', self.key, body)['id']
+
+    def start_for_executor(self, llm: Any, workspace: Path, discovery: Path,
+                           timeout: float = 60) -> tuple[threading.Thread, dict, dict]:
+        """For a server whose executors connect by hand (`OH_VSCODE_SPAWN_EXECUTOR=0`): POST a
+        conversation from a thread (the request returns only once an executor serves its tools)
+        and wait for its channel's discovery file in `discovery`. Returns the thread, the dict it
+        puts the conversation's id in (`cid`) when the POST returns, and the file's contents."""
+        started: dict = {}
+        post = threading.Thread(target=lambda: started.update(cid=self.start_conversation(llm, workspace)), daemon=True)
+        post.start()
+        deadline = time.monotonic() + timeout
+        while not (files := list(discovery.glob('*.json')) if discovery.is_dir() else []):
+            assert time.monotonic() < deadline, f'no discovery file in {discovery} after {timeout} s'
+            time.sleep(0.05)
+        return post, started, json.loads(files[0].read_text())
 
     def status(self, conversation_id: str) -> str | None:
         """The conversation's `execution_status`."""

@@ -181,4 +181,36 @@ async function fillLlmForm(act, api, { baseUrl, model = 'openai/scripted', key =
   await waitFor('the tab to accept messages', () => api.conversation.status.canSend && !api.conversation.status.llmForm, 30000);
 }
 
-module.exports = { answerPrompt, fillLlmForm, assertScriptFollowed, sleep, waitFor, assert, runner, showConsentWhenAsked, uiRequest, uiRequester, serverRest, typeSessionKey };
+/**
+ * The tab on the agent-server this window runs (managed mode), as a new user opens it: the
+ * extension activated, its view shown, execution allowed, the server running, the scripted LLM
+ * entered in the form. Resolves with the extension's API and the server's connection.
+ */
+async function openManagedTab(vscode, ext, act, llmBaseUrl) {
+  const api = await ext.activate();
+  await vscode.commands.executeCommand('workbench.view.extension.openhands');
+  await showConsentWhenAsked(vscode, api, 60000);
+  await waitAgentServerRunning(api);
+  const server = await api.agentServer.connection();
+  await waitFor('the LLM form', () => api.conversation.status.llmForm, 30000);
+  await fillLlmForm(act, api, { baseUrl: llmBaseUrl });
+  return { api, server };
+}
+
+/** Until the agent-server the extension starts runs (a crash fails at once). */
+function waitAgentServerRunning(api) {
+  return waitFor('the agent-server the extension starts', () => {
+    if (api.agentServer.state === 'crashed') throw new Error(`agent-server crashed: ${api.agentServer.error}`);
+    return api.agentServer.state === 'running';
+  }, 180000, 300);
+}
+
+/** Types a task into the tab's message box and sends it, as a user does (then allows execution if asked). */
+async function sendTask(vscode, act, api, text) {
+  await vscode.commands.executeCommand('openhands.view.focus');
+  await act('webview-fill', '#input', text);
+  await act('webview-click', '#send');
+  await showConsentWhenAsked(vscode, api, 120000);
+}
+
+module.exports = { openManagedTab, waitAgentServerRunning, sendTask, answerPrompt, fillLlmForm, assertScriptFollowed, sleep, waitFor, assert, runner, showConsentWhenAsked, uiRequest, uiRequester, serverRest, typeSessionKey };

@@ -7,7 +7,7 @@
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
-const { waitFor, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui, fillLlmForm } = require('./lib');
+const { openManagedTab, sendTask, waitFor, assert, assertScriptFollowed, runner, uiRequest: ui } = require('./lib');
 
 const LLM = process.env.OH_TEST_LLM_BASE_URL;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
@@ -27,20 +27,9 @@ exports.run = async () => {
   try {
     await test('a window with two folders: the agent is told both (the executor\'s auth.roots), its shell starts in the first', async () => {
       assert(folders.length === 2 && path.basename(front) === 'front' && path.basename(back) === 'back', `folders ${JSON.stringify(folders)}`);
-      api = await ext.activate();
-      await vscode.commands.executeCommand('workbench.view.extension.openhands');
-      await showConsentWhenAsked(vscode, api, 60000);
-      await waitFor('the agent-server the extension starts', () => {
-        if (api.agentServer.state === 'crashed') throw new Error(`agent-server crashed: ${api.agentServer.error}`);
-        return api.agentServer.state === 'running';
-      }, 180000, 300);
-      const server = await api.agentServer.connection();
-      await waitFor('the LLM form', () => api.conversation.status.llmForm, 30000);
-      await fillLlmForm(act, api, { baseUrl: LLM });
-      await vscode.commands.executeCommand('openhands.view.focus');
-      await act('webview-fill', '#input', 'multi-root: change both folders');
-      await act('webview-click', '#send');
-      await showConsentWhenAsked(vscode, api, 120000);
+      let server;
+      ({ api, server } = await openManagedTab(vscode, ext, act, LLM));
+      await sendTask(vscode, act, api, 'multi-root: change both folders');
       await waitFor('the agent to finish', () => {
         const s = api.conversation.status;
         const other = s.problems.find((p) => ['server', 'send', 'llm-auth'].includes(p.id));

@@ -10,7 +10,7 @@ const crypto = require('crypto');
 const path = require('path');
 const fs = require('fs');
 const { execFileSync } = require('child_process');
-const { waitFor, assert, assertScriptFollowed, runner, showConsentWhenAsked, uiRequest: ui, uiRequester, fillLlmForm } = require('./lib');
+const { openManagedTab, sendTask, waitFor, assert, assertScriptFollowed, runner, uiRequest: ui, uiRequester } = require('./lib');
 
 const LLM = process.env.OH_TEST_LLM_BASE_URL;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
@@ -69,20 +69,8 @@ exports.run = async () => {
 
   try {
     await test('the tab\'s conversation and one a script created on the same agent-server run at the same time, each in its own executor', async () => {
-      api = await ext.activate();
-      await vscode.commands.executeCommand('workbench.view.extension.openhands');
-      await showConsentWhenAsked(vscode, api, 60000);
-      await waitFor('the agent-server the extension starts', () => {
-        if (api.agentServer.state === 'crashed') throw new Error(`agent-server crashed: ${api.agentServer.error}`);
-        return api.agentServer.state === 'running';
-      }, 180000, 300);
-      server = await api.agentServer.connection();
-      await waitFor('the LLM form', () => api.conversation.status.llmForm, 30000);
-      await fillLlmForm(act, api, { baseUrl: LLM });
-      await vscode.commands.executeCommand('openhands.view.focus');
-      await act('webview-fill', '#input', 'parallel task alpha');
-      await act('webview-click', '#send');
-      await showConsentWhenAsked(vscode, api, 120000);
+      ({ api, server } = await openManagedTab(vscode, ext, act, LLM));
+      await sendTask(vscode, act, api, 'parallel task alpha');
       await waitFor('alpha\'s slow step to run', () => api.conversation.items.some((i) => i.kind === 'action' && /ONLY_alpha/.test(i.title || '') && i.status === 'running'), 180000, 100);
       alpha = api.conversation.status.conversationId;
       // The second conversation: created by a script, never shown in the tab.
