@@ -27,8 +27,10 @@ def with_loopback_default(argv: list[str]) -> list[str]:
 
 def main() -> None:
     from openhands_vscode_runtime.v1 import register
+    from openhands_vscode_runtime.v1.server_threads import widen_uvicorn
 
     register()
+    widen_uvicorn()  # conversations at once must not starve each other of threads (server_threads.py)
     from openhands.agent_server.__main__ import main as agent_server_main
 
     sys.argv = [sys.argv[0], *with_loopback_default(sys.argv[1:])]

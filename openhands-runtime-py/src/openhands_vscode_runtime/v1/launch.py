@@ -99,8 +99,11 @@ def main(argv: list[str] | None = None) -> None:
     report_port(args.port_fd, sock.getsockname()[1])
 
     from openhands_vscode_runtime.v1 import register
+    from openhands_vscode_runtime.v1.server_threads import widen_uvicorn
 
     register()
+    # A second conversation must not wait for a free thread behind the first one's step (server_threads.py).
+    widen_uvicorn()
     # If the server ever bound by itself instead, it would fail loudly: the port is ours (EADDRINUSE).
     serve_on(sock)
     from openhands.agent_server.__main__ import main as agent_server_main
