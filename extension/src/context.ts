@@ -548,7 +548,7 @@ export class OpenHandsContext implements vscode.Disposable {
         else void runFix(m.fix as Fix);
         break;
       case 'command':
-        if (ALLOWED_COMMANDS.has(m.command)) void vscode.commands.executeCommand(m.command);
+        if (ALLOWED_COMMANDS.has(m.command)) void vscode.commands.executeCommand(m.command, ...(typeof m.path === 'string' ? [m.path] : []));
         break;
       case 'revert':
         void report(this.revert(String(m.key ?? '')));

@@ -82,6 +82,8 @@ export const ALLOWED_COMMANDS = new Set([
   'openhands.start', 'openhands.stop', 'openhands.reconnect', 'openhands.setSessionApiKey',
   'openhands.showLogs', 'openhands.showTerminal',
   'openhands.v1.reviewWorktree', 'openhands.v1.applyWorktree', 'openhands.v1.discardWorktree',
+  // The "Changes" list (review/hunkReview.ts); openFile takes a path, and opens only a file of the turn.
+  'openhands.changes.openFile', 'openhands.changes.keepAll', 'openhands.changes.undoAll', 'openhands.changes.sendUndone',
 ]);
 
 /**
@@ -207,6 +209,12 @@ const VIEW_STYLE = `  html, body { height: 100%; }
   #confirm-bar { border: 1px solid var(--vscode-editorWarning-foreground, #cca700); padding: 6px 8px; margin-bottom: 6px; }
   #confirm-title { font-family: var(--vscode-editor-font-family); word-break: break-all; margin: 4px 0; white-space: pre-wrap; max-height: 120px; overflow-y: auto; }
   #activity-section { margin-top: 6px; font-size: .9em; }
+  #changes-section { margin-bottom: 6px; font-size: .9em; }
+  #changes { list-style: none; padding: 0; margin: 4px 0; max-height: 160px; overflow-y: auto; }
+  #changes button.file { background: none; color: var(--vscode-textLink-foreground); padding: 0 2px; font-family: var(--vscode-editor-font-family); word-break: break-all; text-align: left; }
+  #changes .add { color: var(--vscode-gitDecoration-addedResourceForeground, #81b88b); margin-left: .5em; }
+  #changes .del { color: var(--vscode-gitDecoration-deletedResourceForeground, #c74e39); margin-left: .3em; }
+  #changes-undone { color: var(--vscode-descriptionForeground); }
   #usage.over { color: var(--vscode-errorForeground); }
   #activity { list-style: none; padding: 0; margin: 4px 0; max-height: 160px; overflow-y: auto; }
   #activity li { padding: 2px 0; }
@@ -243,6 +251,11 @@ const VIEW_BODY = `  <header>
   </form>
   <div id="scroll"><div id="empty" class="empty">Type a task below: the agent works in this VS Code (its commands in the OpenHands Agent terminal, its edits in your editors).</div><div id="chat"></div></div>
   <footer>
+    <details id="changes-section" hidden open><summary>Changes since your last message (<span id="changes-count">0</span>)</summary>
+      <ul id="changes"></ul>
+      <div id="changes-undone" hidden></div>
+      <div class="buttons"><button class="secondary" data-command="openhands.changes.keepAll" title="Accept every change listed">Keep all</button><button class="secondary" data-command="openhands.changes.undoAll" title="Put back what was there; the agent is told with your next message">Undo all</button><button id="changes-send" class="secondary" data-command="openhands.changes.sendUndone" title="Tell the agent now which changes you undid" hidden>Tell the agent now</button></div>
+    </details>
     <div id="confirm-bar" hidden>
       <div><strong id="confirm-what">The agent waits for your confirmation</strong></div>
       <div id="confirm-title"></div>

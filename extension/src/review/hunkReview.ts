@@ -15,6 +15,7 @@ export const HUNK_COMMANDS = {
   keepAll: 'openhands.changes.keepAll',
   undoAll: 'openhands.changes.undoAll',
   review: 'openhands.changes.review',
+  openFile: 'openhands.changes.openFile',
   sendUndone: 'openhands.changes.sendUndone',
 } as const;
 
@@ -60,7 +61,8 @@ export function registerHunkReview(deps: HunkReviewDeps): vscode.Disposable[] {
     vscode.workspace.registerTextDocumentContentProvider(BASELINE_SCHEME, baseline),
     changes.onDidChange(refresh),
     vscode.workspace.onDidChangeTextDocument((e) => {
-      if (changes.has(e.document.uri.fsPath)) refresh();
+      // The tab's list counts from the editor's text (observe fires the listeners, lenses included).
+      if (changes.has(e.document.uri.fsPath) && !changes.observe(e.document.uri.fsPath, e.document.getText())) refresh();
     }),
     vscode.commands.registerCommand(HUNK_COMMANDS.keep, (path: string, hunk: Hunk) => {
       if (!changes.keep(path, hunk)) log.warn(`keep: the hunk at line ${hunk.afterStart + 1} of ${path} is no longer there`);
@@ -84,12 +86,24 @@ export function registerHunkReview(deps: HunkReviewDeps): vscode.Disposable[] {
         return;
       }
       const pick = paths.length === 1 ? paths[0] : (await vscode.window.showQuickPick(paths.map((p) => ({ label: vscode.workspace.asRelativePath(p), path: p }))))?.path;
-      if (!pick) return;
-      const before = vscode.Uri.from({ scheme: BASELINE_SCHEME, path: pick });
-      await vscode.commands.executeCommand('vscode.diff', before, vscode.Uri.file(pick), `${vscode.workspace.asRelativePath(pick)} (since your last message)`);
+      if (pick) await openTurnDiff(pick);
+    }),
+    // From the tab's "Changes" list: only a file the agent changed this turn (the page names it).
+    vscode.commands.registerCommand(HUNK_COMMANDS.openFile, async (path: unknown) => {
+      if (typeof path !== 'string' || !changes.has(path)) {
+        log.warn(`changes: ${String(path)} is not a file the agent changed since your last message`);
+        return;
+      }
+      await openTurnDiff(path);
     }),
     vscode.commands.registerCommand(HUNK_COMMANDS.sendUndone, () => deps.sendUndoneNow()),
   ];
+}
+
+/** VS Code's diff editor: the file's text before the turn (kept hunks applied) against the file now. */
+async function openTurnDiff(path: string): Promise<void> {
+  const before = vscode.Uri.from({ scheme: BASELINE_SCHEME, path });
+  await vscode.commands.executeCommand('vscode.diff', before, vscode.Uri.file(path), `${vscode.workspace.asRelativePath(path)} (since your last message)`);
 }
 
 /**

@@ -70,6 +70,7 @@ export class TabSession implements SessionHost {
     this.backend = deps.backend;
     this.model = new EventModel(deps.workspaceFolders?.());
     this.backend.bind(this);
+    this.changes.onDidChange(() => this.publish()); // the "Changes" list follows edits, Keep and Undo
   }
 
   get version(): 'v0' | 'v1' {
@@ -557,6 +558,7 @@ export class TabSession implements SessionHost {
       canContinue: ready && CONTINUABLE.has(agentState ?? ''),
       attachMode: Boolean(this.backend.attachedConversation),
       usage: this.usageStatus(),
+      changes: { files: this.changes.summary((p) => relativePaths(p, this.deps.workspaceFolders?.())), undone: this.changes.pendingRejections.length },
       confirmation: this.confirmationStatus(),
     };
   }

@@ -66,4 +66,30 @@ describe('TurnChanges', () => {
     t.sent();
     expect(t.feedback()).toBeUndefined();
   });
+
+  it('lists each changed file with its counts, following the agent\'s edits, the editor and Keep', () => {
+    const t = new TurnChanges();
+    t.record(edit('/w/a.py', 'a\nb\nc\nd', 'A\nb\nc\nd'));
+    t.record(edit('/w/b.py', 'x', 'x\ny\nz'));
+    t.record(edit('/w/a.py', 'A\nb\nc\nd', 'A\nb\nc'));
+    const label = (p: string) => p.replace('/w/', '');
+    expect(t.summary(label)).toEqual([
+      { path: '/w/a.py', label: 'a.py', added: 1, removed: 2, hunks: 2 },
+      { path: '/w/b.py', label: 'b.py', added: 2, removed: 0, hunks: 1 },
+    ]);
+    // The person undid the first hunk of a.py in the editor: one hunk left there.
+    expect(t.observe('/w/a.py', 'a\nb\nc')).toBe(true);
+    expect(t.observe('/w/a.py', 'a\nb\nc')).toBe(false);
+    expect(t.observe('/w/other.py', 'anything')).toBe(false);
+    expect(t.summary(label)[0]).toEqual({ path: '/w/a.py', label: 'a.py', added: 0, removed: 1, hunks: 1 });
+    // Keeping b.py's one hunk leaves nothing to review there: it goes from the list.
+    const [h] = t.hunks('/w/b.py', 'x\ny\nz');
+    t.keep('/w/b.py', h);
+    expect(t.summary(label).map((f) => f.label)).toEqual(['a.py']);
+    t.keepAll(() => 'a\nb\nc');
+    expect(t.summary(label)).toEqual([]);
+    t.record(edit('/w/c.py', '', 'new'));
+    t.sent();
+    expect(t.summary(label)).toEqual([]);
+  });
 });

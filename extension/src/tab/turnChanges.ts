@@ -17,6 +17,16 @@ export interface Hunk {
   afterLines: string[];
 }
 
+/** One file of the turn as the tab lists it: how much changed and how many hunks are left to review. */
+export interface ChangedFile {
+  path: string;
+  /** The path as the person sees it (relative to the window's folders). */
+  label: string;
+  added: number;
+  removed: number;
+  hunks: number;
+}
+
 /** A hunk the person undid, for the agent. */
 export interface Rejection {
   path: string;
@@ -94,6 +104,10 @@ function splitLines(text: string): string[] {
 export class TurnChanges {
   /** Per absolute path: its text before the turn (what Keep advances, hunk by hunk). */
   private readonly before = new Map<string, string>();
+  /** Per absolute path: its text now, as far as the tab knows (the agent's last edit, or the editor's text). */
+  private readonly now = new Map<string, string>();
+  /** The summary's hunks per path, for the texts they were computed from. */
+  private readonly counted = new Map<string, { before: string; now: string; file: Omit<ChangedFile, 'label'> }>();
   private rejections: Rejection[] = [];
   private readonly listeners = new Set<() => void>();
 
@@ -104,6 +118,7 @@ export class TurnChanges {
     const path = typeof x.path === 'string' ? x.path : undefined;
     if (!path || (typeof x.old_content !== 'string' && typeof x.new_content !== 'string')) return false;
     if (!this.before.has(path)) this.before.set(path, typeof x.old_content === 'string' ? x.old_content : '');
+    if (typeof x.new_content === 'string') this.now.set(path, x.new_content);
     this.changed();
     return true;
   }
@@ -122,6 +137,43 @@ export class TurnChanges {
     return this.before.get(path);
   }
 
+  /**
+   * The editor's text of a file of the turn changed (the person edited it, or undid a hunk): the
+   * list counts from it. True when that changed what is listed.
+   */
+  observe(path: string, text: string): boolean {
+    if (!this.before.has(path) || this.now.get(path) === text) return false;
+    this.now.set(path, text);
+    this.changed();
+    return true;
+  }
+
+  /**
+   * The files of the turn that still differ from their accepted text, for the tab's "Changes"
+   * list (a file whose hunks were all kept or undone is left out); `relative` names a path.
+   */
+  summary(relative: (path: string) => string = (p) => p): ChangedFile[] {
+    const out: ChangedFile[] = [];
+    for (const [path, before] of this.before) {
+      const now = this.now.get(path);
+      if (now === undefined) continue;
+      let c = this.counted.get(path);
+      if (!c || c.before !== before || c.now !== now) {
+        const hunks = diffHunks(before, now);
+        const file = {
+          path,
+          added: hunks.reduce((n, h) => n + h.afterLines.length, 0),
+          removed: hunks.reduce((n, h) => n + h.beforeLines.length, 0),
+          hunks: hunks.length,
+        };
+        c = { before, now, file };
+        this.counted.set(path, c);
+      }
+      if (c.file.hunks) out.push({ ...c.file, label: relative(path) });
+    }
+    return out;
+  }
+
   /** The hunks of `path` between its text before the turn and `current` (what the editor has now). */
   hunks(path: string, current: string): Hunk[] {
     const before = this.before.get(path);
@@ -134,6 +186,7 @@ export class TurnChanges {
     const kept = before === undefined ? undefined : applyHunk(before, hunk, false);
     if (kept === undefined) return false;
     this.before.set(path, kept);
+    this.counted.delete(path);
     this.changed();
     return true;
   }
@@ -142,7 +195,9 @@ export class TurnChanges {
   keepAll(current: (path: string) => string | undefined): void {
     for (const path of this.before.keys()) {
       const text = current(path);
-      if (text !== undefined) this.before.set(path, text);
+      if (text === undefined) continue;
+      this.before.set(path, text);
+      this.now.set(path, text);
     }
     this.changed();
   }
@@ -182,6 +237,8 @@ export class TurnChanges {
   sent(): void {
     this.rejections = [];
     this.before.clear();
+    this.now.clear();
+    this.counted.clear();
     this.changed();
   }
 

@@ -80,8 +80,28 @@ function renderConfirmation(s: TabStatus): void {
   $<HTMLButtonElement>('confirm-no').disabled = c.sending;
 }
 
+// The agent's edits since the last message: a file opens in VS Code's diff editor, hunk by hunk.
+function renderChanges(s: TabStatus): void {
+  const files = s.changes?.files ?? [];
+  const undone = s.changes?.undone ?? 0;
+  $('changes-section').hidden = !files.length && !undone;
+  $('changes-count').textContent = `${files.length} file${files.length === 1 ? '' : 's'}`;
+  $('changes').replaceChildren(...files.map((f) => {
+    const li = el(document, 'li');
+    const open = el(document, 'button', 'file', f.label);
+    open.title = `${f.path}: ${f.hunks} change${f.hunks === 1 ? '' : 's'} to review (opens the diff; Keep / Undo above each)`;
+    open.addEventListener('click', () => post({ type: 'command', command: 'openhands.changes.openFile', path: f.path }));
+    li.append(open, el(document, 'span', 'add', `+${f.added}`), el(document, 'span', 'del', `−${f.removed}`));
+    return li;
+  }));
+  $('changes-undone').hidden = !undone;
+  $('changes-undone').textContent = `${undone} undone change${undone === 1 ? '' : 's'}: the agent is told with your next message.`;
+  $('changes-send').hidden = !undone;
+}
+
 function renderStatus(s: TabStatus): void {
   renderConfirmation(s);
+  renderChanges(s);
   status = s;
   const ex = s.executor;
   $('dot').className = `dot ${ex.state}`;

@@ -151,6 +151,11 @@ export interface TabStatus {
   attachMode: boolean;
   /** What the conversation shown has cost and how full its context is, as the server reports it. */
   usage?: { text: string; costUsd: number; contextPercent?: number; budgetUsd?: number };
+  /**
+   * The agent's edits since the person's last message (review by hunk): each file with what is
+   * left to review, and how many undone hunks go to the agent with the next message.
+   */
+  changes?: { files: Array<{ path: string; label: string; added: number; removed: number; hunks: number }>; undone: number };
   /** Confirmation mode: the action the agent waits to run (Confirm / Reject in the tab). */
   confirmation?: {
     key: string; action: string; title: string; kind: 'command' | 'edit' | 'other'; diffShown: boolean; sending: boolean;
@@ -180,6 +185,7 @@ export type ViewToHost =
   | { type: 'saveLlm'; model: string; baseUrl: string; apiKey: string }
   | { type: 'editLlm' }
   | { type: 'cancelLlm' }
-  | { type: 'command'; command: string }
+  /** One of `ALLOWED_COMMANDS` (view.ts); `path`: the file a "Changes" entry names (checked by the command). */
+  | { type: 'command'; command: string; path?: string }
   /** "Revert files to before this" on the user message with this key. */
   | { type: 'revert'; key: string };

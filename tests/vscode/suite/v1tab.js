@@ -311,10 +311,18 @@ exports.run = async () => {
       await assertScriptFollowed(LLM);
     });
 
-    await test('review by hunk: Undo in the editor restores exactly that hunk (on disk, on the editor\'s undo stack), and the next message tells the agent', async () => {
+    await test('review by hunk: the tab lists the changed file and opens its diff; Undo in the editor restores exactly that hunk (on disk, on the editor\'s undo stack), and the next message tells the agent', async () => {
       const notesD = path.join(root, 'notes-D.txt');
       assert(fs.readFileSync(notesD, 'utf8') === 'final notes of D\n', 'notes-D.txt before the review');
       const uri = vscode.Uri.file(notesD);
+      // The tab's "Changes" list names the file with its one change; clicking it opens VS Code's diff.
+      await waitFor('the tab to list notes-D.txt', () => (api.conversation.status.changes?.files || []).some((f) => f.path === notesD && f.hunks === 1), 20000, 200);
+      const listPage = path.join(ARTIFACTS, `ui-webview-text-${++seq}.txt`);
+      await ui('webview-text', listPage);
+      const listed = fs.readFileSync(listPage, 'utf8');
+      assert(listed.includes('Changes since your last message (1 file)') && /notes-D\.txt\s*\+1\s*−1/.test(listed), `the tab says ${listed.slice(0, 800)}`);
+      await act('webview-click', '#changes button.file');
+      await waitFor('the diff editor of notes-D.txt since the last message', () => vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.fsPath === notesD && t.input.original.scheme === 'openhands-turn')), 20000, 200);
       const doc = await vscode.workspace.openTextDocument(uri);
       await vscode.window.showTextDocument(doc, { preview: false });
       const lenses = await waitFor('the Keep and Undo lenses', async () => {
@@ -326,6 +334,8 @@ exports.run = async () => {
       const undo = of('openhands.changes.undoHunk')[0].command;
       await vscode.commands.executeCommand(undo.command, ...undo.arguments);
       assert(fs.readFileSync(notesD, 'utf8') === 'draft notes of D\n' && doc.getText() === 'draft notes of D\n' && !doc.isDirty, `after Undo: disk ${JSON.stringify(fs.readFileSync(notesD, 'utf8'))}, editor ${JSON.stringify(doc.getText())}`);
+      // The list: nothing left to review in the file, one undone change for the next message.
+      await waitFor('the tab to count the undone change', () => api.conversation.status.changes?.undone === 1 && !api.conversation.status.changes.files.length, 10000, 100);
       // On the editor's undo stack: its Undo brings the agent's line back, Redo takes it away again.
       await vscode.window.showTextDocument(doc, { preview: false });
       await vscode.commands.executeCommand('undo');
@@ -341,6 +351,7 @@ exports.run = async () => {
       await waitFor('the agent to answer the message', async () => (await llmRequests()) > requests && api.conversation.status.agentState === 'finished' && item(api, (i) => /as you restored them/.test(JSON.stringify(i))), 120000, 200);
       await assertScriptFollowed(LLM);
       assert(fs.readFileSync(notesD, 'utf8') === 'draft notes of D\n', 'notes-D.txt changed after the message');
+      assert(api.conversation.status.changes?.undone === 0, `undone changes left after the message: ${JSON.stringify(api.conversation.status.changes)}`);
     });
   } finally {
     await vscode.workspace.getConfiguration('openhands').update('budgetPerConversation', undefined, vscode.ConfigurationTarget.Global).then(undefined, () => undefined);
