@@ -35,10 +35,14 @@ elif [ ! -f "$ADDON" ] || [ "$(cat "$ADDON_DIR/out/SOURCE" 2>/dev/null)" != "$ke
   if [ "$ADDON_DIR" != "$SHARED_ADDON" ] && [ ! -d "$ADDON_DIR/target" ] && [ -d "$SHARED_ADDON/target" ]; then
     mkdir -p "$ADDON_DIR" && cp -a "$SHARED_ADDON/target" "$SHARED_ADDON/node_modules" "$SHARED_ADDON/package.json" "$ADDON_DIR/"
   fi
+  t0=$(date +%s)
   ADDON="$(OH_ADDON_CROSS_DIR="$ADDON_DIR" "$REPO/extension/scripts/build-portable-addon.sh" | tail -1)"
+  echo "build-dist: the portable linux-x64 addon took $(( $(date +%s) - t0 )) s" >&2
 fi
 # The wheel after the addon: its first build seeds its target dir from the addon's (build-wheel.sh).
+t0=$(date +%s)
 WHEEL="$("$REPO/scripts/build-wheel.sh" "$OUT" | tail -1)"
+echo "build-dist: the linux-x64 wheel took $(( $(date +%s) - t0 )) s" >&2
 
 # The other targets: wheel tag and VS Code target of each (the glibc floor of linux-arm64 is the
 # 2.17 zig links against: tests/cross/run.sh checks it; the musl executor is static,
@@ -50,7 +54,10 @@ declare -A VSCODE_TARGET=([aarch64-unknown-linux-gnu]=linux-arm64 [x86_64-unknow
 EXTRA_ADDONS=() EXTRA_VSIX=()
 for t in $TARGETS; do
   [ -n "${WHEEL_TAG[$t]:-}" ] || { echo "build-dist: no packaging for target $t" >&2; exit 2; }
+  t0=$(date +%s)
   cross="$("$REPO/scripts/build-cross.sh" "$t" | tail -1)"
+  # What each platform costs in a run (make test's report quotes these lines).
+  echo "build-dist: $t took $(( $(date +%s) - t0 )) s" >&2
   platform="$(cat "$cross/PLATFORM")"
   python3 "$REPO/scripts/retag-wheel.py" "$WHEEL" "$cross/openhands-vscode-executor" "${WHEEL_TAG[$t]}" "$OUT" >&2
   EXTRA_ADDONS+=("$cross/openhands-vscode-executor.$platform.node")
