@@ -321,6 +321,7 @@ exports.run = async () => {
       await ui('webview-text', listPage);
       const listed = fs.readFileSync(listPage, 'utf8');
       assert(listed.includes('Changes since your last message (1 file)') && /notes-D\.txt\s*\+1\s*−1/.test(listed), `the tab says ${listed.slice(0, 800)}`);
+      await ui('screenshot', path.join(ARTIFACTS, 'tab-changes-list.png'));
       await act('webview-click', '#changes button.file');
       await waitFor('the diff editor of notes-D.txt since the last message', () => vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.fsPath === notesD && t.input.original.scheme === 'openhands-turn')), 20000, 200);
       const doc = await vscode.workspace.openTextDocument(uri);
