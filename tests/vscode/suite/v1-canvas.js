@@ -142,6 +142,8 @@ exports.run = async () => {
       await ui('webview-text', page);
       const shown = fs.readFileSync(page, 'utf8');
       assert(shown.includes(`Started in the tab; works in a git worktree on branch openhands/${ids.tab}`) && shown.includes('Review changes'), `the tab says ${shown.slice(0, 600)}`);
+      // The picker's entries as the page shows them (a closed <select> pictures only one).
+      fs.writeFileSync(path.join(ARTIFACTS, 'v1-canvas-tab-list.txt'), `${shown.split('\nNew\n')[0]}\n`);
       await ui('screenshot', path.join(ARTIFACTS, 'v1-canvas-tab-list.png'));
       assert(fs.existsSync(path.join(ARTIFACTS, 'v1-canvas-tab-list.png')), 'no screenshot');
     });
