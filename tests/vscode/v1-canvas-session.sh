@@ -1,8 +1,9 @@
 # Sourced by run.sh: session `v1-canvas` (suite/v1-canvas.js). The tab on V1 in managed mode (the
 # extension starts the REAL agent-server with our V1 tools), the scripted LLM of
-# fixtures/v1-canvas-llm-script.json; Agent Canvas 1.20.0's own client code (canvas_client.mjs, from
-# Canvas's npm tarball unpacked into this run's throw-away folder) and an openhands-sdk script
-# (sdk_conversation.py) start conversations on the window's agent-server while the tab's runs.
+# fixtures/v1-canvas-llm-script.json; Agent Canvas 1.20.0's own page in headless Chromium
+# (canvas_page.mjs, from Canvas's npm tarball unpacked into this run's throw-away folder) starts two
+# conversations on the window's agent-server while the tab's runs; then an openhands-sdk script
+# (sdk_conversation.py) starts one.
 run_v1_canvas_session() {
   local art="$ARTIFACTS/v1-canvas"
   mkdir -p "$art"; rm -f "$ARTIFACTS/host-v1-canvas.log"

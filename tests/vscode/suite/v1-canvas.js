@@ -1,13 +1,13 @@
 // Agent Canvas and an SDK script as clients of this window's agent-server (session `v1-canvas`):
 // the tab on V1 in managed mode (the REAL agent-server with this package's V1 tools), the scripted
-// stand-in LLM (fixtures/v1-canvas-llm-script.json). While the tab's conversation (task tab) runs,
-// Agent Canvas 1.20.0's own client code (canvas_client.mjs: its compiled modules from its npm
-// tarball, standing in only for its browser page) adds this window as a backend, saves the LLM
-// and starts two conversations the way Canvas does (canvas1, canvas2: its request, worktree: true,
-// its WebSocket and list polling), and Canvas's own built page, in headless Chromium, shows one.
-// All three run at once, each in its own executor of the window's
-// pool and the Canvas ones in their own worktrees; then a script with openhands-sdk's
-// RemoteConversation creates one (sdk) that the window serves too.
+// stand-in LLM (fixtures/v1-canvas-llm-script.json). The tab's own conversation (task tab) works in
+// a git worktree (New Conversation in a Worktree); while it runs, Agent Canvas 1.20.0's own page,
+// in headless Chromium (canvas_page.mjs), is driven as a user: it adds this window as a backend and
+// starts two conversations (canvas1, canvas2) from its home page: Open Workspace, the window's
+// folder, New Worktree, the task typed and sent. One step is not the page's: the LLM is saved with
+// Canvas's own compiled SettingsService (canvas_llm.mjs, a stand-in for its LLM settings page).
+// All three run at once, each in its own executor of the window's pool and its own worktree; then
+// a script with openhands-sdk's RemoteConversation creates one (sdk) that the window serves too.
 const vscode = require('vscode');
 const path = require('path');
 const fs = require('fs');
@@ -64,19 +64,25 @@ exports.run = async () => {
   };
   const terminalOf = (id) => vscode.window.terminals.find((t) => t.name === `OpenHands Agent ${id.replace(/-/g, '').slice(0, 8)}`);
   const ids = {};
+  const worktreeOf = (id) => path.join(wtRoot, id, path.basename(root));
   let canvasLines;
 
   try {
-    await test('two conversations Agent Canvas\'s own client starts (worktree: true) and the tab\'s run at the same time, each in its own executor, the Canvas ones in their worktrees', async () => {
+    await test('Agent Canvas\'s page adds the window as a backend and starts two conversations (Open Workspace, the window\'s folder, New Worktree, the task sent) while the tab\'s worktree conversation runs: all three at once, each in its own executor and worktree', async () => {
       ({ api, server } = await openManagedTab(vscode, ext, act, LLM));
+      // The tab's conversation in a worktree: the command the view's branch icon runs.
+      ids.tab = await vscode.commands.executeCommand('openhands.v1.newConversationInWorktree');
+      assert(typeof ids.tab === 'string' && api.conversation.status.conversationId === ids.tab, `the command answered ${ids.tab}; the tab shows ${api.conversation.status.conversationId}`);
       await sendTask(vscode, act, api, 'parallel task tab with tab canvas1 canvas2');
       await waitFor('the tab\'s slow step to run', () => api.conversation.items.some((i) => i.kind === 'action' && /ONLY_tab/.test(i.title || '') && i.status === 'running'), 180000, 100);
-      ids.tab = api.conversation.status.conversationId;
-      note(`the tab's conversation ${ids.tab} runs; Agent Canvas's client starts canvas1 and canvas2`);
-      canvasLines = await runClient('canvas-client', [process.env.OH_TEST_NODE24, path.join(HERE, 'canvas_client.mjs'), process.env.OH_TEST_CANVAS_PACKAGE,
-        server.baseUrl, server.sessionApiKey, root, LLM, 'canvas1', 'canvas2'], 300000);
+      note(`the tab's conversation ${ids.tab} runs; Agent Canvas's page starts canvas1 and canvas2`);
+      // Not the page: Canvas's own SettingsService saves the LLM (see canvas_llm.mjs).
+      await runClient('canvas-llm', [process.env.OH_TEST_NODE24, path.join(HERE, 'canvas_llm.mjs'), process.env.OH_TEST_CANVAS_PACKAGE, server.baseUrl, server.sessionApiKey, LLM], 120000);
+      canvasLines = await runClient('canvas-page', [process.env.OH_TEST_NODE24, path.join(HERE, 'canvas_page.mjs'), process.env.OH_TEST_PW_DIR, process.env.OH_TEST_CANVAS_PACKAGE,
+        server.baseUrl, server.sessionApiKey, root, ARTIFACTS, 'Parallel task done.', 'canvas1', 'canvas2'], 600000);
       for (const l of canvasLines.filter((x) => x.created)) ids[l.task] = l.created;
-      assert(ids.canvas1 && ids.canvas2, `Canvas's client said ${JSON.stringify(canvasLines)}`);
+      note(`Canvas's page: ${canvasLines.filter((l) => l.step || l.created).map((l) => `${l.step ?? `created ${l.task}`} @${l.at}`).join('; ')}`);
+      assert(ids.canvas1 && ids.canvas2, `Canvas's page said ${JSON.stringify(canvasLines)}`);
       await waitFor('the tab\'s conversation to finish', () => {
         const s = api.conversation.status;
         const problem = s.problems.find((p) => ['server', 'send', 'llm-auth', 'executor'].includes(p.id));
@@ -92,49 +98,52 @@ exports.run = async () => {
       for (const [a, b] of [['tab', 'canvas1'], ['tab', 'canvas2'], ['canvas1', 'canvas2']]) {
         assert(s[a].start < s[b].end && s[b].start < s[a].end, `${a} and ${b} did not overlap: ${JSON.stringify([s[a], s[b]])}`);
       }
-      assert(s.tab.cwd === root, `the tab's shell is in ${s.tab.cwd}`);
-      for (const t of ['canvas1', 'canvas2']) {
-        const wt = path.join(wtRoot, ids[t], path.basename(root));
-        assert(s[t].cwd === wt && s[t].branch === `openhands/${ids[t]}`, `${t}'s shell is in ${s[t].cwd} on ${s[t].branch}, not ${wt}`);
+      for (const t of ['tab', 'canvas1', 'canvas2']) {
+        assert(s[t].cwd === worktreeOf(ids[t]) && s[t].branch === `openhands/${ids[t]}`, `${t}'s shell is in ${s[t].cwd} on ${s[t].branch}, not ${worktreeOf(ids[t])}`);
         assert(terminalOf(ids[t]), `no agent terminal for ${t}`);
       }
     });
 
-    await test('Canvas\'s client sent its request (tag, worktree) and followed each conversation over its WebSocket and its list', async () => {
+    await test('Canvas\'s page sent its create request (its tag, worktree: true, the window\'s folder, the typed task) and opened its WebSocket for each conversation with the key in the first frame', async () => {
       for (const t of ['canvas1', 'canvas2']) {
+        const c = canvasLines.find((l) => l.created === ids[t]);
+        const r = c.request;
+        assert(r.worktree === true && r.tags && r.tags.clientsource === 'agentcanvas' && r.working_dir === root, `${t}'s request: ${JSON.stringify(r)}`);
+        assert(r.message === `parallel task ${t} with tab canvas1 canvas2` && r.run === true, `${t}'s message: ${JSON.stringify(r)}`);
+        assert(['terminal', 'file_editor'].every((x) => r.tools.includes(x)), `${t}'s tools: ${r.tools}`);
+        const info = await rest('GET', `/api/conversations/${ids[t]}`);
+        assert(info.workspace.working_dir === worktreeOf(ids[t]) && info.tags.clientsource === 'agentcanvas', `${t} on the agent-server: ${JSON.stringify(info.workspace)} ${JSON.stringify(info.tags)}`);
+        // The page follows a conversation it shows over the agent-server's WebSocket, the key in
+        // its first frame (its history comes over REST: the frames are the live events only).
         const f = canvasLines.find((l) => l.finished === ids[t]);
-        assert(f && f.tags && f.tags.clientsource === 'agentcanvas', `${t} as Canvas listed it: ${JSON.stringify(f)}`);
-        assert(f.working_dir === path.join(wtRoot, ids[t], path.basename(root)), `${t}'s working_dir ${f.working_dir}`);
-        assert(f.socket.opened && f.socket.events > 5 && f.socket.finished, `${t}'s WebSocket: ${JSON.stringify(f.socket)}`);
+        note(`${t}: the page's WebSocket ${JSON.stringify(f && f.socket)}`);
+        assert(f && f.socket && f.socket.opened >= 1 && f.socket.auth, `${t}'s WebSocket in the page: ${JSON.stringify(f)}`);
       }
     });
 
-    await test('Agent Canvas\'s own frontend (its built page in headless Chromium) shows canvas1\'s conversation on the window\'s backend, its branch and worktree (screenshot)', async () => {
-      const shot = path.join(ARTIFACTS, 'agent-canvas-conversation.png');
-      const lines = await runClient('canvas-page', [process.env.OH_TEST_NODE24, path.join(HERE, 'canvas_page.mjs'), process.env.OH_TEST_PW_DIR, process.env.OH_TEST_CANVAS_PACKAGE,
-        server.baseUrl, server.sessionApiKey, ids.canvas1, shot, 'Parallel task done.'], 180000);
-      const text = lines.find((l) => l.text)?.text ?? '';
-      const wt = path.join(wtRoot, ids.canvas1, path.basename(root));
-      // Its message, its end, its branch and its worktree with the agent's file (Canvas's Files tab).
-      for (const part of ['parallel task canvas1 with tab canvas1 canvas2', 'Parallel task done.', `openhands/${ids.canvas1}`, wt, 'edit-canvas1.txt']) {
+    await test('Agent Canvas\'s page shows canvas1\'s conversation done, its branch and worktree and the agent\'s file (screenshot)', async () => {
+      const text = canvasLines.find((l) => l.text)?.text ?? '';
+      // Its message, its end, its branch and its worktree with the agent's file.
+      for (const part of ['parallel task canvas1 with tab canvas1 canvas2', 'Parallel task done.', `openhands/${ids.canvas1}`, worktreeOf(ids.canvas1), 'edit-canvas1.txt']) {
         assert(text.includes(part), `Canvas's page does not say "${part}": ${text.slice(0, 1500)}`);
       }
-      assert(fs.existsSync(shot), 'no screenshot of Canvas');
+      for (const shot of ['agent-canvas-conversation.png', 'agent-canvas-new-worktree.png']) assert(fs.existsSync(path.join(ARTIFACTS, shot)), `no screenshot ${shot}`);
     });
 
-    await test('the tab lists both Canvas conversations as started in Agent Canvas, each in its worktree on its branch (screenshot)', async () => {
-      await waitFor('both in the list', () => {
+    await test('the tab lists its own conversation and both Canvas ones, each in its worktree on its branch, and shows its own with the worktree actions (screenshot)', async () => {
+      await waitFor('all three in the list', () => {
         const list = api.conversation.status.conversations;
-        return ['canvas1', 'canvas2'].every((t) => {
+        return [['tab', 'tab'], ['canvas1', 'canvas'], ['canvas2', 'canvas']].every(([t, origin]) => {
           const c = list.find((x) => x.id === ids[t]);
-          return c && c.origin === 'canvas' && c.place && c.place.kind === 'worktree' && c.place.branch === `openhands/${ids[t]}`;
-        }) && list.find((x) => x.id === ids.tab)?.origin === 'tab';
+          return c && c.origin === origin && c.place && c.place.kind === 'worktree' && c.place.branch === `openhands/${ids[t]}`;
+        });
       }, 30000, 300);
-      // The tab shows its own conversation, which works in the workspace: no worktree actions.
       const page = path.join(ARTIFACTS, `ui-webview-text-${++seq}.txt`);
       await ui('webview-text', page);
       const shown = fs.readFileSync(page, 'utf8');
-      assert(shown.includes('Started in the tab; works in the workspace') && !shown.includes('Review changes'), `the tab says ${shown.slice(0, 600)}`);
+      assert(shown.includes(`Started in the tab; works in a git worktree on branch openhands/${ids.tab}`) && shown.includes('Review changes'), `the tab says ${shown.slice(0, 600)}`);
+      // The picker's entries as the page shows them (a closed <select> pictures only one).
+      fs.writeFileSync(path.join(ARTIFACTS, 'v1-canvas-tab-list.txt'), `${shown.split('\nNew\n')[0]}\n`);
       await ui('screenshot', path.join(ARTIFACTS, 'v1-canvas-tab-list.png'));
       assert(fs.existsSync(path.join(ARTIFACTS, 'v1-canvas-tab-list.png')), 'no screenshot');
     });
@@ -143,9 +152,9 @@ exports.run = async () => {
       for (const [t, seen] of [['tab', 'tab=set canvas1=unset canvas2=unset'], ['canvas1', 'tab=unset canvas1=set canvas2=unset'], ['canvas2', 'tab=unset canvas1=unset canvas2=set']]) {
         const text = await eventsText(ids[t]);
         assert(text.includes(`seen by ${t}: ${seen}`), `${t} saw ${/seen by [^"\\]*/.exec(text)}`);
-        const dir = t === 'tab' ? root : path.join(wtRoot, ids[t], path.basename(root));
+        const dir = worktreeOf(ids[t]);
         assert(fs.readFileSync(path.join(dir, `edit-${t}.txt`), 'utf8') === `written by ${t}\n`, `edit-${t}.txt not in ${dir}`);
-        if (t !== 'tab') assert(!fs.existsSync(path.join(root, `edit-${t}.txt`)), `edit-${t}.txt reached the workspace`);
+        assert(!fs.existsSync(path.join(root, `edit-${t}.txt`)), `edit-${t}.txt reached the workspace`);
       }
     });
 
@@ -159,6 +168,18 @@ exports.run = async () => {
       assert(x.ppid === process.pid && x.cwd === root, `sdk's shell: ${JSON.stringify(x)}`);
       assert(terminalOf(ids.sdk), 'no agent terminal for the SDK\'s conversation');
       await waitFor('the SDK\'s conversation listed as started outside the tab', () => api.conversation.status.conversations.find((c) => c.id === ids.sdk)?.origin === 'elsewhere', 20000, 300);
+    });
+
+    await test('shown in the tab through its picker, the SDK\'s conversation (in the workspace) has no worktree actions', async () => {
+      await act('webview-select', '#conversation', ids.sdk);
+      await waitFor('the tab to show the SDK\'s conversation', () => api.conversation.status.conversationId === ids.sdk, 30000, 200);
+      const page = path.join(ARTIFACTS, `ui-webview-text-${++seq}.txt`);
+      await waitFor('its line', async () => {
+        await ui('webview-text', page);
+        return fs.readFileSync(page, 'utf8').includes('Started outside the tab (a script or another client); works in the workspace');
+      }, 20000, 500);
+      const shown = fs.readFileSync(page, 'utf8');
+      assert(!shown.includes('Review changes') && !shown.includes('Apply to workspace'), `the tab says ${shown.slice(0, 600)}`);
     });
 
     await test('Use This Window as an Agent Canvas Backend: the API key in the clipboard, the URL said, Copy URL copies it', async () => {
