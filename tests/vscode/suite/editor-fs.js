@@ -2,9 +2,10 @@
 // openDocuments.ts, each checked on the disk bytes, the editor's text and its undo: a read of an
 // open document (answered from the document), a read and an edit of a closed file (stat and read
 // issued together), an edit of an open, unmodified document (applied to it and saved: one undo
-// step, no reload from disk), and the same with a save participant that would change the text
-// (files.insertFinalNewline: the bytes are written to disk instead). Called by suite/index.js in
-// its session (the stand-in backend delegates one action at a time).
+// step, no reload from disk), the same with a save participant that would change the text
+// (files.insertFinalNewline: the bytes are written to disk instead), and with another extension's
+// participant, which no setting announces (saved, then the agent's bytes written after all).
+// Called by suite/index.js in its session (the stand-in backend delegates one action at a time).
 const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
@@ -168,5 +169,30 @@ exports.editorFsTests = async ({ test, delegate, root }) => {
       await files.update('insertFinalNewline', undefined, vscode.ConfigurationTarget.Global);
     }
     await checkUndo(doc, oldText, newText);
+  });
+
+  await test('agent file paths: a save participant of another extension changes the text: the agent\'s bytes are written to disk after all and the editor shows them', async () => {
+    const file = path.join(dir, 'edit-open-other-participant.txt');
+    const oldText = 'alpha\nsecond line\n';
+    const newText = 'omega\nsecond line\n';
+    fs.writeFileSync(file, oldText);
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
+    await vscode.window.showTextDocument(doc, { preview: false });
+    // What a formatter extension does on save; no setting tells the bridge about it in advance.
+    let ran = 0;
+    const participant = vscode.workspace.onWillSaveTextDocument((e) => {
+      if (e.document !== doc) return;
+      ran++;
+      e.waitUntil(Promise.resolve([vscode.TextEdit.insert(new vscode.Position(0, 0), '// formatted\n')]));
+    });
+    try {
+      edited(await edit(file, 'alpha', 'omega'));
+      assert(ran === 1, `the participant ran ${ran} times`);
+      assert(fs.readFileSync(file).equals(Buffer.from(newText)), `disk ${JSON.stringify(fs.readFileSync(file, 'utf8'))}`);
+      await waitFor('the editor to show the agent\'s bytes', () => doc.getText() === newText, 5000, 20);
+      assert(!doc.isDirty, 'the editor is dirty');
+    } finally {
+      participant.dispose();
+    }
   });
 };
