@@ -175,6 +175,7 @@ bench: deps-python
 	$(PY) openhands-runtime-py/bench/bench_runtime.py
 	$(PY) openhands-runtime-py/bench/bench_agent_loop.py   # VsCodeRuntime vs LocalRuntime vs CLIRuntime in the agent loop
 	$(PY) openhands-runtime-py/bench/bench_ide_tools.py    # an IDE tool call through VsCodeRuntime vs a read (stand-in host)
+	OH_VENV=$(VENV) OH_IDE_BENCH=100 tests/vscode/run.sh --only=ide-bench   # reads and edits in the real VS Code host vs headless, same run
 	bench/v1.sh       # OpenHands V1: its own terminal/file editor vs ours, the agent loop with each (also through the agent-server), 4 conversations at once vs one after another
 	scripts/build-dist.sh dist && tests/dist/bench.sh dist
 	bench/v1_setup.sh # the V1 environment from empty caches: pip, pip + the lock, uv fetched by pip + the lock (needs PyPI)

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { createFsBridge, fileType, toFsError } from './fsBridge';
-import { FileSystemError, FileType, mock, resetMock } from './test/vscodeMock';
+import type { LocalDisk } from './openDocuments';
+import { EndOfLine, FileSystemError, FileType, mock, Position, resetMock, Uri, workspace } from './test/vscodeMock';
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -61,4 +62,137 @@ describe('fs bridge', () => {
     expect(conflict).toHaveBeenCalledTimes(1);
     expect(dec(mock.files.get('/ws/dirty.txt')!)).toBe('agent');
   });
+
+  it('an open, unmodified document: a read is its text (no workspace.fs call); an edit is applied to it as the changed span and saved', async () => {
+    const doc = textDocument('/ws/open.txt', 'one\nsecond line\n');
+    const { fs, calls } = countingFs();
+    const bridge = createFsBridge({ fs, localDisk: memoryDisk });
+    expect(await bridge.stat('/ws/open.txt')).toEqual({ type: 'file', size: 16, mtimeMs: 5 });
+    expect(dec(await bridge.readFile('/ws/open.txt'))).toBe('one\nsecond line\n');
+    await bridge.writeFile('/ws/open.txt', enc('two\nsecond line\n'));
+    expect(calls).toEqual([]);
+    expect(mock.appliedEdits).toHaveLength(1);
+    expect(mock.appliedEdits[0].edits).toEqual([{ uri: doc.uri, range: { start: new Position(0, 0), end: new Position(0, 3) }, newText: 'two' }]);
+    expect(doc.saves).toBe(1);
+    expect(dec(mock.files.get('/ws/open.txt')!)).toBe('two\nsecond line\n');
+  });
+
+  it('a save participant that would change the text: the file is written and the editor reloads it', async () => {
+    const doc = textDocument('/ws/open.txt', 'alpha\nbeta');
+    mock.config['files.insertFinalNewline'] = true;
+    const { fs, calls } = countingFs();
+    const bridge = createFsBridge({ fs, localDisk: memoryDisk, editorSyncTimeoutMs: 1000 });
+    const done = bridge.writeFile('/ws/open.txt', enc('gamma\nbeta'));
+    await waitUntil(() => calls.includes('writeFile'));
+    doc.reload();
+    await done;
+    expect(mock.appliedEdits).toHaveLength(0);
+    expect(doc.saves).toBe(0);
+    expect(dec(mock.files.get('/ws/open.txt')!)).toBe('gamma\nbeta');
+    expect(doc.getText()).toBe('gamma\nbeta');
+  });
+
+  it('a document that does not show the file (changed on disk, not reloaded yet) is not read from', async () => {
+    textDocument('/ws/stale.txt', 'old text\n');
+    mock.files.set('/ws/stale.txt', enc('written by a shell command\n'));
+    const { fs, calls } = countingFs();
+    const bridge = createFsBridge({ fs, localDisk: memoryDisk });
+    expect(dec(await bridge.readFile('/ws/stale.txt'))).toBe('written by a shell command\n');
+    expect(calls).toEqual(['readFile']);
+  });
+
+  it('stat starts the read of a small file; readFile takes it, or reads again when the file changed meanwhile', async () => {
+    mock.files.set('/ws/closed.txt', enc('one\n'));
+    let releaseStat = () => {};
+    const { fs, calls } = countingFs({ stat: () => new Promise<void>((r) => (releaseStat = r)) });
+    const bridge = createFsBridge({ fs, localDisk: memoryDisk });
+    const stat = bridge.stat('/ws/closed.txt');
+    await waitUntil(() => calls.length === 2);
+    expect(calls).toEqual(['readFile', 'stat']); // issued together: the read before the stat answered
+    releaseStat();
+    expect((await stat).size).toBe(4);
+    expect(dec(await bridge.readFile('/ws/closed.txt'))).toBe('one\n');
+    expect(calls).toEqual(['readFile', 'stat']);
+    // Changed between the stat and the read: the started read is not used.
+    const again = bridge.stat('/ws/closed.txt');
+    await waitUntil(() => calls.length === 4);
+    releaseStat();
+    await again;
+    mock.files.set('/ws/closed.txt', enc('two\n'));
+    expect(dec(await bridge.readFile('/ws/closed.txt'))).toBe('two\n');
+    expect(calls).toEqual(['readFile', 'stat', 'readFile', 'stat', 'readFile']);
+  });
 });
+
+/** A stand-in for node's fs (the disk check of openDocuments.ts) over the mock's in-memory files. */
+const memoryDisk: LocalDisk = {
+  async identity(p) {
+    const d = mock.files.get(p);
+    return d ? { key: dec(d), size: d.length, mtimeMs: 5.5 } : undefined;
+  },
+  async read(p) {
+    return mock.files.get(p);
+  },
+};
+
+/** The mock's workspace.fs, recording each call; `delay` holds a call until it resolves. */
+function countingFs(delay: { stat?: () => Promise<void> } = {}) {
+  const calls: string[] = [];
+  const base = workspace.fs as any;
+  const fs = {
+    ...base,
+    async stat(uri: Uri) {
+      calls.push('stat');
+      await delay.stat?.();
+      return base.stat(uri);
+    },
+    async readFile(uri: Uri) {
+      calls.push('readFile');
+      return base.readFile(uri);
+    },
+    async writeFile(uri: Uri, data: Uint8Array) {
+      calls.push('writeFile');
+      return base.writeFile(uri, data);
+    },
+  };
+  return { fs, calls };
+}
+
+async function waitUntil(f: () => boolean) {
+  for (let i = 0; i < 200 && !f(); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(f()).toBe(true);
+}
+
+/** An open document (LF lines) over the mock's files: edits make it dirty, save writes the file. */
+function textDocument(path: string, text: string) {
+  mock.files.set(path, enc(text));
+  const offsetAt = (t: string, p: Position) => t.split('\n').slice(0, p.line).reduce((n, l) => n + l.length + 1, 0) + p.character;
+  const doc = {
+    uri: Uri.file(path), isClosed: false, isDirty: false, version: 1, eol: EndOfLine.LF, text, saves: 0,
+    getText() { return doc.text; },
+    positionAt(offset: number) {
+      const before = doc.text.slice(0, offset);
+      return new Position(before.split('\n').length - 1, offset - (before.lastIndexOf('\n') + 1));
+    },
+    applyEdit(range: { start: Position; end: Position }, newText: string) {
+      doc.text = doc.text.slice(0, offsetAt(doc.text, range.start)) + newText + doc.text.slice(offsetAt(doc.text, range.end));
+      doc.version++;
+      doc.isDirty = true;
+      mock.onDidChangeTextDocument.fire({ document: doc });
+    },
+    async save() {
+      mock.files.set(path, enc(doc.text));
+      doc.isDirty = false;
+      doc.saves++;
+      return true;
+    },
+    /** What VS Code does when the file service reports a change of an unmodified document. */
+    reload() {
+      doc.text = dec(mock.files.get(path)!);
+      doc.version++;
+      mock.onDidChangeTextDocument.fire({ document: doc });
+    },
+  };
+  mock.textDocuments.push(doc);
+  return doc;
+}

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { Logger } from './logging';
 import type { FileType, FsCallbacks } from './native';
+import { MAX_DOCUMENT_BYTES, type DiskIdentity, type LocalDisk, nodeDisk, openDocument, saveBlocker, SyncedDocuments, writeThroughDocument } from './openDocuments';
 
 /**
  * An error from `vscode.workspace.fs` with the operation and path in its message. Its `code` is
@@ -30,20 +31,34 @@ export interface FsBridgeOptions {
   onDirtyConflict?: (uri: vscode.Uri) => void;
   /** Called after each successful write (the view lists recently changed files). */
   onDidWrite?: (uri: vscode.Uri) => void;
+  /** What tells whether a file changed (see openDocuments.ts); node's `fs` by default. */
+  localDisk?: LocalDisk;
 }
 
 const decoder = new TextDecoder('utf-8');
+
+/** How long a read started beside a `stat` waits for the executor's `readFile` before it is dropped. */
+const PREFETCH_KEEP_MS = 2000;
 
 /**
  * The file callbacks handed to the native executor (`FsCallbacks` of the addon's generated
  * contract). Every file action of the agent goes through `vscode.workspace.fs`, so VS Code's file
  * service, watchers, the explorer and open editors see it (see README.md, "How agent edits reach
- * your editors").
+ * your editors"), except on a document open in an editor without unsaved changes, whose text is
+ * the file: a read is answered from it, an edit is applied to it and saved (openDocuments.ts).
+ *
+ * The executor reads a file with `stat` then `readFile`, one after the other, and each
+ * `workspace.fs` call is a round trip to the workbench: `stat` of a small regular file starts its
+ * `readFile` at once, and the executor's `readFile` takes that result if the file did not change
+ * in between.
  */
 export function createFsBridge(options: FsBridgeOptions = {}): FsCallbacks {
   const fs = options.fs ?? vscode.workspace.fs;
   const log = options.log;
   const syncTimeout = options.editorSyncTimeoutMs ?? 2000;
+  const disk = options.localDisk ?? nodeDisk;
+  const synced = new SyncedDocuments(disk);
+  const prefetched = new Map<string, { disk: DiskIdentity; data: Promise<Uint8Array>; timer: ReturnType<typeof setTimeout> }>();
 
   const wrap = async <T>(op: string, path: string, f: () => Thenable<T> | Promise<T>): Promise<T> => {
     try {
@@ -55,28 +70,82 @@ export function createFsBridge(options: FsBridgeOptions = {}): FsCallbacks {
     }
   };
 
+  const forget = (path: string) => {
+    const p = prefetched.get(path);
+    if (p) clearTimeout(p.timer);
+    prefetched.delete(path);
+  };
+  const prefetch = (path: string, uri: vscode.Uri, id: DiskIdentity) => {
+    forget(path);
+    const data = Promise.resolve(fs.readFile(uri));
+    data.catch(() => undefined); // taken by readFile, or dropped
+    const timer = setTimeout(() => prefetched.get(path)?.data === data && prefetched.delete(path), PREFETCH_KEEP_MS);
+    timer.unref?.();
+    prefetched.set(path, { disk: id, data, timer });
+  };
+  /** The read started by `stat`, if the file is still what it was then. */
+  const takePrefetched = async (path: string): Promise<Uint8Array | undefined> => {
+    const p = prefetched.get(path);
+    if (!p) return undefined;
+    forget(path);
+    const now = await disk.identity(path);
+    if (now?.key !== p.disk.key) return undefined;
+    return p.data.catch(() => undefined);
+  };
+
+  /**
+   * The write through the file service; an open, unmodified editor reloads it (waited for). A
+   * document left unsaved with exactly the agent's text by a failed save is not the user's.
+   */
+  const writeToDisk = async (path: string, uri: vscode.Uri, data: Uint8Array) => {
+    const doc = openDocument(uri);
+    const wasDirty = doc?.isDirty ?? false;
+    const agentsText = wasDirty && doc?.getText() === decoder.decode(data);
+    const editorSynced = doc && !wasDirty ? waitForEditor(doc, data, syncTimeout) : undefined;
+    await fs.writeFile(uri, data);
+    if (agentsText) {
+      log?.warn(`the editor of ${path} shows the agent's edit unsaved (saving it failed); the file has the agent's bytes`);
+    } else if (wasDirty) {
+      log?.warn(`agent wrote ${path}, which has unsaved changes in an editor`);
+      options.onDirtyConflict?.(uri);
+    } else if (editorSynced && !(await editorSynced)) {
+      log?.warn(`the editor of ${path} did not pick up the agent's write within ${syncTimeout} ms`);
+    }
+  };
+
   return {
-    readFile: (path) => wrap('readFile', path, async () => fs.readFile(vscode.Uri.file(path))),
+    readFile: (path) =>
+      wrap('readFile', path, async () => {
+        const uri = vscode.Uri.file(path);
+        const doc = await synced.get(uri);
+        if (doc) return doc.bytes;
+        return (await takePrefetched(path)) ?? (await fs.readFile(uri));
+      }),
 
     writeFile: (path, data) =>
       wrap('writeFile', path, async () => {
+        forget(path);
         const uri = vscode.Uri.file(path);
-        const doc = openDocument(uri);
-        const wasDirty = doc?.isDirty ?? false;
-        const editorSynced = doc && !wasDirty ? waitForEditor(doc, data, syncTimeout) : undefined;
-        await fs.writeFile(uri, data);
-        options.onDidWrite?.(uri);
-        if (wasDirty) {
-          log?.warn(`agent wrote ${path}, which has unsaved changes in an editor`);
-          options.onDirtyConflict?.(uri);
-        } else if (editorSynced && !(await editorSynced)) {
-          log?.warn(`the editor of ${path} did not pick up the agent's write within ${syncTimeout} ms`);
+        const doc = await synced.get(uri);
+        const blocker = doc ? saveBlocker(doc.doc, doc.bytes, data) : 'no open, unmodified document showing the file';
+        if (doc && !blocker && (await writeThroughDocument(doc, data))) {
+          log?.debug(`fs writeFile ${path}: applied to the open document and saved`);
+        } else {
+          if (doc && !blocker) log?.debug(`fs writeFile ${path}: not saved through the document (the same text, a failed save or another participant's change); writing the file`);
+          else if (doc) log?.debug(`fs writeFile ${path}: written to disk, not through the document: ${blocker}`);
+          await writeToDisk(path, uri, data);
         }
+        options.onDidWrite?.(uri);
       }),
 
     stat: (path) =>
       wrap('stat', path, async () => {
-        const s = await fs.stat(vscode.Uri.file(path));
+        const uri = vscode.Uri.file(path);
+        const doc = await synced.get(uri);
+        if (doc) return { type: 'file', size: doc.bytes.length, mtimeMs: Math.trunc(doc.disk.mtimeMs) };
+        const id = await disk.identity(path);
+        if (id && id.size <= MAX_DOCUMENT_BYTES) prefetch(path, uri, id);
+        const s = await fs.stat(uri);
         return { type: fileType(s.type), size: s.size, mtimeMs: s.mtime };
       }),
 
@@ -88,16 +157,20 @@ export function createFsBridge(options: FsBridgeOptions = {}): FsCallbacks {
 
     createDirectory: (path) => wrap('createDirectory', path, async () => fs.createDirectory(vscode.Uri.file(path))),
 
-    delete: (path) => wrap('delete', path, async () => fs.delete(vscode.Uri.file(path), { recursive: false, useTrash: false })),
+    delete: (path) =>
+      wrap('delete', path, async () => {
+        forget(path);
+        await fs.delete(vscode.Uri.file(path), { recursive: false, useTrash: false });
+      }),
 
     // POSIX rename semantics (what the executor's LocalFs does): replace an existing target.
-    rename: (from, to) => wrap('rename', from, async () => fs.rename(vscode.Uri.file(from), vscode.Uri.file(to), { overwrite: true })),
+    rename: (from, to) =>
+      wrap('rename', from, async () => {
+        forget(from);
+        forget(to);
+        await fs.rename(vscode.Uri.file(from), vscode.Uri.file(to), { overwrite: true });
+      }),
   };
-}
-
-function openDocument(uri: vscode.Uri): vscode.TextDocument | undefined {
-  const key = uri.toString();
-  return vscode.workspace.textDocuments.find((d) => !d.isClosed && d.uri.toString() === key);
 }
 
 /**

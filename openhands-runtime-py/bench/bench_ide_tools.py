@@ -54,6 +54,8 @@ def main() -> int:
                          'host has open in an editor) and of --edit-closed (one it has not), interleaved')
     ap.add_argument('--edit-open', help='a small file the host has open, unmodified, in an editor')
     ap.add_argument('--edit-closed', help='a small file no editor has open')
+    ap.add_argument('--read-closed', help="with --edits: also time N file-editor views (OH_ACI: stat + read) of this file, "
+                    "one no editor has open, and of --read")
     ap.add_argument('--js-fs', action='store_true',
                     help='stand-in host: file actions through JS callbacks over node fs (the fsBridge without VS Code)')
     args = ap.parse_args()
@@ -152,7 +154,7 @@ def main() -> int:
             old, new = ('alpha', 'beta') if i % 2 == 0 else ('beta', 'alpha')
             return FileEditAction(path=path, command='str_replace', old_str=old, new_str=new, impl_source=FileEditSource.OH_ACI)
 
-        ops: dict[str, list[float]] = {'run': [], 'edit_open': [], 'edit_closed': []}
+        ops: dict[str, list[float]] = {'run': [], 'edit_open': [], 'edit_closed': [], 'view_read': [], 'view_closed': []}
         for path in (args.edit_open, args.edit_closed):
             if args.edits and path and not Path(path).exists():  # the host may have it open already
                 Path(path).write_text('alpha\nsecond line\n')
@@ -162,6 +164,9 @@ def main() -> int:
                 ops['edit_open'].append(timed(edit(args.edit_open, i), FileEditObservation))
             if args.edit_closed:
                 ops['edit_closed'].append(timed(edit(args.edit_closed, i), FileEditObservation))
+            if args.read_closed:  # what the agent's file editor does: stat, then read
+                ops['view_read'].append(timed(FileReadAction(path=read_path, impl_source=FileEditSource.OH_ACI), FileReadObservation))
+                ops['view_closed'].append(timed(FileReadAction(path=args.read_closed, impl_source=FileEditSource.OH_ACI), FileReadObservation))
     finally:
         rt.close()
     host = 'the connected executor' if args.wait_executor else 'stand-in host (tests/runtime/ide_host_executor.js)'

@@ -3,7 +3,7 @@
 
 # The number of tests each host session reports (its suite's `test(...)` calls): a session that
 # stops early, or whose FAIL line is lost, reports fewer and fails here. Update with the suite.
-declare -A EXPECTED=([standin]=7 [untrusted]=3 [trust]=5 [ide]=29 [conversation]=7
+declare -A EXPECTED=([standin]=13 [untrusted]=3 [trust]=5 [ide]=29 [conversation]=7
   [two-a]=1 [two-b]=1 [confirm]=4 [ide-agent]=4 [v1]=3 [v1tab]=9 [v1tab-attach]=9 [v1-managed]=3 [v1-parallel]=8 [v1-canvas]=8 [v1-remote]=3 [multiroot]=3 [ide-bench]=1)
 [ -z "${OH_IDE_BENCH:-}" ] || EXPECTED[ide]=30  # suite/ide.js adds its latency bench as a test
 # Judges one host session from its log and exit code: each PASS/FAIL line counts, then the session

@@ -374,12 +374,21 @@ fi
 # 12. with OH_IDE_BENCH=N only: IDE tool latency through the runtime path in the real host
 # (bench_ide_tools.py --wait-executor; this window's executor joins its embedded runtime).
 if [ -n "${OH_IDE_BENCH:-}" ] && want ide-bench; then
-BENCH_ART="$ARTIFACTS/ide-bench"; mkdir -p "$BENCH_ART"; rm -f "$BENCH_ART/runtime-bench.json"
+BENCH_ART="$ARTIFACTS/ide-bench"; mkdir -p "$BENCH_ART"; rm -f "$BENCH_ART/runtime-bench.json" "$BENCH_ART/headless-bench.json"
+# The headless anchor first, in the same run: the same bench, the same addon binary, without VS Code
+# (the stand-in host, files on the executor's own LocalFs); ide-bench.js prints the ratios.
+WS_HEADLESS="$SESSION/ide-bench-headless"; cp -r "$HERE/fixtures/ide-workspace" "$WS_HEADLESS"
+printf 'alpha\nsecond line\n' > "$WS_HEADLESS/edit-open.txt"; printf 'alpha\nsecond line\n' > "$WS_HEADLESS/edit-closed.txt"
+NAPI_RS_NATIVE_LIBRARY_PATH="${OPENHANDS_EXECUTOR_ADDON:-}" "$PY" "$REPO/openhands-runtime-py/bench/bench_ide_tools.py" --workspace "$WS_HEADLESS" \
+  --n "$OH_IDE_BENCH" --read "$WS_HEADLESS/src/main.ts" --read-closed "$WS_HEADLESS/src/shapes.ts" --edits "${OH_IDE_BENCH_EDITS:-30}" \
+  --edit-open "$WS_HEADLESS/edit-open.txt" --edit-closed "$WS_HEADLESS/edit-closed.txt" \
+  --out "$BENCH_ART/headless-bench.json" > "$BENCH_ART/headless.out" 2> "$BENCH_ART/headless.log" \
+  || { tail -20 "$BENCH_ART/headless.log"; fail "the headless anchor of the IDE bench (see $BENCH_ART)"; }
 WS_BENCH="$SESSION/ide-bench"; cp -r "$HERE/fixtures/ide-workspace" "$WS_BENCH"; mkdir -p "$WS_BENCH/.vscode"
 # Two small files the bench edits: ide-bench.js opens the first in an editor, the second stays closed.
 printf 'alpha\nsecond line\n' > "$WS_BENCH/edit-open.txt"; printf 'alpha\nsecond line\n' > "$WS_BENCH/edit-closed.txt"
 setsid "$PY" "$REPO/openhands-runtime-py/bench/bench_ide_tools.py" --wait-executor --workspace "$WS_BENCH" --n "$OH_IDE_BENCH" \
-  --tool hover --args '{"path": "src/main.ts", "line": 3, "column": 7}' --read "$WS_BENCH/src/main.ts" \
+  --tool hover --args '{"path": "src/main.ts", "line": 3, "column": 7}' --read "$WS_BENCH/src/main.ts" --read-closed "$WS_BENCH/src/shapes.ts" \
   --edits "${OH_IDE_BENCH_EDITS:-30}" --edit-open "$WS_BENCH/edit-open.txt" --edit-closed "$WS_BENCH/edit-closed.txt" \
   --out "$BENCH_ART/runtime-bench.json" > "$BENCH_ART/bench.out" 2> "$BENCH_ART/bench.log" &
 BENCH_PID=$!
@@ -389,7 +398,7 @@ if wait_ready "$BENCH_ART/bench.out" "$BENCH_PID"; then
   B_CONV="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["conversation_id"])' "$BENCH_ART/bench.out")"
   B_KEY="$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session_api_key"])' "$BENCH_ART/bench.out")"
   echo "{ \"openhands.conversation.mode\": \"attach\", \"openhands.conversation.id\": \"$B_CONV\" }" > "$WS_BENCH/.vscode/settings.json"
-  B_ENV="{\"OH_TEST_KEY\":\"$B_KEY\",\"OH_TEST_BENCH_RESULT\":\"$BENCH_ART/runtime-bench.json\",\"OH_TEST_ARTIFACTS\":\"$BENCH_ART\"}"
+  B_ENV="{\"OH_TEST_KEY\":\"$B_KEY\",\"OH_TEST_BENCH_RESULT\":\"$BENCH_ART/runtime-bench.json\",\"OH_TEST_BENCH_HEADLESS\":\"$BENCH_ART/headless-bench.json\",\"OH_TEST_ARTIFACTS\":\"$BENCH_ART\"}"
   "$NODE24" "$HERE/host.mjs" --workspace "$WS_BENCH" --dev "$HERE/harness-ext" --tests "$HERE/suite/ide-bench.js" \
     --env "$B_ENV" --settings "{\"files.autoSave\":\"off\",\"openhands.server.url\":\"$B_URL\"}" --extensions-dir "$EXT" --artifacts "$BENCH_ART" --timeout 660 \
     > "$ARTIFACTS/host-ide-bench.log" 2>&1

@@ -91,6 +91,7 @@ function makeMock() {
     tabs: [] as Array<{ input: unknown; label: string }>,
     onDidChangeTabs: new EventEmitter<any>(),
     contentProviders: new Map<string, any>(),
+    appliedEdits: [] as WorkspaceEdit[],
   };
   return state;
 }
@@ -199,8 +200,18 @@ export const workspace = {
   onDidChangeTextDocument: (l: Listener<any>) => mock.onDidChangeTextDocument.event(l),
   onDidChangeConfiguration: (l: Listener<any>) => mock.onDidChangeConfiguration.event(l),
   onDidGrantWorkspaceTrust: (l: Listener<void>) => mock.onDidGrantWorkspaceTrust.event(l),
-  getConfiguration(section: string) {
-    return { get: <T>(key: string, def: T): T => (`${section}.${key}` in mock.config ? (mock.config[`${section}.${key}`] as T) : def) };
+  getConfiguration(section: string, _scope?: unknown) {
+    return { get: <T>(key: string, def?: T): T => (`${section}.${key}` in mock.config ? (mock.config[`${section}.${key}`] as T) : (def as T)) };
+  },
+  /** Applies each replacement to the open document of its URI (its `applyEdit`, as the tests build them). */
+  async applyEdit(edit: WorkspaceEdit) {
+    mock.appliedEdits.push(edit);
+    for (const e of edit.edits) {
+      const doc = mock.textDocuments.find((d) => d.uri.toString() === e.uri.toString());
+      if (!doc?.applyEdit) return false;
+      doc.applyEdit(e.range, e.newText);
+    }
+    return true;
   },
   asRelativePath(p: Uri | string) { return typeof p === 'string' ? p : p.fsPath; },
   registerTextDocumentContentProvider(scheme: string, provider: unknown) {
@@ -257,3 +268,11 @@ export const languages = {
   },
   onDidChangeDiagnostics: (l: Listener<any>) => mock.onDidChangeDiagnostics.event(l),
 };
+
+export enum EndOfLine { LF = 1, CRLF = 2 }
+export class WorkspaceEdit {
+  readonly edits: Array<{ uri: Uri; range: Range; newText: string }> = [];
+  replace(uri: Uri, range: Range, newText: string): void {
+    this.edits.push({ uri, range, newText });
+  }
+}

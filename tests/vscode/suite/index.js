@@ -8,6 +8,7 @@ const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
 const { waitFor, sleep, assert, runner, showConsentWhenAsked, uiRequest: ui, typeSessionKey } = require('./lib');
+const { editorFsTests } = require('./editor-fs');
 
 const BACKEND = process.env.OH_TEST_BACKEND;
 const ARTIFACTS = process.env.OH_TEST_ARTIFACTS || '/tmp';
@@ -82,7 +83,7 @@ exports.run = async () => {
     assert(text.includes('echo "hello from the agent $((6*7))" && pwd'), `the command line is not shown:\n${text}`);
   });
 
-  await test('an OH_ACI edit lands on disk through workspace.fs and in the open editor', async () => {
+  await test('an OH_ACI edit lands on disk and in the open editor', async () => {
     const file = path.join(root, 'src', 'greet.py');
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, 'def greet(name):\n    return "Hello, " + name\n');
@@ -100,6 +101,9 @@ exports.run = async () => {
     await waitFor('the editor to show the edit', () => doc.getText() === disk, 5000);
     assert(!doc.isDirty, 'the editor is dirty after the agent edit');
   });
+
+  // Each path of the agent's reads and edits: disk bytes, editor text, undo (suite/editor-fs.js).
+  await editorFsTests({ test, root, delegate: (action) => backend('/test/delegate', { conversation_id: conversationId, action, timeout: 60 }) });
 
   await test('the view lists the recent actions with their results', async () => {
     const items = api.actions;
