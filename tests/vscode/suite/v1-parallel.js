@@ -71,7 +71,8 @@ exports.run = async () => {
     await test('the tab\'s conversation and one a script created on the same agent-server run at the same time, each in its own executor', async () => {
       ({ api, server } = await openManagedTab(vscode, ext, act, LLM));
       await sendTask(vscode, act, api, 'parallel task alpha');
-      await waitFor('alpha\'s slow step to run', () => api.conversation.items.some((i) => i.kind === 'action' && /ONLY_alpha/.test(i.title || '') && i.status === 'running'), 180000, 100);
+      await waitFor('alpha\'s slow step to run', () => api.conversation.items.some((i) => i.kind === 'action' && /ONLY_alpha/.test(i.title || '') && i.status === 'running'), 180000, 100)
+        .catch((e) => { throw new Error(`${e.message}; the tab shows ${JSON.stringify(api.conversation.items).slice(0, 3000)}; status ${JSON.stringify(api.conversation.status).slice(0, 1500)}`); });
       alpha = api.conversation.status.conversationId;
       // The second conversation: created by a script, never shown in the tab.
       beta = crypto.randomUUID();
