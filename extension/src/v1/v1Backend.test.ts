@@ -300,6 +300,27 @@ describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
     expect(t.requests.slice(before).every((r) => r.method === 'GET')).toBe(true);
   });
 
+  it('joined mid-step: a socket that brings no history (the agent-server holds it behind the step) is filled over REST, each event once', async () => {
+    const t = setup();
+    const history = fixture.finished as V1Event[];
+    t.answers['GET /api/conversations/c1/events/search'] = { items: history, next_page_id: null };
+    await t.session.open();
+    await t.session.switchTo('c1');
+    t.sockets[0].open();
+    await new Promise((r) => setTimeout(r, 1700));
+    const shown = t.session.items.length;
+    expect(shown).toBeGreaterThan(0);
+    for (const e of history) t.sockets[0].emit(e); // the socket's replay once the step ends
+    expect(t.session.items.length).toBe(shown);
+    // A socket that replays at once is not read over REST.
+    const before = t.requests.filter((r) => r.url.includes('/events/search')).length;
+    await t.session.reopen();
+    t.sockets.at(-1)!.open();
+    for (const e of history) t.sockets.at(-1)!.emit(e);
+    await new Promise((r) => setTimeout(r, 1700));
+    expect(t.requests.filter((r) => r.url.includes('/events/search')).length).toBe(before);
+  });
+
   it('delete releases the executor and removes the conversation', async () => {
     const t = setup();
     await t.session.open();

@@ -10,6 +10,8 @@ import { V1EventAdapter } from './v1Events';
 /** How long Continue waits for a pausing run to wind down (the agent-server's 409), and how often it asks. */
 const RESUME_PATIENCE_MS = 30_000;
 const RESUME_RETRY_MS = 500;
+/** How long a joined socket may bring no event before the history is read over REST (historyOverRest). */
+const HISTORY_FALLBACK_MS = 1500;
 
 /**
  * The executor as the V1 tab drives it: serve a conversation, let one go, and run the checkpoint
@@ -73,6 +75,8 @@ export class V1Backend implements ConversationBackend {
   private client: AgentServerClient | undefined;
   private endpoint: AgentServerEndpoint | undefined;
   private stream: EventStream | undefined;
+  /** Streams that have delivered an event (historyOverRest is for those that have not). */
+  private readonly heard = new WeakSet<EventStream>();
   private adapter = new V1EventAdapter();
   private sending = false;
   private starting: Promise<unknown> | undefined;
@@ -173,8 +177,13 @@ export class V1Backend implements ConversationBackend {
         this.host.log.info(`joined V1 conversation ${id} on ${client.baseUrl}`);
         this.host.clearProblem('socket');
         this.host.publish();
+        const timer = setTimeout(() => void this.historyOverRest(stream, client), HISTORY_FALLBACK_MS);
+        timer.unref?.();
       },
-      onEvent: (e) => this.onEvent(stream, e),
+      onEvent: (e) => {
+        this.heard.add(stream);
+        this.onEvent(stream, e);
+      },
       onClose: (code, reason, refused) => {
         if (this.stream !== stream) return;
         this.host.log.warn(`V1 conversation ${id}: event stream ${refused ? 'refused' : 'closed'} (${code} ${reason})`);
@@ -193,6 +202,26 @@ export class V1Backend implements ConversationBackend {
   leave(): void {
     this.stream?.close();
     this.stream = undefined;
+  }
+
+  /**
+   * The agent-server (1.58) replays a conversation's history on a new socket only after it has
+   * sent the conversation's state, which waits for the conversation's lock; a running step holds
+   * that lock to its end (a tool call can last minutes), so a tab that joins mid-step would show
+   * nothing until then. When the socket has brought nothing after HISTORY_FALLBACK_MS, the history
+   * comes over REST instead (its search takes no lock); the adapter takes each event once by id,
+   * so the socket's replay, when it comes, adds nothing twice.
+   */
+  private async historyOverRest(stream: EventStream, client: AgentServerClient): Promise<void> {
+    if (this.stream !== stream || this.heard.has(stream)) return;
+    try {
+      const events = await client.events(stream.conversationId);
+      if (this.stream !== stream || this.heard.has(stream)) return;
+      this.host.log.info(`V1 conversation ${stream.conversationId}: the event stream sent no history yet; ${events.length} event(s) read over REST`);
+      for (const e of events) this.onEvent(stream, e);
+    } catch (err) {
+      this.host.log.warn(`V1 conversation ${stream.conversationId}: history over REST: ${(err as Error).message}`);
+    }
   }
 
   private onEvent(stream: EventStream, e: V1Event): void {
