@@ -66,6 +66,14 @@ function watchDocument(doc, file) {
   return seen;
 }
 
+/** Writes `text` to `file` and opens it in an editor (unmodified); returns the document. */
+async function openWith(file, text) {
+  fs.writeFileSync(file, text);
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
+  await vscode.window.showTextDocument(doc, { preview: false });
+  return doc;
+}
+
 /** One undo in the document's editor restores `oldText` (unsaved); redo brings back `newText`, saved. */
 async function checkUndo(doc, oldText, newText) {
   await vscode.window.showTextDocument(doc, { preview: false });
@@ -87,9 +95,7 @@ exports.editorFsTests = async ({ test, delegate, root }) => {
 
   await test('agent file paths: a read of an open, unmodified document is answered from the document (no workspace.fs call)', async () => {
     const file = path.join(dir, 'read-open.txt');
-    fs.writeFileSync(file, 'shown in an editor\n');
-    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
-    await vscode.window.showTextDocument(doc, { preview: false });
+    const doc = await openWith(file, 'shown in an editor\n');
     const version = doc.version;
     const provider = new SlowStatFs(0);
     const obs = await withProvider(provider, () => read(file));
@@ -128,9 +134,7 @@ exports.editorFsTests = async ({ test, delegate, root }) => {
     const file = path.join(dir, 'edit-open.txt');
     const oldText = 'const greeting = "hello";\nexport default greeting;\n';
     const newText = 'const greeting = "hello, world";\nexport default greeting;\n';
-    fs.writeFileSync(file, oldText);
-    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
-    await vscode.window.showTextDocument(doc, { preview: false });
+    const doc = await openWith(file, oldText);
     const seen = watchDocument(doc, file);
     try {
       edited(await edit(file, '"hello"', '"hello, world"'));
@@ -150,11 +154,9 @@ exports.editorFsTests = async ({ test, delegate, root }) => {
     const file = path.join(dir, 'edit-open-participant.txt');
     const oldText = 'alpha\nno final newline';
     const newText = 'gamma\nno final newline';
-    fs.writeFileSync(file, oldText);
     const files = vscode.workspace.getConfiguration('files');
     await files.update('insertFinalNewline', true, vscode.ConfigurationTarget.Global);
-    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
-    await vscode.window.showTextDocument(doc, { preview: false });
+    const doc = await openWith(file, oldText);
     const seen = watchDocument(doc, file);
     try {
       edited(await edit(file, 'alpha', 'gamma'));
@@ -175,9 +177,7 @@ exports.editorFsTests = async ({ test, delegate, root }) => {
     const file = path.join(dir, 'edit-open-other-participant.txt');
     const oldText = 'alpha\nsecond line\n';
     const newText = 'omega\nsecond line\n';
-    fs.writeFileSync(file, oldText);
-    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
-    await vscode.window.showTextDocument(doc, { preview: false });
+    const doc = await openWith(file, oldText);
     // What a formatter extension does on save; no setting tells the bridge about it in advance.
     let ran = 0;
     const participant = vscode.workspace.onWillSaveTextDocument((e) => {
