@@ -11,7 +11,11 @@ only) and names exactly what may differ:
 * `workspace` (optional): relative paths of the final workspace that may differ; a path ending in
   `/` stands for everything under it;
 * `modes` (optional, `true`; only where the suite allows it): the final workspace's permission
-  bits are not judged by the reference; the suite judges them against the case instead.
+  bits are not judged by the reference; the suite judges them against the case instead;
+* `race` (optional, `true`; only where the suite allows it, and only with `lines`): the listed
+  lines are where the reference itself answers differently from run to run (the reason gives the
+  measurement). Its changed lines are excused like any listed line, but the entry is not stale
+  when a run of the reference happens to give ours' result.
 
 Everything else that differs fails the case."""
 
@@ -22,11 +26,12 @@ import json
 import re
 from pathlib import Path
 
-ENTRY_KEYS = {'reason', 'fields', 'steps', 'lines', 'workspace', 'modes'}
+ENTRY_KEYS = {'reason', 'fields', 'steps', 'lines', 'workspace', 'modes', 'race'}
 
 
 def check_entries(data: dict, *, name: str, known_fields: set[str], line_fields: tuple[str, ...],
-                  passes: tuple[str, ...] = (), allow_modes: bool = False) -> list[str]:
+                  passes: tuple[str, ...] = (), allow_modes: bool = False,
+                  allow_race: bool = False) -> list[str]:
     """What is wrong with the entries of a deviation file (empty: nothing)."""
     problems = []
     for key, e in data.items():
@@ -37,7 +42,7 @@ def check_entries(data: dict, *, name: str, known_fields: set[str], line_fields:
         if not isinstance(e, dict):
             problems.append(f'{where}: must be an object with "reason", "steps" and "fields"')
             continue
-        allowed = ENTRY_KEYS if allow_modes else ENTRY_KEYS - {'modes'}
+        allowed = ENTRY_KEYS - ({'modes'} if not allow_modes else set()) - ({'race'} if not allow_race else set())
         unknown = set(e) - allowed
         if unknown:
             problems.append(f'{where}: unknown keys {sorted(unknown)}')
@@ -51,6 +56,10 @@ def check_entries(data: dict, *, name: str, known_fields: set[str], line_fields:
             problems.append(f'{where}: names no fields, workspace paths or modes')
         if 'modes' in e and e['modes'] is not True:
             problems.append(f'{where}: modes must be true (or absent)')
+        if 'race' in e and (e['race'] is not True or not isinstance(e.get('lines'), dict)
+                            or set(e['lines']) != set(fields) or e.get('workspace')):
+            problems.append(f'{where}: race must be true (or absent), with lines for every listed field and no '
+                            f'workspace paths')
         steps = e.get('steps')
         if fields and not (isinstance(steps, list) and steps and all(isinstance(s, int) and s > 0 for s in steps)):
             problems.append(f'{where}: steps must be a non-empty list of step numbers (1-based)')

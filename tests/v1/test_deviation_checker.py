@@ -40,8 +40,25 @@ def test_no_entry_and_a_difference_fails():
     assert check_case(result('a', 'b'), None)
 
 
+RACE = {'reason': 'r', 'steps': [1], 'fields': ['text'], 'lines': {'text': ['^$']}, 'race': True}
+
+
+def test_a_race_entry_excuses_its_lines_and_is_not_stale_when_the_reference_gave_ours():
+    assert check_case(result('x\n\n\n\necho after', 'x\n\n\necho after'), RACE) == []
+    assert check_case({'id': 'c', 'workspace': {}, 'steps': []}, RACE) == []
+    # Without `race` the identical run is a stale entry.
+    assert check_case({'id': 'c', 'workspace': {}, 'steps': []}, {k: v for k, v in RACE.items() if k != 'race'})
+
+
+def test_a_race_entry_still_fails_on_a_line_it_does_not_list():
+    problems = check_case(result('x\n\n\necho after', 'y\n\n\necho after'), RACE)
+    assert any('no listed pattern matches' in p for p in problems), problems
+
+
 @pytest.mark.parametrize('entry', [
     {'reason': 'r', 'fields': ['text']},  # no steps
+    {'reason': 'r', 'steps': [1], 'fields': ['text'], 'race': True},  # a race without lines: the whole field
+    {'reason': 'r', 'steps': [1], 'fields': ['text', 'exit_code'], 'lines': {'text': ['^$']}, 'race': True},
     {'reason': 'r', 'steps': [1], 'fields': ['text'], 'lines': {'exit_code': ['x']}},  # lines of an unlisted field
     {'reason': 'TODO: say why', 'steps': [1], 'fields': ['text']},
     {'reason': 'r', 'steps': [1], 'fields': ['text'], 'tmux': 'same'},  # the old verdict key

@@ -28,8 +28,8 @@ NOT_COMPARED = {
 # equalled ours at the first run; `--measure tmux --runs 3` over the 62 timing-bound cases
 # (bash/interactive, timeouts, background, multicmd) found one case whose tmux reply varies
 # (bash/multicmd/rejected_heredoc_then_command: 6, 3 and 1 of 10 runs); it varies on the subprocess
-# backend too, so that backend would not make it deterministic: it is judged
-# (reference_variants.judge) like any reference race.
+# backend too, so that backend would not make it deterministic: the lines it varies in are a
+# `race` entry of deviations.json (README.md, "Reference races").
 SUBPROCESS_ONLY: dict[str, str] = {}
 
 

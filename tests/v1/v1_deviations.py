@@ -36,7 +36,7 @@ def load_deviations(path: Path = DEVIATIONS_FILE) -> dict[str, dict]:
     of the plain entry)."""
     data = json.loads(path.read_text())
     problems = check_entries(data, name='deviations.json', known_fields=KNOWN_FIELDS, line_fields=LINE_FIELDS,
-                             passes=USER_PASSES)
+                             passes=USER_PASSES, allow_race=True)
     if problems:
         raise DeviationError('\n'.join(problems))
     return data
@@ -88,7 +88,7 @@ def check_case(r: dict, entry: dict | None) -> list[str]:
     stale = sorted(fields - seen_fields) + [f'step {n}' for n in steps if n not in seen_steps and fields] + \
         [f'{name} line /{p}/' for name, pats in entry.get('lines', {}).items() for p in pats
          if (name, p) not in seen_patterns] + [f'workspace {p}' for p in sorted(paths) if not any(path_listed(w, [p]) for w in r['workspace'])]
-    if stale:
+    if stale and not entry.get('race'):
         problems.append(f'stale deviation: {", ".join(stale)} listed but identical (remove from deviations.json)')
     return problems
 
@@ -126,9 +126,13 @@ def rewrite_deviations(results_path: Path, path: Path = DEVIATIONS_FILE) -> None
             before = old.get(key) or old.get(key.partition('@')[0]) or {}
             kept_lines = {f: p for f, p in before.get('lines', {}).items() if f in e.get('fields', [])}
             new[key] = {'reason': before.get('reason', REWRITE_TODO), **e, **({'lines': kept_lines} if kept_lines else {})}
-    for key, e in old.items():  # entries of cases (or passes) this run did not cover are kept as they are
+            if before.get('race'):
+                new[key]['race'] = True
+    for key, e in old.items():
+        # Entries of cases (or passes) this run did not cover are kept as they are, and so are the
+        # reference races (a run may not show the race).
         cid, _, user = key.partition('@')
-        if not any(cid in ran[u] for u in ([user] if user else USER_PASSES)):
+        if e.get('race') or not any(cid in ran[u] for u in ([user] if user else USER_PASSES)):
             new.setdefault(key, e)
     write_deviations(dict(sorted(new.items())), path)
 
@@ -158,6 +162,8 @@ def docs_table(deviations: dict) -> str:
         ref = ('V1 subprocess backend' if cid in SUBPROCESS_ONLY else 'V1 tmux') \
             if case and uses_terminal(case) else 'no terminal step'
         who = f', {user} only' if user else ''
+        if e.get('race'):
+            what += '; a reference race (the entry is not stale when the reference gives ours\' result)'
         groups.setdefault(e['reason'], []).append(f'`{cid}`{who}: {what}; {ref}')
     out = [DOCS_BEGIN, '']
     for reason, items in groups.items():
