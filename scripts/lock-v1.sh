@@ -11,12 +11,7 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 source "$repo/scripts/venv-lib.sh"
-UV_VERSION=0.13.9
-tools="$HOME/.cache/openhands-vscode-runtime/uv-$UV_VERSION"
-if [ ! -x "$tools/bin/uv" ]; then
-  "$("$repo/scripts/find-python312.sh")" -m venv "$tools"
-  "$tools/bin/pip" install -q "uv==$UV_VERSION"
-fi
+uv=$(uv_path)
 in=$(mktemp); trap 'rm -f "$in"' EXIT
 python3 - "$repo/openhands-runtime-py/pyproject.toml" "$V1_NEWEST" > "$in" <<'PY'
 import re, sys, tomllib
@@ -31,6 +26,6 @@ out="$repo/openhands-runtime-py/v1-lock.txt"
 {
   echo "# The [v1] environment at openhands-sdk $V1_NEWEST: written by scripts/lock-v1.sh (uv $UV_VERSION,"
   echo "# --universal, Python 3.12); read as constraints by scripts/setup-python-v1.sh and the extension."
-  "$tools/bin/uv" pip compile --quiet --universal --python-version 3.12 --no-header --no-annotate "$in"
+  "$uv" pip compile --quiet --universal --python-version 3.12 --no-header --no-annotate "$in"
 } > "$out"
 echo "lock-v1: $(grep -vc '^#' "$out") packages in $out" >&2

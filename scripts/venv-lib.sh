@@ -6,18 +6,32 @@
 #   v1_venv_path VERSION        - the V1 venv of an openhands-sdk/tools/agent-server release:
 #                                 OH_VENV_V1 (default ~/.cache/openhands-vscode-runtime/venv-v1)
 #                                 for V1_NEWEST, that path + `-VERSION` for any other.
+#   uv_path                     - the path of uv UV_VERSION (installed from PyPI into a cache venv
+#                                 on first use): scripts/lock-v1.sh and tests/dist/run.sh use it.
 # The stamp is written only at the end, so an interrupted install is redone on the next run.
 
 # The V1 releases the suites run (docs/v1.md, "Versions"): the newest is the default reference
 # (`make test-v1`), the oldest runs in `make test-v1-oldest`.
 V1_NEWEST=1.58.2
 V1_OLDEST=1.58.0
+# uv: the version the tab's set-up bootstraps (extension/src/v1/pythonEnv.ts, UV_BOOTSTRAP_VERSION;
+# scripts/check-versions.sh checks that they agree).
+UV_VERSION=0.13.9
 # The OpenHands app (V1 app server + GUI) that tests/app runs (scripts/setup-python-app.sh).
 APP_VERSION=1.11.0
 
 v1_venv_path() {
   local base=${OH_VENV_V1:-$HOME/.cache/openhands-vscode-runtime/venv-v1}
   if [ "$1" = "$V1_NEWEST" ]; then echo "$base"; else echo "$base-$1"; fi
+}
+
+uv_path() {
+  local tools="$HOME/.cache/openhands-vscode-runtime/uv-$UV_VERSION"
+  if [ ! -x "$tools/bin/uv" ]; then
+    "$("$(dirname "${BASH_SOURCE[0]}")/find-python312.sh")" -m venv "$tools" >&2
+    "$tools/bin/pip" install -q "uv==$UV_VERSION" >&2
+  fi
+  echo "$tools/bin/uv"
 }
 
 venv_prepare() {
