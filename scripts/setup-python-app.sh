@@ -13,7 +13,7 @@ venv=${OH_VENV_APP:-$HOME/.cache/openhands-vscode-runtime/venv-app}
 hash=$( (echo "$repo"; echo "$APP_VERSION"; cat "$0") | sha256sum | cut -c1-16)
 venv_prepare "setup-python-app ($APP_VERSION)" "$venv" "$APP_VERSION-$hash"
 echo "setup-python-app: installing openhands-ai $APP_VERSION and pytest into $venv" >&2
-"$venv/bin/python" -m pip install -q "openhands-ai==$APP_VERSION" pytest pytest-timeout
+venv_install "$venv" "openhands-ai==$APP_VERSION" pytest pytest-timeout
 site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 echo "$repo/openhands-runtime-py/src" > "$site/openhands-vscode-runtime-src.pth"
 venv_stamp

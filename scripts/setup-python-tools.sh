@@ -13,5 +13,5 @@ hash=$(sha256sum "$0" | cut -c1-16)
 source "$repo/scripts/venv-lib.sh"
 venv_prepare setup-python-tools "$venv" "$hash"
 echo "setup-python-tools: installing ruff==$RUFF_VERSION" >&2
-"$venv/bin/python" -m pip install -q "ruff==$RUFF_VERSION"
+venv_install "$venv" "ruff==$RUFF_VERSION"
 venv_stamp

@@ -23,7 +23,7 @@ lock=()
 hash=$( (echo "$repo"; echo "$V1_VERSION"; cat "$0"; [ ${#lock[@]} -eq 0 ] || cat "${lock[1]}") | sha256sum | cut -c1-16)
 venv_prepare "setup-python-v1 ($V1_VERSION)" "$venv" "$V1_VERSION-$hash"
 echo "setup-python-v1: installing openhands-sdk/tools/agent-server $V1_VERSION and test tools into $venv" >&2
-"$venv/bin/python" -m pip install -q "${lock[@]}" \
+venv_install "$venv" "${lock[@]}" \
   "openhands-sdk==$V1_VERSION" "openhands-tools==$V1_VERSION" "openhands-agent-server==$V1_VERSION" \
   'python-socketio>=5.11' 'uvicorn>=0.30' pytest pytest-timeout
 site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')

@@ -11,13 +11,13 @@ hash=$( (echo "$repo"; cat "${inputs[@]}" 2>/dev/null) | sha256sum | cut -c1-16)
 source "$repo/scripts/venv-lib.sh"
 venv_prepare setup-python "$venv" "$hash"
 echo "setup-python: installing openhands-ai 1.6.0 and test tools (pinned)" >&2
-"$venv/bin/python" -m pip install -q -c "$repo/tests/reference/constraints.txt" \
+venv_install "$venv" -c "$repo/tests/reference/constraints.txt" \
   'openhands-ai==1.6.0' pytest pytest-timeout
 if [ -f "$repo/openhands-runtime-py/pyproject.toml" ]; then
   # The build backend (maturin) also compiles the native executor; a debug build in the
   # workspace's target/ (shared with `cargo build`) is enough here: an editable install runs the
   # checkout's executor anyway (executor_process.find_executor).
   MATURIN_PEP517_ARGS="--profile dev" \
-    "$venv/bin/python" -m pip install -q -c "$repo/tests/reference/constraints.txt" -e "$repo/openhands-runtime-py[v0]"
+    venv_install "$venv" -c "$repo/tests/reference/constraints.txt" -e "$repo/openhands-runtime-py[v0]"
 fi
 venv_stamp
