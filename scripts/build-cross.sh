@@ -21,17 +21,20 @@
 # Cargo.lock; this script refuses stale ones).
 # Cached in $HOME/.cache/openhands-vscode-runtime/dist-<triple>, keyed by the committed crates/,
 # Cargo.lock and Cargo.toml (scripts/addon-key.sh), the macOS stubs, the compiler's version and the
-# recipe below (flags, features, linker and tool versions). The cargo target dir there persists
-# across source changes (cargo's own fingerprints decide what recompiles), and no path of the
-# checkout enters the flags: a change under crates/, or a clone at another path, recompiles the
-# project's crates only.
+# recipe below (flags, features, linker and tool versions). One cargo target dir serves every
+# target (dist-cross-target): the build scripts and proc macros, which run on this machine, are
+# compiled once for all four instead of once each; it persists across source changes (cargo's own
+# fingerprints decide what recompiles), and no path of the checkout enters the flags: a change
+# under crates/, or a clone at another path, recompiles the project's crates only.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 TRIPLE="$1"
 MACOS= ZIG_TARGET=
 "$REPO/scripts/setup-cross.sh"
 RUSTC=/usr/bin/rustc CARGO=/usr/bin/cargo
-DIR="${OH_CROSS_CACHE:-$HOME/.cache/openhands-vscode-runtime}/dist-$TRIPLE"
+CACHE="${OH_CROSS_CACHE:-$HOME/.cache/openhands-vscode-runtime}"
+DIR="$CACHE/dist-$TRIPLE"
+TARGET_DIR="$CACHE/dist-cross-target"
 OUT="$DIR/out"
 REG="${CARGO_HOME:-$HOME/.cargo}/registry/src"
 ZIG_VERSION=0.17.1 ZIGBUILD_VERSION=0.24.1
@@ -40,8 +43,8 @@ u="$(echo "$TRIPLE" | tr - _)"; U="$(echo "$u" | tr a-z A-Z)"
 LINUX_FEATURES=oh-headless/vendored-openssl,oh-node/vendored-openssl
 # No path of the build machine in the artifacts (panic locations, OpenSSL's file names): the
 # registry, the sources and std's sources get neutral prefixes (tests/cross/check-*.sh check it).
-RUSTFLAGS="--remap-path-prefix=$REG=/cargo/registry --remap-path-prefix=$DIR/src=/build --remap-path-prefix=/usr/lib/rustlib/src/rust=/rustc/src"
-CFLAGS_T="-O2 -fPIC -ffile-prefix-map=$REG=/cargo/registry -ffile-prefix-map=$DIR=/build"
+RUSTFLAGS="--remap-path-prefix=$REG=/cargo/registry --remap-path-prefix=$DIR/src=/build --remap-path-prefix=$TARGET_DIR=/build/target --remap-path-prefix=/usr/lib/rustlib/src/rust=/rustc/src"
+CFLAGS_T="-O2 -fPIC -ffile-prefix-map=$REG=/cargo/registry -ffile-prefix-map=$DIR=/build -ffile-prefix-map=$TARGET_DIR=/build/target"
 case "$TRIPLE" in
   aarch64-unknown-linux-gnu)
     # zig links against the glibc 2.17 symbol set (cargo-zigbuild's `TRIPLE.2.17`), the oldest
@@ -90,7 +93,9 @@ if [ ! -x "$ZIGTOOLS/bin/cargo-zigbuild" ]; then
 fi
 rm -rf "$DIR/src" "$OUT" && mkdir -p "$DIR/src" "$OUT"
 (cd "$REPO" && git archive "$COMMIT" -- crates Cargo.toml Cargo.lock ${MACOS:+scripts/macos-stubs}) | tar -x -C "$DIR/src"
-export RUSTC RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$DIR/target" RUSTFLAGS "CFLAGS_$u=$CFLAGS_T"
+# An older cache's target dir of this target alone (before dist-cross-target): its disk space.
+rm -rf "$DIR/target"
+export RUSTC RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$TARGET_DIR" RUSTFLAGS "CFLAGS_$u=$CFLAGS_T"
 if [ -n "$MACOS" ]; then
   # The framework stubs must list what the -sys crates of this Cargo.lock declare.
   (cd "$DIR/src" && "$CARGO" fetch --locked -q)
@@ -119,8 +124,8 @@ cargo_build() {  # cargo_build PACKAGE...: with those of FEATURES that belong to
 }
 cargo_build oh-headless oh-node
 rm -rf "$DIR/target-addon"  # an older cache's separate musl addon build (no longer made): its disk space
-cp "$DIR/target/$TRIPLE/release/openhands-vscode-executor" "$OUT/openhands-vscode-executor"
-cp "$DIR/target/$TRIPLE/release/$LIB" "$OUT/openhands-vscode-executor.$PLATFORM.node"
+cp "$TARGET_DIR/$TRIPLE/release/openhands-vscode-executor" "$OUT/openhands-vscode-executor"
+cp "$TARGET_DIR/$TRIPLE/release/$LIB" "$OUT/openhands-vscode-executor.$PLATFORM.node"
 if [ -n "$MACOS" ]; then
   # The linker leaves the build's paths in the files: the debug map (STABS naming the objects it
   # linked) and, in the addon, the install name (the path it was linked at). LLVM's tools remove
