@@ -45,3 +45,23 @@ def test_a_followed_script_reports_no_mismatch_and_a_diverged_one_does():
         assert got['requests'] == 3 and len(got['mismatches']) == 1
         assert got['mismatches'][0].startswith(f'{MISMATCH_PREFIX} at step 1:')
         assert got['mismatches'] == llm.mismatches
+
+
+def test_a_title_request_gets_a_title_and_is_not_a_step():
+    """OpenHands asks the conversation's LLM for a title after the first message (V0 and V1, the
+    same system message). Before, it was answered with the script's first step, a tool call as text,
+    which the conversation list showed as the title."""
+    with ScriptedLLM(SCRIPT, require_api_key='k') as llm:
+        system = {'role': 'system', 'content': 'You are a helpful assistant that generates concise, descriptive '
+                                               'titles for conversations with OpenHands. Return only the title.'}
+        ask = {'role': 'user', 'content': 'Generate a title (maximum 50 characters) for a conversation that starts '
+                                          'with this message:\n\nRun the tests\nand fix what fails.'}
+        req = urllib.request.Request(
+            f'{llm.base_url}/chat/completions', data=json.dumps({'messages': [system, ask]}).encode(),
+            headers={'Content-Type': 'application/json', 'Authorization': 'Bearer k'})
+        with urllib.request.urlopen(req) as r:
+            message = json.load(r)['choices'][0]['message']
+        assert message == {'role': 'assistant', 'content': 'Run the tests'}
+        assert llm.title_requests == 1 and _mismatches(llm.base_url) == {'mismatches': [], 'requests': 0}
+        # The script still starts at its first step for the conversation itself.
+        assert _post(llm.base_url, [{'role': 'user', 'content': 'go'}])['tool_calls'][0]['function']['name'] == 'execute_bash'

@@ -32,6 +32,12 @@ Which step answers a request is derived from the request itself: the number of a
 already in its `messages` (each earlier answer became one). A retried request therefore gets the
 same answer as the first attempt, and two agents never share a counter.
 
+A request for a conversation's title (OpenHands V0 and V1 ask the conversation's LLM for one after
+the first message, with a system message that asks for "concise, descriptive titles" and no tools)
+is not a step: it is answered with the first line of the person's message, cut to 50 characters, and
+counted in `title_requests`, not in `requests`, so a script never has to make room for it and a
+conversation list shows a readable title.
+
 Requests that carry `tools` are answered with native `tool_calls`; requests without them (OpenHands'
 prompt-based function calling for models without native tool calling) get the same call as text in
 the `<function=...><parameter=...>` format OpenHands parses. `"stream": true` is answered as SSE.
@@ -61,6 +67,9 @@ Step = dict[str, Any]
 Hook = Callable[[int, Step, list[dict[str, Any]]], Step]
 
 MISMATCH_PREFIX = 'SCRIPT MISMATCH'
+# The system message OpenHands (V0's conversation_summary, V1's title_utils) sends to get a title.
+TITLE_PROMPT_MARK = 'generates concise, descriptive titles for conversations with OpenHands'
+_TITLE_MESSAGE = re.compile(r'starts with this message:\n\n(.*)', re.S)
 _PLACEHOLDER = re.compile(r'\{\{(\w+)\}\}')
 
 
@@ -110,6 +119,21 @@ def step_index(messages: list[dict[str, Any]]) -> int:
     return sum(1 for m in messages if m.get('role') == 'assistant')
 
 
+def title_for(request: dict[str, Any]) -> str | None:
+    """The title answering a title request (None: `request` is not one): the first non-empty line
+    of the person's message, at most 50 characters."""
+    messages = request.get('messages') or []
+    if request.get('tools') or not any(
+        m.get('role') == 'system' and TITLE_PROMPT_MARK in message_text(m) for m in messages
+    ):
+        return None
+    asked = next((message_text(m) for m in reversed(messages) if m.get('role') == 'user'), '')
+    found = _TITLE_MESSAGE.search(asked)
+    text = found.group(1) if found else asked
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), 'Conversation')
+    return line if len(line) <= 50 else line[:47] + '...'
+
+
 def _fill(value: Any, groups: dict[str, str]) -> Any:
     if isinstance(value, str):
         return _PLACEHOLDER.sub(lambda m: groups.get(m.group(1), m.group(0)), value)
@@ -142,6 +166,7 @@ class ScriptedLLM:
         self.require_api_key = require_api_key
         self.log_path = Path(log_path) if log_path else None
         self.requests: list[dict[str, Any]] = []
+        self.title_requests = 0
         self.mismatches: list[str] = []
         self._lock = threading.Lock()
         self._host, self._port = host, port
@@ -223,6 +248,18 @@ class ScriptedLLM:
     def completion(self, request: dict[str, Any]) -> dict[str, Any]:
         """The chat.completion object answering `request` (also logged in `requests`)."""
         received = time.time()
+        title = title_for(request)
+        if title is not None:
+            with self._lock:
+                self.title_requests += 1
+            return {
+                'id': 'chatcmpl-scripted-title',
+                'object': 'chat.completion',
+                'created': int(received),
+                'model': request.get('model') or self.model,
+                'choices': [{'index': 0, 'message': {'role': 'assistant', 'content': title}, 'finish_reason': 'stop'}],
+                'usage': {'prompt_tokens': 1, 'completion_tokens': 1, 'total_tokens': 2},
+            }
         messages = request.get('messages') or []
         index, step = self.answer(messages)
         native = bool(request.get('tools'))
