@@ -39,8 +39,16 @@ uv_path() {
 }
 
 venv_install() {
-  local venv=$1; shift
-  "$(uv_path)" pip install -q --compile-bytecode --python "$venv/bin/python" "$@"
+  local venv=$1 uv; shift
+  # The system's certificate store and pip's patience, as pip is configured here (PIP_CERT,
+  # PIP_DEFAULT_TIMEOUT): a machine whose index is reached through its own CA works for both.
+  export UV_NATIVE_TLS=${UV_NATIVE_TLS:-1} UV_HTTP_TIMEOUT=${UV_HTTP_TIMEOUT:-${PIP_DEFAULT_TIMEOUT:-180}}
+  if ! uv=$(uv_path); then
+    echo "venv_install: uv $UV_VERSION could not be installed; pip installs instead (slower)" >&2
+    "$venv/bin/python" -m pip install -q "$@"
+    return
+  fi
+  "$uv" pip install -q --compile-bytecode --python "$venv/bin/python" "$@"
 }
 
 venv_prepare() {
