@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # One version everywhere: the Rust workspace, the npm packages (main + platform), the Python
-# package, the extension, and a section of CHANGELOG.md; and one uv version (the tab's set-up and
-# scripts/venv-lib.sh). Exit 1 with the disagreeing files.
+# package, the extension, and a section of CHANGELOG.md. Exit 1 with the disagreeing files.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$REPO"
@@ -30,11 +29,4 @@ if not re.search(rf'^## \[?{re.escape(version)}\]?', changelog, re.M):
     print(f'check-versions: FAIL: CHANGELOG.md has no "## {version}" section')
     sys.exit(1)
 print(f'check-versions: {version} in {len(found)} manifests and CHANGELOG.md')
-# uv: the version the tab's set-up bootstraps and the one the scripts install are one.
-uv_ts = re.search(r"UV_BOOTSTRAP_VERSION = '([^']+)'", (root / 'extension/src/v1/pythonEnv.ts').read_text())
-uv_sh = re.search(r'^UV_VERSION=(\S+)$', (root / 'scripts/venv-lib.sh').read_text(), re.M)
-if not (uv_ts and uv_sh and uv_ts.group(1) == uv_sh.group(1)):
-    print('check-versions: FAIL: uv versions disagree: extension/src/v1/pythonEnv.ts UV_BOOTSTRAP_VERSION '
-          f'{uv_ts and uv_ts.group(1)}, scripts/venv-lib.sh UV_VERSION {uv_sh and uv_sh.group(1)}')
-    sys.exit(1)
 EOF

@@ -19,7 +19,7 @@
 V1_NEWEST=1.58.2
 V1_OLDEST=1.58.0
 # uv: the version the tab's set-up bootstraps (extension/src/v1/pythonEnv.ts, UV_BOOTSTRAP_VERSION;
-# scripts/check-versions.sh checks that they agree).
+# extension/src/v1/pythonEnv.test.ts checks that they agree).
 UV_VERSION=0.13.9
 # The OpenHands app (V1 app server + GUI) that tests/app runs (scripts/setup-python-app.sh).
 APP_VERSION=1.11.0

@@ -73,8 +73,8 @@ describe('creationSteps with the lock, uv fetched by pip', () => {
     for (const s of steps.slice(2)) expect(s.fallback?.map((f) => [f.command, ...f.args])).toEqual([pip]);
     expect(creationSteps({ ...locked, installer: 'uv', uv: '/bin/uv' })[1].args).toContain('/x/v1-lock.txt');
   });
-  it('the uv it fetches is the one scripts/lock-v1.sh resolves the lock with', () => {
-    const script = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'scripts', 'lock-v1.sh'), 'utf8');
+  it('the uv it fetches is the one scripts/lock-v1.sh resolves the lock with (UV_VERSION of scripts/venv-lib.sh)', () => {
+    const script = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'scripts', 'venv-lib.sh'), 'utf8');
     expect(/^UV_VERSION=(\S+)$/m.exec(script)?.[1]).toBe(UV_BOOTSTRAP_VERSION);
   });
 });

@@ -29,7 +29,7 @@ export const PYTHON_CANDIDATES = ['python3.13', 'python3.12', 'python3'];
  */
 export type Installer = 'uv' | 'uv-bootstrap' | 'pip';
 
-/** The uv the bootstrap installs: the one scripts/lock-v1.sh resolves the lock with. */
+/** The uv the bootstrap installs: the one scripts/lock-v1.sh resolves the lock with (UV_VERSION, scripts/venv-lib.sh). */
 export const UV_BOOTSTRAP_VERSION = '0.13.9';
 
 export interface EnvPlan {
