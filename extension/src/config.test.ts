@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { CONNECTION_KEYS, DEFAULTS, EXTENSION_ID, ignoredWorkspaceValues, normaliseServerUrl, readConfig, serverOrigin, USER_ONLY_KEYS, userValue, validateConfig } from './config';
+import { describe, expect, it, vi } from 'vitest';
+import { mock, resetMock, workspace } from './test/vscodeMock';
+import { Config, CONNECTION_KEYS, DEFAULTS, EXTENSION_ID, ignoredWorkspaceValues, normaliseServerUrl, readConfig, serverOrigin, USER_ONLY_KEYS, userValue, validateConfig } from './config';
 
 const getter = (values: Record<string, unknown>) => ({
   get: <T>(key: string, def: T): T => (key in values ? (values[key] as T) : def),
@@ -235,5 +236,26 @@ describe('settings a repository can set', () => {
     const risky = workspaceSettable.filter(([k, p]) => RISKY.test(k) || RISKY.test(p.description ?? p.markdownDescription ?? '')).map(([k]) => k);
     expect(risky.filter((k) => !(k in REVIEWED_WORKSPACE_SETTINGS))).toEqual([]);
     for (const k of Object.keys(REVIEWED_WORKSPACE_SETTINGS)) expect(workspaceSettable.map(([key]) => key)).toContain(k);
+  });
+});
+
+describe('Config.current', () => {
+  it('is read from VS Code again only after a configuration change, and then has the new value', () => {
+    resetMock();
+    const config = new Config();
+    const reads = vi.spyOn(workspace, 'getConfiguration');
+    try {
+      mock.config['openhands.conversation.id'] = 'one';
+      expect(config.current.conversationId).toBe('one');
+      expect(config.current.conversationId).toBe('one');
+      expect(reads).toHaveBeenCalledTimes(1);
+      mock.config['openhands.conversation.id'] = 'two';
+      mock.onDidChangeConfiguration.fire({ affectsConfiguration: (s: string) => s === 'openhands' || s.startsWith('openhands.') });
+      expect(config.current.conversationId).toBe('two');
+      expect(reads).toHaveBeenCalledTimes(2);
+    } finally {
+      reads.mockRestore();
+      config.dispose();
+    }
   });
 });

@@ -251,14 +251,23 @@ export function validateConfig(config: OpenHandsConfig): string | undefined {
   return undefined;
 }
 
-/** Live view of the settings: `current` is always fresh, `onDidChange` fires per relevant change. */
+/**
+ * Live view of the settings: `current` is always fresh, `onDidChange` fires per relevant change.
+ * `current` is read again only after a configuration change: reading it costs ~0.5-1 ms of the
+ * extension host's thread (VS Code's `inspect` of each key), and the tab reads it on every change
+ * of the executor's state, several times per agent action, on the thread the executor's file
+ * callbacks wait for (docs/performance.md, "Where the rest went").
+ */
 export class Config implements vscode.Disposable {
   private readonly emitter = new vscode.EventEmitter<vscode.ConfigurationChangeEvent>();
   private readonly subscription: vscode.Disposable;
   readonly onDidChange = this.emitter.event;
+  private cached: OpenHandsConfig | undefined;
 
   constructor() {
+    // The extension host's configuration changes only with this event (fired after the change).
     this.subscription = vscode.workspace.onDidChangeConfiguration((e) => {
+      this.cached = undefined;
       if (e.affectsConfiguration(SECTION)) this.emitter.fire(e);
     });
   }
@@ -266,6 +275,10 @@ export class Config implements vscode.Disposable {
   private warned = new Set<string>();
 
   get current(): OpenHandsConfig {
+    return (this.cached ??= this.read());
+  }
+
+  private read(): OpenHandsConfig {
     const section = vscode.workspace.getConfiguration(SECTION);
     for (const { key, value } of ignoredWorkspaceValues(section)) {
       const id = `${key}=${JSON.stringify(value)}`;

@@ -10,6 +10,7 @@ import { createFsBridge } from './fsBridge';
 import { Logger } from './logging';
 import { SessionKeyStore } from './secrets';
 import { StatusBar } from './statusBar';
+import { coalesce } from './coalesce';
 import { problemOf } from './fixes';
 import { runFix, type Fix } from './userErrors';
 import { Notifier } from './userErrors';
@@ -61,6 +62,8 @@ export class OpenHandsContext implements vscode.Disposable {
   readonly terminal: AgentTerminal;
   readonly notifier = new Notifier();
   readonly statusBar = new StatusBar();
+  /** The UI follows the executor's state and activity at most every 50 ms (coalesce.ts says why). */
+  private readonly refreshSoon = coalesce(() => this.refresh(), 50);
   /**
    * What the tab and the commands drive: V0, the one executor; V1, the pool's view of the
    * conversation shown (every conversation of the agent-server has its own executor in `pool`),
@@ -237,16 +240,17 @@ export class OpenHandsContext implements vscode.Disposable {
         },
         log: this.log,
       }),
-      this.executor.onDidChange(() => this.refresh()),
+      this.refreshSoon,
+      this.executor.onDidChange(this.refreshSoon),
       // V1: the executor attached by hand changes the snapshot the pool's view shows.
-      ...(this.executor !== single ? [single.onDidChange(() => this.refresh())] : []),
+      ...(this.executor !== single ? [single.onDidChange(this.refreshSoon)] : []),
       // A restarted agent-server has a new port and key: the V1 tab reloads against it.
       this.agentServer.onDidChange((state) => {
         if (state === 'running' && this.v1 && !this.config.current.v1Url) void this.chat.open();
         // Conversations a script or Agent Canvas creates on it are served too.
         if (state === 'running' && this.pool) void this.executor.start();
       }),
-      this.activity.onDidChange(() => this.refresh()),
+      this.activity.onDidChange(this.refreshSoon),
       this.secrets.onDidChange(() => {
         void this.refreshKey();
         void this.chat.open();

@@ -9,6 +9,7 @@ const vscode = require('vscode');
 const fs = require('fs');
 const path = require('path');
 const { monitorEventLoopDelay } = require('perf_hooks');
+const { startHostProfile } = require('./host-profile');
 const { waitFor, assert, runner, uiRequester } = require('./lib');
 
 const KEY = process.env.OH_TEST_KEY;
@@ -135,8 +136,11 @@ exports.run = async () => {
     // callbacks and hooks run on it, behind whatever else it is doing.
     const lag = monitorEventLoopDelay({ resolution: 1 });
     lag.enable();
+    // OH_IDE_BENCH_PROFILE=1: a CPU profile of this extension host while the bench runs.
+    const profile = process.env.OH_IDE_BENCH_PROFILE ? await startHostProfile() : undefined;
     await waitFor('the bench result', () => fs.existsSync(RESULT), 600000, 500);
     lag.disable();
+    if (profile) await profile.stop(path.join(ARTIFACTS, 'extension-host.cpuprofile'));
     console.log(`oh-test bench extension host event loop delay during the bench: p50 ${(lag.percentile(50) / 1e6).toFixed(2)} ms p90 ${(lag.percentile(90) / 1e6).toFixed(2)} ms p99 ${(lag.percentile(99) / 1e6).toFixed(2)} ms max ${(lag.max / 1e6).toFixed(1)} ms`);
     const r = JSON.parse(fs.readFileSync(RESULT, 'utf8'));
     console.log(`oh-test bench runtime path: ${r.tool} n=${r.n} p50 ${r.tool_p50_ms.toFixed(2)} ms p90 ${r.tool_p90_ms.toFixed(2)} ms; read p50 ${r.read_p50_ms.toFixed(2)} ms p90 ${r.read_p90_ms.toFixed(2)} ms; ratio p50 ${r.tool_over_read_p50.toFixed(2)}x`);
