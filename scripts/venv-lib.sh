@@ -21,6 +21,10 @@ V1_OLDEST=1.58.0
 # uv: the version the tab's set-up bootstraps (extension/src/v1/pythonEnv.ts, UV_BOOTSTRAP_VERSION;
 # extension/src/v1/pythonEnv.test.ts checks that they agree).
 UV_VERSION=0.13.9
+# For every uv run by a script that sources this file: the system's certificate store and pip's
+# patience, as pip is configured here (PIP_CERT, PIP_DEFAULT_TIMEOUT): an index reached through its
+# own CA works for both.
+export UV_NATIVE_TLS=${UV_NATIVE_TLS:-1} UV_HTTP_TIMEOUT=${UV_HTTP_TIMEOUT:-${PIP_DEFAULT_TIMEOUT:-180}}
 # The OpenHands app (V1 app server + GUI) that tests/app runs (scripts/setup-python-app.sh).
 APP_VERSION=1.11.0
 
@@ -40,9 +44,6 @@ uv_path() {
 
 venv_install() {
   local venv=$1 uv; shift
-  # The system's certificate store and pip's patience, as pip is configured here (PIP_CERT,
-  # PIP_DEFAULT_TIMEOUT): a machine whose index is reached through its own CA works for both.
-  export UV_NATIVE_TLS=${UV_NATIVE_TLS:-1} UV_HTTP_TIMEOUT=${UV_HTTP_TIMEOUT:-${PIP_DEFAULT_TIMEOUT:-180}}
   if ! uv=$(uv_path); then
     echo "venv_install: uv $UV_VERSION could not be installed; pip installs instead (slower)" >&2
     "$venv/bin/python" -m pip install -q "$@"

@@ -62,7 +62,6 @@ echo "dist: fresh venv with the wheel and openhands-ai==1.6.0"
 source "$REPO/scripts/venv-lib.sh"
 UV="$(uv_path)"
 export UV_LINK_MODE=copy  # the cache under $HOME, the venvs under /tmp: no hard links across them
-export UV_NATIVE_TLS=${UV_NATIVE_TLS:-1} UV_HTTP_TIMEOUT=${UV_HTTP_TIMEOUT:-${PIP_DEFAULT_TIMEOUT:-180}}  # as venv_install
 "$PY312" -m venv "$TMP/venv"
 # Constraints only pin versions; they come from the repository like the reference does.
 "$UV" pip install -q --python "$TMP/venv/bin/python" -c "$REPO/tests/reference/constraints.txt" 'openhands-ai==1.6.0' "$WHEEL[v0]"
