@@ -83,7 +83,8 @@ test('the CLI takes its key from a descriptor; a key in the environment is refus
 
 test("the agent's bash finds the CLI's key in no ancestor's /proc/PID/environ or cmdline", async (t) => {
   const key = crypto.randomBytes(24).toString('base64url');
-  const server = await PyServer.start(['--key', key]);
+  // `--key=`, joined: one base64url key in 64 starts with '-', which argparse takes for an option.
+  const server = await PyServer.start([`--key=${key}`]);
   t.after(() => server.close());
   const ws = tmpdir();
   const child = spawnWithKey(['--url', server.url, '--conversation', 'conv1', '--workspace', ws], key, 'ignore', {
@@ -100,7 +101,7 @@ test("the agent's bash finds the CLI's key in no ancestor's /proc/PID/environ or
 
 test("the agent's bash finds the addon's key in no ancestor's /proc/PID/environ or cmdline (the extension host's case)", async (t) => {
   const key = crypto.randomBytes(24).toString('base64url');
-  const server = await PyServer.start(['--key', key]);
+  const server = await PyServer.start([`--key=${key}`]);
   t.after(() => server.close());
   const ws = tmpdir();
   const { Executor } = addon();
