@@ -278,7 +278,7 @@ class OpenHandsServer:
         if no_settings:
             args.append('--no-settings')
         if session_api_key:
-            args += ['--session-api-key', session_api_key]
+            args.append(f'--session-api-key={session_api_key}')  # joined: a key may start with '-'
         if connect_timeout is not None:
             args += ['--connect-timeout', str(connect_timeout)]
         if no_change_timeout is not None:
