@@ -25,7 +25,7 @@ export CONFORMANCE_REFERENCE_STORE="$run_dir/reference"
 artifacts=${OH_TEST_ARTIFACTS:-$repo/tests/artifacts}
 report=$artifacts/timings-$tier.txt
 mkdir -p "$artifacts"
-names=() secs=() status=()
+names=() secs=() cpus=() status=()
 start=$(date +%s)
 
 # Free space (GiB) on the file systems a run writes to: the caches under $HOME and /tmp. A cold
@@ -40,15 +40,35 @@ if [ "${free_at_start:-0}" -lt "$min_free" ]; then
   exit 1
 fi
 
+# CPU seconds (user + sys) used so far by the processes this shell has waited for, and theirs:
+# `times` (its second line) in this shell, into a variable, since a $(...) subshell would count
+# only its own children. A suite's CPU is the rise across it. The background build is waited for
+# only at wait:NAME, so its whole CPU shows on that line and in no suite run beside it: on 2 cores,
+# its share of the run's wall time is about half of it.
+children_cpu=0
+read_children_cpu() {
+  times > "$run_dir/times"
+  children_cpu=$(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%d", t }' "$run_dir/times")
+}
+read_children_cpu
+cpu_mark=$children_cpu
+take_cpu() {  # appends the CPU used since the last mark
+  read_children_cpu
+  cpus+=($(( children_cpu - cpu_mark )))
+  cpu_mark=$children_cpu
+}
+
 print_table() {
   {
-    echo "== make $tier: per-suite wall time (started $(date -u -d "@$start" '+%F %T') UTC, $(nproc) cores)"
-    local i
+    echo "== make $tier: per-suite wall time and CPU (user + sys) (started $(date -u -d "@$start" '+%F %T') UTC, $(nproc) cores)"
+    local i cpu_total=0
     for i in "${!names[@]}"; do
-      printf '  %-28s %5d s  %3d min %02d s  %s\n' "${names[$i]}" "${secs[$i]}" $((secs[i] / 60)) $((secs[i] % 60)) "${status[$i]}"
+      printf '  %-28s %5d s  %3d min %02d s  CPU %5d s  %s\n' "${names[$i]}" "${secs[$i]}" $((secs[i] / 60)) $((secs[i] % 60)) \
+        "${cpus[$i]}" "${status[$i]}"
+      cpu_total=$((cpu_total + cpus[i]))
     done
     local total=$(( $(date +%s) - start ))
-    printf '  %-28s %5d s  %3d min %02d s\n' total "$total" $((total / 60)) $((total % 60))
+    printf '  %-28s %5d s  %3d min %02d s  CPU %5d s\n' total "$total" $((total / 60)) $((total % 60)) "$cpu_total"
     echo "  free disk: ${free_at_start} GiB at the start, $(free_gib) GiB now (the fuller of \$HOME and /tmp)"
   } | tee "$report"
 }
@@ -78,6 +98,7 @@ for target in "$@"; do
       set -e
       unset "bg_pid[$name]"
       names+=("$name (background)") secs+=($(( $(date +%s) - bg_start[$name] )))
+      take_cpu
       if [ $rc -ne 0 ]; then
         tail -40 "$artifacts/background-$name.log" >&2
         fail "$name (background)" $rc
@@ -91,6 +112,7 @@ for target in "$@"; do
   rc=$?
   set -e
   names+=("$target") secs+=($(( $(date +%s) - t0 )))
+  take_cpu
   [ $rc -eq 0 ] || fail "$target" $rc
   status+=(ok)
 done
