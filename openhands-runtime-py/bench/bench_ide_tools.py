@@ -56,6 +56,9 @@ def main() -> int:
     ap.add_argument('--edit-closed', help='a small file no editor has open')
     ap.add_argument('--read-closed', help="with --edits: also time N file-editor views (OH_ACI: stat + read) of this file, "
                     "one no editor has open, and of --read")
+    ap.add_argument('--gap-ms', type=float, default=0,
+                    help='with --edits: a pause before each timed operation, untimed: the agent\'s turn (its LLM call) '
+                         'that separates two actions in a real conversation; 0 (default) times them back to back')
     ap.add_argument('--js-fs', action='store_true',
                     help='stand-in host: file actions through JS callbacks over node fs (the fsBridge without VS Code)')
     args = ap.parse_args()
@@ -142,6 +145,8 @@ def main() -> int:
         tool_ms, read_ms = asyncio.run(measure())
 
         def timed(action, kind) -> float:
+            if args.gap_ms:
+                time.sleep(args.gap_ms / 1000)
             t0 = time.perf_counter()
             obs = rt.run_action(action)
             ms = (time.perf_counter() - t0) * 1000
@@ -175,6 +180,7 @@ def main() -> int:
         'host': host,
         'tool': args.tool,
         'n': args.n,
+        'gap_ms': args.gap_ms,
         'tool_p50_ms': pct(tool_ms, 50),
         'tool_p90_ms': pct(tool_ms, 90),
         'read_p50_ms': pct(read_ms, 50),

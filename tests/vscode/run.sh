@@ -381,7 +381,7 @@ WS_HEADLESS="$SESSION/ide-bench-headless"; cp -r "$HERE/fixtures/ide-workspace" 
 printf 'alpha\nsecond line\n' > "$WS_HEADLESS/edit-open.txt"; printf 'alpha\nsecond line\n' > "$WS_HEADLESS/edit-closed.txt"
 NAPI_RS_NATIVE_LIBRARY_PATH="${OPENHANDS_EXECUTOR_ADDON:-}" "$PY" "$REPO/openhands-runtime-py/bench/bench_ide_tools.py" --workspace "$WS_HEADLESS" \
   --n "$OH_IDE_BENCH" --read "$WS_HEADLESS/src/main.ts" --read-closed "$WS_HEADLESS/src/shapes.ts" --edits "${OH_IDE_BENCH_EDITS:-30}" \
-  --edit-open "$WS_HEADLESS/edit-open.txt" --edit-closed "$WS_HEADLESS/edit-closed.txt" \
+  --edit-open "$WS_HEADLESS/edit-open.txt" --edit-closed "$WS_HEADLESS/edit-closed.txt" --gap-ms "${OH_IDE_BENCH_GAP_MS:-0}" \
   --out "$BENCH_ART/headless-bench.json" > "$BENCH_ART/headless.out" 2> "$BENCH_ART/headless.log" \
   || { tail -20 "$BENCH_ART/headless.log"; fail "the headless anchor of the IDE bench (see $BENCH_ART)"; }
 WS_BENCH="$SESSION/ide-bench"; cp -r "$HERE/fixtures/ide-workspace" "$WS_BENCH"; mkdir -p "$WS_BENCH/.vscode"
@@ -389,7 +389,7 @@ WS_BENCH="$SESSION/ide-bench"; cp -r "$HERE/fixtures/ide-workspace" "$WS_BENCH";
 printf 'alpha\nsecond line\n' > "$WS_BENCH/edit-open.txt"; printf 'alpha\nsecond line\n' > "$WS_BENCH/edit-closed.txt"
 setsid "$PY" "$REPO/openhands-runtime-py/bench/bench_ide_tools.py" --wait-executor --workspace "$WS_BENCH" --n "$OH_IDE_BENCH" \
   --tool hover --args '{"path": "src/main.ts", "line": 3, "column": 7}' --read "$WS_BENCH/src/main.ts" --read-closed "$WS_BENCH/src/shapes.ts" \
-  --edits "${OH_IDE_BENCH_EDITS:-30}" --edit-open "$WS_BENCH/edit-open.txt" --edit-closed "$WS_BENCH/edit-closed.txt" \
+  --edits "${OH_IDE_BENCH_EDITS:-30}" --edit-open "$WS_BENCH/edit-open.txt" --edit-closed "$WS_BENCH/edit-closed.txt" --gap-ms "${OH_IDE_BENCH_GAP_MS:-0}" \
   --out "$BENCH_ART/runtime-bench.json" > "$BENCH_ART/bench.out" 2> "$BENCH_ART/bench.log" &
 BENCH_PID=$!
 SERVER_PID="$SERVER_PID $BENCH_PID"

@@ -65,8 +65,9 @@ export class EventModel {
   awaiting: { key: string; action: string; title: string; args: Record<string, unknown>; heldBack: boolean } | undefined;
 
   /** `workspaceRoot`: paths under it are shown relative to it in action titles; with several
-   * folders (a multi-root workspace) each path is shown as `<folder name>/<path in it>`. */
-  constructor(private readonly workspaceRoot?: string | readonly string[]) {}
+   * folders (a multi-root workspace) each path is shown as `<folder name>/<path in it>`. A
+   * function is asked at each title (a conversation's worktree may become known after it starts). */
+  constructor(private readonly workspaceRoot?: Roots | (() => Roots)) {}
 
   /** The highest event id applied (-1 before any): the socket's `latest_event_id`. */
   get latestEventId(): number {
@@ -146,7 +147,8 @@ export class EventModel {
     }
     if (TOOL_ACTIONS.has(a) || e.source === 'agent') {
       if (e.timestamp) this.actionTimes.set(key, Date.parse(e.timestamp));
-      const title = relativePaths(actionTitle(a, args, e.message), this.workspaceRoot);
+      const roots = typeof this.workspaceRoot === 'function' ? this.workspaceRoot() : this.workspaceRoot;
+      const title = relativePaths(actionTitle(a, args, e.message), roots);
       const confirmation = str(args.confirmation_state);
       if (confirmation === 'confirmed' || confirmation === 'rejected') {
         // OpenHands re-adds the awaited action with the answer under a new id: it is the same
@@ -298,7 +300,10 @@ export function lineDiff(before: string, after: string): string[] {
 
 /** `/ws/src/a.py` -> `src/a.py` for paths under the workspace root; with several roots (a
  * multi-root workspace) the folder is named: `/home/u/api/src/a.py` -> `api/src/a.py`. */
-export function relativePaths(text: string, root: string | readonly string[] | undefined): string {
+/** The folders paths are shown relative to: one, several (multi-root) or none. */
+export type Roots = string | readonly string[] | undefined;
+
+export function relativePaths(text: string, root: Roots): string {
   const roots = (typeof root === 'string' ? [root] : root ?? []).map((r) => r.replace(/\/+$/, '')).filter(Boolean);
   if (roots.length === 1) return text.split(`${roots[0]}/`).join('');
   // Longest first: a folder nested in another is named by the inner one.

@@ -1,7 +1,7 @@
 import { problemOf, serverProblemOf, type Fix } from '../fixes';
 import type { ChatItem, ConversationSummary, HostToView, Problem, TabStatus } from '../webview/protocol';
 import type { ConversationBackend, EditReviewer, ExecutorPort, LlmSettings, ModelStep, NewConversationOptions, SessionHost, TabLog } from './backend';
-import { AGENT_STATE_LABELS, EventModel, relativePaths, type ServerEvent } from './eventModel';
+import { AGENT_STATE_LABELS, EventModel, relativePaths, type Roots, type ServerEvent } from './eventModel';
 import { ServerError } from './http';
 import { TurnChanges } from './turnChanges';
 import { Budget, contextPercent, dollars, usageFromV0Metrics, usageLine, type Usage } from './usage';
@@ -68,7 +68,7 @@ export class TabSession implements SessionHost {
 
   constructor(private readonly deps: TabSessionDeps) {
     this.backend = deps.backend;
-    this.model = new EventModel(deps.workspaceFolders?.());
+    this.model = new EventModel(() => this.roots());
     this.backend.bind(this);
     this.changes.onDidChange(() => this.publish()); // the "Changes" list follows edits, Keep and Undo
   }
@@ -176,8 +176,14 @@ export class TabSession implements SessionHost {
     await this.open();
   }
 
+  /** Paths are shown relative to the shown conversation's worktree, if it has one, else to the folders. */
+  private roots(): Roots {
+    const place = this.conversations.find((c) => c.id === this.shown)?.place;
+    return place?.kind === 'worktree' ? place.path : this.deps.workspaceFolders?.();
+  }
+
   private resetModel(dropMessage: boolean): void {
-    this.model = new EventModel(this.deps.workspaceFolders?.());
+    this.model = new EventModel(() => this.roots());
     this.usage = undefined;
     this.budget = new Budget();
     this.problems.delete('budget');
@@ -245,7 +251,7 @@ export class TabSession implements SessionHost {
     const message = text.trim();
     if (!message) return;
     // The hunks the person undid since the last message go with it, so the agent does not redo them.
-    const feedback = this.changes.feedback((p) => relativePaths(p, this.deps.workspaceFolders?.()));
+    const feedback = this.changes.feedback((p) => relativePaths(p, this.roots()));
     await this.backend.send(feedback ? `${message}\n\n${feedback}` : message);
     this.changes.sent();
   }
@@ -558,7 +564,7 @@ export class TabSession implements SessionHost {
       canContinue: ready && CONTINUABLE.has(agentState ?? ''),
       attachMode: Boolean(this.backend.attachedConversation),
       usage: this.usageStatus(),
-      changes: { files: this.changes.summary((p) => relativePaths(p, this.deps.workspaceFolders?.())), undone: this.changes.pendingRejections.length },
+      changes: { files: this.changes.summary((p) => relativePaths(p, this.roots())), undone: this.changes.pendingRejections.length },
       confirmation: this.confirmationStatus(),
     };
   }

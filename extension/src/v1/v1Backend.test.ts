@@ -4,94 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { HostToView } from '../webview/protocol';
-import type { SocketLike, V1Event } from './agentServerClient';
+import type { V1Event } from './agentServerClient';
 import { TabSession } from '../tab/tabSession';
-import { V1Backend, type V1BackendDeps } from './v1Backend';
+import { V1Backend } from './v1Backend';
+import { v1Tab as setup } from '../test/v1Tab';
 import { revertToBefore, runCheckpoint, type BeforeMessage, type CheckpointExecutor, type CheckpointSummary, type RevertUi } from '../revert';
 
 // Recorded from the real agent-server 1.58.2 (see the file's `about`).
 const fixture = JSON.parse(readFileSync(join(__dirname, '__fixtures__', 'agent-server-events.json'), 'utf8'));
 
-class FakeSocket implements SocketLike {
-  onopen: ((e: unknown) => void) | null = null;
-  onmessage: ((e: { data: unknown }) => void) | null = null;
-  onclose: ((e: { code: number; reason: string }) => void) | null = null;
-  onerror: ((e: unknown) => void) | null = null;
-  sent: string[] = [];
-  closed = false;
-  constructor(readonly url: string) {}
-  send(d: string) { this.sent.push(d); }
-  close() { this.closed = true; }
-  open() { this.onopen?.({}); }
-  emit(e: V1Event) { this.onmessage?.({ data: JSON.stringify(e) }); }
-}
-
-function store() {
-  const m = new Map<string, unknown>();
-  return { get: <T>(k: string) => m.get(k) as T | undefined, update: async (k: string, v: unknown) => { m.set(k, v); }, m };
-}
-
-function setup(opts: { worktreeByDefault?: boolean; budget?: number; llm?: boolean; confirmation?: 'never' | 'always'; executor?: CheckpointExecutor; folders?: string[]; statuses?: Record<string, number>; onRequest?: (method: string, path: string, body: Record<string, unknown> | undefined) => Promise<void> } = {}) {
-  const requests: Array<{ method: string; url: string; headers: Record<string, string>; body?: unknown }> = [];
-  const sockets: FakeSocket[] = [];
-  const posted: HostToView[] = [];
-  const retargeted: string[] = [];
-  const released: string[] = [];
-  const llmState = store();
-  if (opts.llm !== false) llmState.m.set('openhands.v1.llm', { model: 'openai/scripted', baseUrl: 'http://127.0.0.1:9/v1' });
-  const secrets = new Map<string, string>([['openhands.v1.llmApiKey', 'sk-llm']]);
-  const answers: Record<string, unknown> = {};
-  // Every action the tab ran in its executor (checkpoints), in order with the requests.
-  const actions: Array<Record<string, unknown>> = [];
-  const executor = opts.executor ?? {
-    execute: async (json: string) => {
-      const a = JSON.parse(json);
-      actions.push(a);
-      return JSON.stringify({ observation: 'checkpoint', cause: a.id, content: 'taken', extras: { result: { id: actions.length, label: a.args.label } } });
-    },
-  };
-  const warnings: string[] = [];
-  const listed: Array<{ ids: string[]; shown: string | undefined }> = [];
-  const deps: V1BackendDeps = {
-    endpoint: () => ({ baseUrl: 'http://127.0.0.1:8000', sessionApiKey: 'ask', discoveryDir: '/d' }),
-    state: store(),
-    llmState,
-    secrets: { get: async (k) => secrets.get(k), store: async (k, v) => { secrets.set(k, v); } },
-    executor: {
-      snapshot: { state: 'stopped' },
-      retarget: async (id) => { retargeted.push(id); },
-      release: async (id) => { released.push(id); },
-      execute: (json) => executor.execute(json),
-    },
-    workspaceRoot: () => '/ws',
-    confirmation: () => opts.confirmation ?? 'never',
-    worktreeByDefault: opts.worktreeByDefault === undefined ? undefined : () => opts.worktreeByDefault!,
-    ideTools: async () => ({ url: 'http://127.0.0.1:7777/mcp', headers: { Authorization: 'Bearer tok' } }),
-    fetch: async (url, init) => {
-      requests.push({ method: init.method, url, headers: init.headers, body: init.body ? JSON.parse(init.body) : undefined });
-      const path = new URL(url).pathname;
-      await opts.onRequest?.(init.method, path, init.body ? JSON.parse(init.body) : undefined);
-      const body = answers[`${init.method} ${path}`] ?? (path.endsWith('/search') ? { items: [] } : { success: true });
-      const status = opts.statuses?.[`${init.method} ${path}`] ?? 200;
-      return { ok: status < 300, status, statusText: String(status), text: async () => JSON.stringify(body) };
-    },
-    socketFactory: (url) => {
-      const s = new FakeSocket(url);
-      sockets.push(s);
-      return s;
-    },
-  };
-  const session = new TabSession({
-    backend: new V1Backend(deps),
-    executor: deps.executor,
-    post: (m) => posted.push(m),
-    log: { info: () => undefined, warn: (m) => warnings.push(m), error: () => undefined },
-    workspaceFolders: () => opts.folders ?? '/ws',
-    budgetUsd: () => opts.budget ?? 0,
-    listed: (list, shown) => listed.push({ ids: list.map((c) => `${c.id}:${c.status}`), shown }),
-  });
-  return { session, deps, requests, state: deps.state, sockets, posted, retargeted, released, answers, secrets, actions, warnings, listed };
-}
 
 describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
   it('first message: creates the conversation with our tools, the LLM, the IDE tools and the policy; the executor follows it', async () => {
@@ -222,6 +143,24 @@ describe('the tab on a V1 agent-server (TabSession over V1Backend)', () => {
     ]);
     expect(list[1]).toMatchObject({ workingDir: '/tmp/conversation-worktrees/c2/ws', place: { kind: 'worktree', path: '/tmp/conversation-worktrees/c2/ws' } });
     expect(asked).toEqual(['/ws', '/tmp/conversation-worktrees/c2/ws', '/elsewhere']);
+  });
+
+  it('a conversation in a worktree: its Changes list and action titles name paths relative to the worktree, not absolute', async () => {
+    const t = setup();
+    const wt = '/tmp/conversation-worktrees/c2/ws';
+    t.deps.locate = async (dir) => (dir === wt ? { kind: 'worktree', path: wt, branch: 'openhands/c2', folder: '/ws' } : { kind: 'workspace', folder: '/ws' });
+    t.answers['GET /api/conversations/search'] = { items: [{ id: 'c2', title: 'from Canvas', execution_status: 'running', workspace: { working_dir: wt } }] };
+    await t.session.open();
+    await t.session.switchTo('c2');
+    const socket = t.sockets.at(-1)!;
+    socket.open();
+    socket.emit({ kind: 'ActionEvent', id: 'a1', source: 'agent', tool_name: 'file_editor', action: { kind: 'FileEditorAction', command: 'str_replace', path: `${wt}/src/app.py`, old_str: 'y = 2', new_str: 'y = 3' } });
+    socket.emit({ kind: 'ObservationEvent', id: 'o1', source: 'environment', action_id: 'a1', tool_name: 'file_editor', observation: { kind: 'FileEditorObservation', command: 'str_replace', path: `${wt}/src/app.py`, old_content: 'y = 2\n', new_content: 'y = 3\n', content: [{ type: 'text', text: 'edited' }] } });
+    expect(t.session.status().changes?.files.map((f) => f.label)).toEqual(['src/app.py']);
+    const items = t.posted.flatMap((m) => (m.type === 'add' || m.type === 'reset' ? m.items : m.type === 'patch' ? [m.item] : []));
+    const titles = items.flatMap((i) => (i.kind === 'action' ? [i.title] : []));
+    expect(titles.some((x) => x.includes('src/app.py'))).toBe(true);
+    expect(titles.filter((x) => x.includes(wt))).toEqual([]);
   });
 
   it('polling the list tells the page only when something changed, and every published list reaches `listed`', async () => {

@@ -144,6 +144,7 @@ exports.run = async () => {
     console.log(`oh-test bench extension host event loop delay during the bench: p50 ${(lag.percentile(50) / 1e6).toFixed(2)} ms p90 ${(lag.percentile(90) / 1e6).toFixed(2)} ms p99 ${(lag.percentile(99) / 1e6).toFixed(2)} ms max ${(lag.max / 1e6).toFixed(1)} ms`);
     const r = JSON.parse(fs.readFileSync(RESULT, 'utf8'));
     console.log(`oh-test bench runtime path: ${r.tool} n=${r.n} p50 ${r.tool_p50_ms.toFixed(2)} ms p90 ${r.tool_p90_ms.toFixed(2)} ms; read p50 ${r.read_p50_ms.toFixed(2)} ms p90 ${r.read_p90_ms.toFixed(2)} ms; ratio p50 ${r.tool_over_read_p50.toFixed(2)}x`);
+    if (r.gap_ms) console.log(`oh-test bench: each operation below ran ${r.gap_ms} ms after the one before (OH_IDE_BENCH_GAP_MS: the agent's turn between two actions)`);
     for (const op of OPS) {
       if (r[`${op}_n`]) console.log(`oh-test bench ${op}: n=${r[`${op}_n`]} p50 ${r[`${op}_p50_ms`].toFixed(2)} ms p90 ${r[`${op}_p90_ms`].toFixed(2)} ms`);
     }
