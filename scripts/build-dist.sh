@@ -17,7 +17,8 @@ set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${1:-$REPO/dist}"
 mkdir -p "$OUT" && OUT="$(cd "$OUT" && pwd)"
-rm -f "$OUT"/*.whl "$OUT"/*.tar.gz "$OUT"/*.tgz "$OUT"/*.vsix
+rm -f "$OUT"/*.whl "$OUT"/*.tar.gz "$OUT"/*.tgz "$OUT"/*.vsix "$OUT/BUILT_FROM"
+STAMP="$("$REPO/scripts/dist-stamp.sh")"  # taken before the build: HEAD may move while it runs
 CROSS_TARGETS="aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-apple-darwin x86_64-apple-darwin"
 TARGETS="${OH_DIST_TARGETS-$CROSS_TARGETS}"
 if [ -n "$(git -C "$REPO" status --porcelain -- crates Cargo.lock openhands-runtime-py npm extension)" ]; then
@@ -72,5 +73,6 @@ for v in "${EXTRA_VSIX[@]}"; do
   VSIX="$("$REPO/extension/scripts/package.sh" --target "${v%%=*}" --addon "${v#*=}" | tail -1)"
   mv "$VSIX" "$OUT/"
 done
+[ -z "$STAMP" ] || echo "$STAMP" > "$OUT/BUILT_FROM"
 echo "build-dist: artifacts in $OUT:" >&2
 ls -l "$OUT" >&2

@@ -18,13 +18,19 @@
 # 86 s, which this suite spent at the end of every `make test`. pip's own install of the wheel is
 # step 0.
 #
-#   tests/dist/run.sh [DIST_DIR]     # default: build with scripts/build-dist.sh into dist/
+#   tests/dist/run.sh [DIST_DIR]     # default: dist/, built with scripts/build-dist.sh unless it
+#                                    # holds this commit's artifacts already (scripts/dist-stamp.sh)
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 DIST="${1:-}"
 if [ -z "$DIST" ]; then
   DIST="$REPO/dist"
-  "$REPO/scripts/build-dist.sh" "$DIST"
+  stamp="$("$REPO/scripts/dist-stamp.sh")"
+  if [ -n "$stamp" ] && [ "$(cat "$DIST/BUILT_FROM" 2>/dev/null)" = "$stamp" ]; then
+    echo "dist: dist/ holds the artifacts of this checkout ($stamp): tested as they are, not built again"
+  else
+    "$REPO/scripts/build-dist.sh" "$DIST"
+  fi
 fi
 DIST="$(cd "$DIST" && pwd)"
 # The linux-x64 wheel (dist/ holds one per platform).
