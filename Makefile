@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 export OH_VENV := $(VENV)
 
 .PHONY: help deps deps-system deps-python deps-node build build-rust addon demo check test quick test-rust \
-        test-conformance test-conformance-sample test-extension-unit test-cross test-v1 test-v1-oldest test-remote test-app deps-python-v1 test-node test-runtime test-e2e test-vscode test-dist dist check-versions reference-constraints bench vsix clean
+        test-conformance test-conformance-live test-conformance-stored test-conformance-sample test-extension-unit test-cross test-cross-linux test-cross-macos test-v1 test-v1-differential test-v1-e2e test-v1-oldest test-remote test-app deps-python-v1 test-node test-runtime test-e2e test-vscode test-dist dist check-versions reference-constraints bench vsix clean
 
 help:
 	@echo "make demo   - build what is needed, run the real agent loop (CodeActAgent) on VsCodeRuntime + the headless executor"
@@ -56,13 +56,16 @@ demo: deps-python addon
 # The tiers (README.md, "Tests"): `check` (linters, < 3 min), `quick` (check + every language's
 # unit tests + the conformance sample through the shipped path, < 10 min warm), `test` (everything
 # CI runs). scripts/run-suites.sh runs the suites one at a time and prints each one's wall time;
-# the distribution (`make dist`: the platform builds) builds in the background from the end of the
-# reference differentials (conformance, V1) to test-dist, beside the suites that compare with none.
-# The differentials come first so that the build starts as early as it may: check and the crates'
-# tests (no reference) run beside it.
+# the distribution (`make dist`: the platform builds, CPU-bound) builds in the background, never
+# beside a suite that runs a live reference. Those come first, so that the build starts as early as
+# it may: conformance's replay driver and its non-root sample (they fill the run's reference
+# store) and the V1 differentials. Beside the build: the drivers that compare with that store
+# (addon, hub), V1's end-to-end tests and every other suite; the Linux cross targets (built first)
+# are tested while the macOS ones still build. test-dist tests the build's dist/ as it is.
 test:
-	@scripts/run-suites.sh test deps test-conformance test-v1 test-v1-oldest bg:dist check test-rust test-app test-node \
-	  test-runtime test-e2e test-remote test-extension-unit test-vscode wait:dist test-dist test-cross
+	@scripts/run-suites.sh test deps test-conformance-live test-v1-differential test-v1-oldest bg:dist \
+	  test-conformance-stored test-v1-e2e check test-rust test-app test-node test-runtime test-e2e test-remote \
+	  test-extension-unit test-vscode test-cross-linux wait:dist test-cross-macos test-dist
 
 quick:
 	@scripts/run-suites.sh quick deps check test-rust test-extension-unit test-node test-conformance-sample
@@ -86,8 +89,16 @@ test-rust: deps-python
 # sample with both sides as an unprivileged user (root hides permission behaviour).
 test-conformance: deps-python deps-node
 	@export CONFORMANCE_REFERENCE_STORE=$${CONFORMANCE_REFERENCE_STORE:-$$(mktemp -d /tmp/oh-refstore.XXXXXX)}; \
-	  tests/conformance/run.sh && tests/conformance/run.sh --driver addon --sample && tests/conformance/run.sh --driver hub \
-	  && tests/conformance/run.sh --sample --as-user oh-v1-test
+	  $(MAKE) --no-print-directory test-conformance-live test-conformance-stored
+
+# The drivers that run the reference live (replay: every case, and the sample as an unprivileged
+# user), then those that take it from the run's store (CONFORMANCE_REFERENCE_STORE; without one,
+# live): the addon's sample and the hub's every case.
+test-conformance-live: deps-python deps-node
+	tests/conformance/run.sh && tests/conformance/run.sh --sample --as-user oh-v1-test
+
+test-conformance-stored: deps-python deps-node
+	tests/conformance/run.sh --driver addon --sample && tests/conformance/run.sh --driver hub
 
 # The sample (every file case, three bash cases of each group) through the hub: `make quick`.
 test-conformance-sample: deps-python deps-node
@@ -99,7 +110,13 @@ test-conformance-sample: deps-python deps-node
 # arm64 and x86_64 statically. scripts/setup-cross.sh installs the Debian toolchains (rustc-web,
 # aarch64 gcc, qemu); build-cross.sh installs zig (PyPI) for musl and macOS.
 test-cross: deps-python deps-node
-	tests/cross/run.sh
+	OH_CROSS_PART=all tests/cross/run.sh
+
+test-cross-linux: deps-python deps-node
+	OH_CROSS_PART=linux tests/cross/run.sh
+
+test-cross-macos: deps-python deps-node
+	OH_CROSS_PART=macos tests/cross/run.sh
 
 # OpenHands V1 (software-agent-sdk): the executor's V1 mode against openhands-tools' own
 # TerminalExecutor and FileEditor, in a venv of its own per release (scripts/setup-python-v1.sh).
@@ -107,10 +124,16 @@ test-cross: deps-python deps-node
 # the sample of cases that covers the SDK code differing between the two (.ci/run runs it after
 # `make test`; docs/v1.md, "Versions"; tests/v1/README.md, "The oldest release").
 test-v1: deps-system
-	tests/v1/run.sh
+	V1_PART=all tests/v1/run.sh
+
+test-v1-differential: deps-system
+	V1_PART=differential tests/v1/run.sh
+
+test-v1-e2e: deps-system
+	V1_PART=e2e tests/v1/run.sh
 
 test-v1-oldest: deps-system
-	source scripts/venv-lib.sh && V1_VERSION=$$V1_OLDEST tests/v1/run.sh
+	source scripts/venv-lib.sh && V1_VERSION=$$V1_OLDEST V1_PART=all tests/v1/run.sh
 
 # The agent-server with its TLS hub in one network namespace, the headless executor in another,
 # over a veth pair with 1 % loss (nftables), a userspace delay relay and a 5 s link cut

@@ -7,8 +7,12 @@
 # suite's sample for that release (oldest_sample.json, chosen from the SDK's diff to the newest;
 # README.md), whose check needs the newest release's venv too; no end-to-end tests (the SDK code
 # they run is the same in both releases: README.md, "The oldest release").
+# V1_PART: `differential`, `e2e` or `all` (the default): `make test` runs the differential (a live
+# reference) before its background build and the end-to-end tests (no reference) beside it.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+part=${V1_PART:-all}
+case $part in differential|e2e|all) ;; *) echo "tests/v1/run.sh: V1_PART must be differential, e2e or all, not '$part'" >&2; exit 2 ;; esac
 source "$repo/scripts/venv-lib.sh"
 export V1_VERSION=${V1_VERSION:-$V1_NEWEST}
 venv=$(v1_venv_path "$V1_VERSION")
@@ -50,8 +54,8 @@ if [ $# -gt 0 ]; then
   "$venv/bin/python" "$repo/tests/v1/diff_v1.py" "${sample[@]}" "$@"
   exit 0
 fi
-"$venv/bin/python" "$repo/tests/v1/diff_v1.py" "${sample[@]}"
-[ "$V1_VERSION" = "$V1_NEWEST" ] || exit 0
+[ "$part" = e2e ] || "$venv/bin/python" "$repo/tests/v1/diff_v1.py" "${sample[@]}"
+[ "$V1_VERSION" = "$V1_NEWEST" ] && [ "$part" != differential ] || exit 0
 # End to end: V1 conversations whose tools run in the headless executor. A test that hangs fails
 # after 10 minutes (the longest takes well under one) instead of holding the run until CI's limit.
 "$venv/bin/python" -m pytest -q -p no:cacheprovider --timeout=600 "$repo/tests/v1" -k 'not diff' -s
