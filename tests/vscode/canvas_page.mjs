@@ -135,7 +135,13 @@ try {
       await byId('home-chat-launcher').waitFor({ timeout: 30000 });
     });
     await step(`${task}: open workspace`, async () => {
-      await byId('open-workspace-button').click();
+      // Canvas's home offers "Open Workspace" until a folder is picked, then a chip with that
+      // folder's name in its place (the same dialog behind it). Which one a later task meets
+      // depends on whether Canvas restored the last folder before the click: either will do.
+      const open = byId('open-workspace-button');
+      const chip = byId('home-git-control-bar-preview').locator('button').first();
+      await open.or(chip).first().waitFor({ timeout: 30000 });
+      await ((await open.isVisible()) ? open : chip).click();
       await byId('open-workspace-dialog-body').waitFor({ timeout: 30000 });
       const confirm = byId('workspace-launch-button');
       // The dialog remembers the folder picked last in this tab (once its list loaded); the first
