@@ -298,11 +298,11 @@ export function lineDiff(before: string, after: string): string[] {
   return out.slice(0, MAX_DIFF_LINES);
 }
 
-/** `/ws/src/a.py` -> `src/a.py` for paths under the workspace root; with several roots (a
- * multi-root workspace) the folder is named: `/home/u/api/src/a.py` -> `api/src/a.py`. */
 /** The folders paths are shown relative to: one, several (multi-root) or none. */
 export type Roots = string | readonly string[] | undefined;
 
+/** `/ws/src/a.py` -> `src/a.py` for paths under the workspace root; with several roots (a
+ * multi-root workspace) the folder is named: `/home/u/api/src/a.py` -> `api/src/a.py`. */
 export function relativePaths(text: string, root: Roots): string {
   const roots = (typeof root === 'string' ? [root] : root ?? []).map((r) => r.replace(/\/+$/, '')).filter(Boolean);
   if (roots.length === 1) return text.split(`${roots[0]}/`).join('');
