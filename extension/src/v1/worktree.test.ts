@@ -102,6 +102,20 @@ describe('worktreeChanges (Review changes)', () => {
     await worktreeChanges(wt, main);
     expect(fs.existsSync(marker)).toBe(false);
   });
+
+  it("sees a change made in the same clock tick as the worktree's index, to the same size (git's racy-clean check)", async () => {
+    // Stamped as one tick: the file and the index at the same second, the change keeping the
+    // file's size and mtime (a coarse clock); ctime is not compared, as when it ticks with them.
+    sh(main, 'config', 'core.trustctime', 'false');
+    const tick = new Date(Math.floor(Date.now() / 1000) * 1000 - 100_000);
+    fs.utimesSync(path.join(wt, 'a.txt'), tick, tick);
+    sh(wt, 'update-index', '--refresh');
+    fs.utimesSync(sh(wt, 'rev-parse', '--path-format=absolute', '--git-path', 'index').trim(), tick, tick);
+    write(wt, 'a.txt', 'ONE\ntwo\nthree\n');
+    fs.utimesSync(path.join(wt, 'a.txt'), tick, tick);
+    expect(sh(wt, 'diff-files', '--name-only')).toBe('a.txt\n'); // git itself sees it (without rewriting the index)
+    expect((await worktreeChanges(wt, main)).files.map((f) => f.path)).toEqual(['a.txt']);
+  });
 });
 
 describe('applyToWorkspace (Apply to workspace)', () => {

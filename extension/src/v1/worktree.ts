@@ -116,7 +116,15 @@ async function withScratchIndex<T>(from: string | undefined, f: (index: string) 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oh-index-'));
   const index = path.join(dir, 'index');
   try {
-    if (from && fs.existsSync(from)) fs.copyFileSync(from, index);
+    if (from && fs.existsSync(from)) {
+      fs.copyFileSync(from, index);
+      // The copy keeps the index's mtime: git takes an entry as "racily clean" (and compares the
+      // file's content) when the file's mtime is not older than the index's. A copy stamped now
+      // would make a file changed in the same clock tick as the index was written, to the same
+      // size, look unchanged (a missed change: seen under load in `make test`).
+      const { atime, mtime } = fs.statSync(from);
+      fs.utimesSync(index, atime, mtime);
+    }
     return await f(index);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
