@@ -98,29 +98,32 @@ describe('fs bridge', () => {
     const { fs, calls } = countingFs();
     const bridge = createFsBridge({ fs, localDisk: memoryDisk });
     expect(dec(await bridge.readFile('/ws/stale.txt'))).toBe('written by a shell command\n');
-    expect(calls).toEqual(['readFile']);
+    expect(calls).toEqual([]); // read from the local disk
   });
 
-  it('stat starts the read of a small file; readFile takes it, or reads again when the file changed meanwhile', async () => {
+  it('a closed file the local disk shows is stat\'ed and read there (no workspace.fs call); a change between the two is read', async () => {
     mock.files.set('/ws/closed.txt', enc('one\n'));
-    let releaseStat = () => {};
-    const { fs, calls } = countingFs({ stat: () => new Promise<void>((r) => (releaseStat = r)) });
+    const { fs, calls } = countingFs();
     const bridge = createFsBridge({ fs, localDisk: memoryDisk });
-    const stat = bridge.stat('/ws/closed.txt');
-    await waitUntil(() => calls.length === 2);
-    expect(calls).toEqual(['readFile', 'stat']); // issued together: the read before the stat answered
-    releaseStat();
-    expect((await stat).size).toBe(4);
+    expect(await bridge.stat('/ws/closed.txt')).toEqual({ type: 'file', size: 4, mtimeMs: 5 });
     expect(dec(await bridge.readFile('/ws/closed.txt'))).toBe('one\n');
-    expect(calls).toEqual(['readFile', 'stat']);
-    // Changed between the stat and the read: the started read is not used.
-    const again = bridge.stat('/ws/closed.txt');
-    await waitUntil(() => calls.length === 4);
-    releaseStat();
-    await again;
     mock.files.set('/ws/closed.txt', enc('two\n'));
     expect(dec(await bridge.readFile('/ws/closed.txt'))).toBe('two\n');
-    expect(calls).toEqual(['readFile', 'stat', 'readFile', 'stat', 'readFile']);
+    // The write still goes through the file service, which the explorer and editors watch.
+    await bridge.writeFile('/ws/closed.txt', enc('three\n'));
+    expect(calls).toEqual(['writeFile']);
+  });
+
+  it('what the local disk cannot see (a directory, a missing file, a virtual file system) is asked of workspace.fs', async () => {
+    mock.files.set('/ws/d/f.txt', enc('x'));
+    const { fs, calls } = countingFs();
+    const bridge = createFsBridge({ fs, localDisk: memoryDisk });
+    expect((await bridge.stat('/ws/d')).type).toBe('directory');
+    await expect(bridge.readFile('/ws/missing')).rejects.toMatchObject({ code: 'FileNotFound' });
+    const blind = createFsBridge({ fs, localDisk: { identity: async () => undefined, read: async () => undefined } });
+    expect(await blind.stat('/ws/d/f.txt')).toMatchObject({ type: 'file', size: 1 });
+    expect(dec(await blind.readFile('/ws/d/f.txt'))).toBe('x');
+    expect(calls).toEqual(['stat', 'readFile', 'stat', 'readFile']);
   });
 });
 
@@ -135,15 +138,14 @@ const memoryDisk: LocalDisk = {
   },
 };
 
-/** The mock's workspace.fs, recording each call; `delay` holds a call until it resolves. */
-function countingFs(delay: { stat?: () => Promise<void> } = {}) {
+/** The mock's workspace.fs, recording each call. */
+function countingFs() {
   const calls: string[] = [];
   const base = workspace.fs as any;
   const fs = {
     ...base,
     async stat(uri: Uri) {
       calls.push('stat');
-      await delay.stat?.();
       return base.stat(uri);
     },
     async readFile(uri: Uri) {

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { Logger } from './logging';
 import type { FileType, FsCallbacks } from './native';
-import { MAX_DOCUMENT_BYTES, type DiskIdentity, type LocalDisk, nodeDisk, openDocument, saveBlocker, SyncedDocuments, writeThroughDocument } from './openDocuments';
+import { type LocalDisk, nodeDisk, openDocument, saveBlocker, SyncedDocuments, writeThroughDocument } from './openDocuments';
 
 /**
  * An error from `vscode.workspace.fs` with the operation and path in its message. Its `code` is
@@ -37,20 +37,19 @@ export interface FsBridgeOptions {
 
 const decoder = new TextDecoder('utf-8');
 
-/** How long a read started beside a `stat` waits for the executor's `readFile` before it is dropped. */
-const PREFETCH_KEEP_MS = 2000;
-
 /**
  * The file callbacks handed to the native executor (`FsCallbacks` of the addon's generated
- * contract). Every file action of the agent goes through `vscode.workspace.fs`, so VS Code's file
+ * contract). Every change the agent makes goes through `vscode.workspace.fs`, so VS Code's file
  * service, watchers, the explorer and open editors see it (see README.md, "How agent edits reach
  * your editors"), except on a document open in an editor without unsaved changes, whose text is
  * the file: a read is answered from it, an edit is applied to it and saved (openDocuments.ts).
  *
- * The executor reads a file with `stat` then `readFile`, one after the other, and each
- * `workspace.fs` call is a round trip to the workbench: `stat` of a small regular file starts its
- * `readFile` at once, and the executor's `readFile` takes that result if the file did not change
- * in between.
+ * Reads change nothing, so a regular file the local disk shows (`LocalDisk`, node's `fs`) is
+ * stat'ed and read there: each `workspace.fs` call is a round trip to the workbench (3-4 ms in
+ * code-server against well under 0.1 ms), and the executor reads a file with `stat`, then
+ * `readFile`, then writes it. What the local disk cannot see (a directory, a missing or
+ * unreadable file, a virtual file system registered for `file:`) is asked of `workspace.fs`,
+ * whose error names the reason.
  */
 export function createFsBridge(options: FsBridgeOptions = {}): FsCallbacks {
   const fs = options.fs ?? vscode.workspace.fs;
@@ -58,7 +57,6 @@ export function createFsBridge(options: FsBridgeOptions = {}): FsCallbacks {
   const syncTimeout = options.editorSyncTimeoutMs ?? 2000;
   const disk = options.localDisk ?? nodeDisk;
   const synced = new SyncedDocuments(disk);
-  const prefetched = new Map<string, { disk: DiskIdentity; data: Promise<Uint8Array>; timer: ReturnType<typeof setTimeout> }>();
 
   const wrap = async <T>(op: string, path: string, f: () => Thenable<T> | Promise<T>): Promise<T> => {
     try {
@@ -68,29 +66,6 @@ export function createFsBridge(options: FsBridgeOptions = {}): FsCallbacks {
       log?.debug(`fs ${op} ${path} failed: ${err.code ?? 'no code'} ${err.message}`);
       throw err;
     }
-  };
-
-  const forget = (path: string) => {
-    const p = prefetched.get(path);
-    if (p) clearTimeout(p.timer);
-    prefetched.delete(path);
-  };
-  const prefetch = (path: string, uri: vscode.Uri, id: DiskIdentity) => {
-    forget(path);
-    const data = Promise.resolve(fs.readFile(uri));
-    data.catch(() => undefined); // taken by readFile, or dropped
-    const timer = setTimeout(() => prefetched.get(path)?.data === data && prefetched.delete(path), PREFETCH_KEEP_MS);
-    timer.unref?.();
-    prefetched.set(path, { disk: id, data, timer });
-  };
-  /** The read started by `stat`, if the file is still what it was then. */
-  const takePrefetched = async (path: string): Promise<Uint8Array | undefined> => {
-    const p = prefetched.get(path);
-    if (!p) return undefined;
-    forget(path);
-    const now = await disk.identity(path);
-    if (now?.key !== p.disk.key) return undefined;
-    return p.data.catch(() => undefined);
   };
 
   /**
@@ -119,12 +94,11 @@ export function createFsBridge(options: FsBridgeOptions = {}): FsCallbacks {
         const uri = vscode.Uri.file(path);
         const doc = await synced.get(uri);
         if (doc) return doc.bytes;
-        return (await takePrefetched(path)) ?? (await fs.readFile(uri));
+        return (await disk.read(path)) ?? (await fs.readFile(uri));
       }),
 
     writeFile: (path, data) =>
       wrap('writeFile', path, async () => {
-        forget(path);
         const uri = vscode.Uri.file(path);
         const doc = await synced.get(uri);
         const blocker = doc ? saveBlocker(doc.doc, doc.bytes, data) : 'no open, unmodified document showing the file';
@@ -144,7 +118,7 @@ export function createFsBridge(options: FsBridgeOptions = {}): FsCallbacks {
         const doc = await synced.get(uri);
         if (doc) return { type: 'file', size: doc.bytes.length, mtimeMs: Math.trunc(doc.disk.mtimeMs) };
         const id = await disk.identity(path);
-        if (id && id.size <= MAX_DOCUMENT_BYTES) prefetch(path, uri, id);
+        if (id) return { type: 'file', size: id.size, mtimeMs: Math.trunc(id.mtimeMs) };
         const s = await fs.stat(uri);
         return { type: fileType(s.type), size: s.size, mtimeMs: s.mtime };
       }),
@@ -158,18 +132,11 @@ export function createFsBridge(options: FsBridgeOptions = {}): FsCallbacks {
     createDirectory: (path) => wrap('createDirectory', path, async () => fs.createDirectory(vscode.Uri.file(path))),
 
     delete: (path) =>
-      wrap('delete', path, async () => {
-        forget(path);
-        await fs.delete(vscode.Uri.file(path), { recursive: false, useTrash: false });
-      }),
+      wrap('delete', path, async () => fs.delete(vscode.Uri.file(path), { recursive: false, useTrash: false })),
 
     // POSIX rename semantics (what the executor's LocalFs does): replace an existing target.
     rename: (from, to) =>
-      wrap('rename', from, async () => {
-        forget(from);
-        forget(to);
-        await fs.rename(vscode.Uri.file(from), vscode.Uri.file(to), { overwrite: true });
-      }),
+      wrap('rename', from, async () => fs.rename(vscode.Uri.file(from), vscode.Uri.file(to), { overwrite: true })),
   };
 }
 

@@ -1,7 +1,7 @@
 // The agent's reads and edits in the real host, one per path of extension/src/fsBridge.ts and
 // openDocuments.ts, each checked on the disk bytes, the editor's text and its undo: a read of an
 // open document (answered from the document), a read and an edit of a closed file (stat and read
-// issued together), an edit of an open, unmodified document (applied to it and saved: one undo
+// from the local disk, the write through workspace.fs), an edit of an open, unmodified document (applied to it and saved: one undo
 // step, no reload from disk), the same with a save participant that would change the text
 // (files.insertFinalNewline: the bytes are written to disk instead), and with another extension's
 // participant, which no setting announces (saved, then the agent's bytes written after all).
@@ -12,31 +12,8 @@ const path = require('path');
 const { sleep, assert, waitFor } = require('./lib');
 const { RecordingFs } = require('./trust');
 
-/** A `file:` provider over the disk that holds each `stat` for `delayMs` and logs when calls start and end. */
-class SlowStatFs extends RecordingFs {
-  constructor(delayMs) {
-    super(new Map());
-    this.delayMs = delayMs;
-    this.events = [];
-  }
-  async stat(uri) {
-    this.events.push(['stat', uri.fsPath]);
-    await sleep(this.delayMs);
-    try {
-      return await super.stat(uri);
-    } finally {
-      this.events.push(['stat answered', uri.fsPath]);
-    }
-  }
-  async readFile(uri) {
-    this.events.push(['readFile', uri.fsPath]);
-    return super.readFile(uri);
-  }
-  /** The calls on `file`, in the order they started or ended. */
-  of(file) {
-    return this.events.filter(([, f]) => f === file).map(([e]) => e);
-  }
-}
+/** The calls `provider` (a RecordingFs) received on `file`, in order. */
+const callsOn = (provider, file) => provider.calls.filter(([, f]) => f === file).map(([op]) => op);
 
 /** Runs `f` with `provider` serving `file:` for `vscode.workspace.fs` in this extension host. */
 async function withProvider(provider, f) {
@@ -97,33 +74,32 @@ exports.editorFsTests = async ({ test, delegate, root }) => {
     const file = path.join(dir, 'read-open.txt');
     const doc = await openWith(file, 'shown in an editor\n');
     const version = doc.version;
-    const provider = new SlowStatFs(0);
+    const provider = new RecordingFs(new Map());
     const obs = await withProvider(provider, () => read(file));
     assert(obs.observation === 'read' && obs.content.includes('shown in an editor'), `read ${JSON.stringify(obs)}`);
-    assert(provider.of(file).length === 0, `workspace.fs calls for the open document: ${JSON.stringify(provider.of(file))}`);
+    assert(callsOn(provider, file).length === 0, `workspace.fs calls for the open document: ${JSON.stringify(callsOn(provider, file))}`);
     assert(fs.readFileSync(file, 'utf8') === 'shown in an editor\n' && doc.getText() === 'shown in an editor\n', 'the disk or the editor changed');
     assert(doc.version === version && !doc.isDirty, `the document was edited by a read: version ${version} -> ${doc.version}`);
   });
 
-  await test('agent file paths: a read of a closed file issues stat and readFile together', async () => {
+  await test('agent file paths: a read of a closed file is answered from the local disk (no workspace.fs call)', async () => {
     const file = path.join(dir, 'read-closed.txt');
     fs.writeFileSync(file, 'on disk only\n');
-    const provider = new SlowStatFs(150);
+    const provider = new RecordingFs(new Map());
     const obs = await withProvider(provider, () => read(file));
     assert(obs.observation === 'read' && obs.content.includes('on disk only'), `read ${JSON.stringify(obs)}`);
-    const calls = provider.of(file);
-    assert(calls.indexOf('readFile') >= 0 && calls.indexOf('readFile') < calls.indexOf('stat answered'), `not issued together: ${JSON.stringify(calls)}`);
+    assert(callsOn(provider, file).length === 0, `workspace.fs calls for a read of a closed file: ${JSON.stringify(callsOn(provider, file))}`);
     assert(fs.readFileSync(file, 'utf8') === 'on disk only\n', 'the disk changed');
     assert(!vscode.workspace.textDocuments.some((d) => d.uri.fsPath === file), 'a read opened a document');
   });
 
-  await test('agent file paths: an edit of a closed file: stat and readFile together, the agent\'s bytes on disk, no editor', async () => {
+  await test('agent file paths: an edit of a closed file: stat and read on the local disk, the write through workspace.fs, the agent\'s bytes on disk, no editor', async () => {
     const file = path.join(dir, 'edit-closed.txt');
     fs.writeFileSync(file, 'alpha\nsecond line\n');
-    const provider = new SlowStatFs(150);
+    const provider = new RecordingFs(new Map());
     edited(await withProvider(provider, () => edit(file, 'alpha', 'beta')));
-    const calls = provider.of(file);
-    assert(calls.indexOf('readFile') >= 0 && calls.indexOf('readFile') < calls.indexOf('stat answered'), `not issued together: ${JSON.stringify(calls)}`);
+    const calls = callsOn(provider, file);
+    assert(!calls.includes('stat') && !calls.includes('readFile'), `stat or readFile through workspace.fs: ${JSON.stringify(calls)}`);
     assert(provider.calls.some(([op, f]) => op === 'writeFile' && f === file), 'the write did not go through workspace.fs');
     const disk = fs.readFileSync(file);
     assert(disk.equals(Buffer.from('beta\nsecond line\n')), `disk ${JSON.stringify(disk.toString())}`);

@@ -79,6 +79,20 @@ async function stageTimes(root, openDoc) {
   });
   stages['  of which applyEdit'] = applied;
   stages['  of which save()'] = saved;
+  // The same change through the editor that shows the document (TextEditor.edit: straight to its
+  // model, not through the bulk edit service), to compare with applyEdit.
+  const editor = vscode.window.visibleTextEditors.find((e) => e.document === openDoc);
+  if (editor) {
+    const editorApplied = [];
+    stages['TextEditor.edit + save of the open document'] = await timeIt(20, async () => {
+      const first = openDoc.lineAt(0).text;
+      const t0 = performance.now();
+      const ok = await editor.edit((b) => b.replace(new vscode.Range(0, 0, 0, first.length), first === 'alpha' ? 'beta' : 'alpha'));
+      editorApplied.push(performance.now() - t0);
+      if (!ok || !(await openDoc.save())) throw new Error('the editor edit or the save of the open document failed');
+    });
+    stages['  of which TextEditor.edit'] = editorApplied;
+  }
   return stages;
 }
 
