@@ -198,7 +198,8 @@ bench: deps-python
 	$(PY) openhands-runtime-py/bench/bench_runtime.py
 	$(PY) openhands-runtime-py/bench/bench_agent_loop.py   # VsCodeRuntime vs LocalRuntime vs CLIRuntime in the agent loop
 	$(PY) openhands-runtime-py/bench/bench_ide_tools.py    # an IDE tool call through VsCodeRuntime vs a read (stand-in host)
-	OH_VENV=$(VENV) OH_IDE_BENCH=100 tests/vscode/run.sh --only=ide-bench   # reads and edits in the real VS Code host vs headless, same run
+	OH_VENV=$(VENV) OH_IDE_BENCH=100 tests/vscode/run.sh --only=ide-bench   # reads and edits in the real VS Code host vs headless, same run, back to back
+	OH_VENV=$(VENV) OH_IDE_BENCH=100 OH_IDE_BENCH_GAP_MS=200 tests/vscode/run.sh --only=ide-bench   # the same with 200 ms between actions (the agent's LLM turn): what issue 35's targets are read on
 	bench/v1.sh       # OpenHands V1: its own terminal/file editor vs ours, the agent loop with each (also through the agent-server), 4 conversations at once vs one after another
 	scripts/build-dist.sh dist && tests/dist/bench.sh dist
 	bench/v1_setup.sh # the V1 environment from empty caches: pip, pip + the lock, uv fetched by pip + the lock (needs PyPI)
