@@ -92,6 +92,8 @@ async function stageTimes(root, openDoc) {
       if (!ok || !(await openDoc.save())) throw new Error('the editor edit or the save of the open document failed');
     });
     stages['  of which TextEditor.edit'] = editorApplied;
+  } else {
+    console.log('oh-test bench stage TextEditor.edit: not timed (no visible editor shows the open document)');
   }
   return stages;
 }
